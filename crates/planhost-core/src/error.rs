@@ -1,0 +1,134 @@
+//! The domain's refusals, each with a stable wire code.
+
+use crate::{ApprovalStatus, ExecutionState, TurnOrigin};
+
+/// A value that is not one of an enum's wire strings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} value {value:?}")]
+pub struct UnknownValue {
+    /// The enum that was parsed.
+    pub kind: &'static str,
+    /// The rejected text.
+    pub value: String,
+}
+
+/// What blocks a request that needs an idle session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocker {
+    /// A turn is running.
+    ActiveTurn,
+    /// An approval is pending.
+    PendingApproval,
+    /// An execution is queued or running.
+    LiveExecution,
+}
+
+impl Blocker {
+    fn describe(self) -> &'static str {
+        match self {
+            Blocker::ActiveTurn => "a turn is running",
+            Blocker::PendingApproval => "a plan approval is pending",
+            Blocker::LiveExecution => "an approved execution is queued or running",
+        }
+    }
+}
+
+/// Every way the domain refuses a request. Returned by the pure transition functions of this
+/// crate; the store and host pass them to the wire unchanged through [`CoreError::code`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoreError {
+    /// A second turn was begun while one runs (seed 000 §4).
+    #[error("session is busy: {}", .0.describe())]
+    SessionBusy(Blocker),
+    /// Mode, provider, model, permission mode, shell or policy changed while not idle (§4).
+    #[error("configuration is accepted only while the session is idle: {}", .0.describe())]
+    ConfigWhileBusy(Blocker),
+    /// The named turn is not the session's running turn.
+    #[error("turn {turn_id} is not the session's active turn")]
+    TurnNotActive {
+        /// The turn the request named.
+        turn_id: String,
+    },
+    /// The request needs a turn of another origin (e.g. SubmitPlan inside the execution turn).
+    #[error("not allowed in a {0} turn")]
+    WrongTurnOrigin(TurnOrigin),
+    /// EnterPlanMode or SubmitPlan shared its assistant batch with other tool calls (§3 rule 2).
+    #[error("{tool} must be the only tool call in its assistant batch (batch had {batch_size})")]
+    ToolNotAlone {
+        /// The tool that must stand alone.
+        tool: &'static str,
+        /// How many tool calls the batch held.
+        batch_size: u32,
+    },
+    /// Plan work in a scheduled turn or an unattended session (§4).
+    #[error("Plan mode needs an interactive session with a person to approve")]
+    PlanRequiresInteractive,
+    /// SubmitPlan outside Plan mode.
+    #[error("the session is not in Plan mode")]
+    PlanModeNotActive,
+    /// A second plan was submitted while one awaits approval.
+    #[error("a plan approval is already pending")]
+    ApprovalAlreadyPending,
+    /// Title empty (after trimming) or longer than [`crate::MAX_TITLE_CHARS`].
+    #[error("plan title {0}")]
+    TitleInvalid(&'static str),
+    /// Question longer than [`crate::MAX_QUESTION_CHARS`].
+    #[error("plan question {0}")]
+    QuestionInvalid(&'static str),
+    /// Markdown empty or larger than [`crate::MAX_PLAN_BYTES`].
+    #[error("plan markdown {0}")]
+    MarkdownInvalid(&'static str),
+    /// No approval has the requested proposal id.
+    #[error("no plan proposal {0}")]
+    ApprovalNotFound(String),
+    /// The request's session, turn, tool call or version does not match the proposal (§3 rule 3).
+    #[error("stale approval request: {field} does not match")]
+    ApprovalStale {
+        /// The first identity field that did not match.
+        field: &'static str,
+    },
+    /// The proposal was already resolved.
+    #[error("plan proposal is already {0}")]
+    ApprovalNotPending(ApprovalStatus),
+    /// A resolve request that contradicts itself, such as a reject with a permission mode.
+    #[error("invalid resolve request: {0}")]
+    ResolveInvalid(&'static str),
+    /// The absolute deadline passed; the proposal is now `expired` (§3 rule 4).
+    #[error("the plan approval deadline has passed")]
+    ApprovalTimeout,
+    /// No live execution has that id.
+    #[error("no execution {0}")]
+    ExecutionNotFound(String),
+    /// The execution is in a state that does not allow this step.
+    #[error("execution is {0}")]
+    ExecutionStateInvalid(ExecutionState),
+}
+
+impl CoreError {
+    /// The stable wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CoreError::SessionBusy(_) => "SESSION_BUSY",
+            CoreError::ConfigWhileBusy(_) => "SESSION_NOT_IDLE",
+            CoreError::TurnNotActive { .. } => "TURN_NOT_ACTIVE",
+            CoreError::WrongTurnOrigin(_) => "TURN_ORIGIN_INVALID",
+            CoreError::ToolNotAlone { .. } => "TOOL_NOT_ALONE_IN_BATCH",
+            CoreError::PlanRequiresInteractive => "PLAN_REQUIRES_INTERACTIVE_SESSION",
+            CoreError::PlanModeNotActive => "PLAN_MODE_NOT_ACTIVE",
+            CoreError::ApprovalAlreadyPending => "PLAN_APPROVAL_ALREADY_PENDING",
+            CoreError::TitleInvalid(_) => "PLAN_TITLE_INVALID",
+            CoreError::QuestionInvalid(_) => "PLAN_QUESTION_INVALID",
+            CoreError::MarkdownInvalid(_) => "PLAN_MARKDOWN_INVALID",
+            CoreError::ApprovalNotFound(_) => "PLAN_APPROVAL_NOT_FOUND",
+            CoreError::ApprovalStale { .. } => "PLAN_APPROVAL_STALE",
+            CoreError::ApprovalNotPending(_) => "PLAN_APPROVAL_NOT_PENDING",
+            CoreError::ResolveInvalid(_) => "PLAN_RESOLVE_INVALID",
+            CoreError::ApprovalTimeout => "PLAN_APPROVAL_TIMEOUT",
+            CoreError::ExecutionNotFound(_) => "EXECUTION_NOT_FOUND",
+            CoreError::ExecutionStateInvalid(_) => "EXECUTION_STATE_INVALID",
+        }
+    }
+}
+
+/// The domain's result alias.
+pub type Result<T> = std::result::Result<T, CoreError>;

@@ -1,0 +1,77 @@
+//! State-change notifications. Every committed transition yields one or more, each carrying the
+//! session's next sequence number (DESIGN.md decision 7).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    ApprovalStatus, ExecutionState, Mode, PermissionMode, PlanState, Timestamp, TurnOrigin,
+    TurnState,
+};
+
+/// One state change of one session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// The session that changed.
+    pub session_id: String,
+    /// Strictly increasing per session, across restarts.
+    pub seq: i64,
+    /// When the change committed, in ms since the epoch.
+    pub at: i64,
+    /// What changed.
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum EventBody {
+    /// Mode, Plan state or permission mode changed.
+    SessionUpdated {
+        /// Durable mode.
+        mode: Mode,
+        /// Live Plan state.
+        plan_state: PlanState,
+        /// Permission mode.
+        permission_mode: PermissionMode,
+    },
+    /// A turn began.
+    TurnStarted {
+        /// Turn id.
+        turn_id: String,
+        /// Who started it.
+        origin: TurnOrigin,
+    },
+    /// A turn ended or was aborted.
+    TurnEnded {
+        /// Turn id.
+        turn_id: String,
+        /// Completed or aborted.
+        state: TurnState,
+    },
+    /// An approval was created or changed status.
+    ApprovalChanged {
+        /// Proposal id.
+        proposal_id: String,
+        /// New status.
+        status: ApprovalStatus,
+        /// Absolute deadline.
+        expires_at: Timestamp,
+        /// Why, for expired and interrupted rows.
+        error_code: Option<String>,
+    },
+    /// An execution was queued, claimed or finished.
+    ExecutionChanged {
+        /// Execution id.
+        execution_id: String,
+        /// The approval that granted it.
+        proposal_id: String,
+        /// New state.
+        state: ExecutionState,
+    },
+}

@@ -1,0 +1,45 @@
+//! planhost's pure domain: the session, Plan, approval and execution state machines of seed 000.
+//!
+//! Nothing in this crate performs I/O or reads a clock. Adapters load a [`SessionView`], ask a
+//! transition function what may happen, and apply exactly what it returns.
+//!
+//! ```
+//! use planhost_core::{begin_turn, Interactivity, Mode, PlanState, SessionView, TurnOrigin};
+//!
+//! let idle_plan = SessionView {
+//!     id: "s1".into(),
+//!     mode: Mode::Plan,
+//!     plan_state: PlanState::Stopped,
+//!     interactivity: Interactivity::Unattended,
+//!     active_turn: None,
+//!     pending: None,
+//!     execution: None,
+//! };
+//! // An unattended session can never start Plan work.
+//! let refused = begin_turn(&idle_plan, TurnOrigin::User).unwrap_err();
+//! assert_eq!(refused.code(), "PLAN_REQUIRES_INTERACTIVE_SESSION");
+//! ```
+
+mod digest;
+mod error;
+mod event;
+mod plan_input;
+mod session;
+mod time;
+mod vocab;
+
+pub use digest::sha256_hex;
+pub use error::{Blocker, CoreError, Result, UnknownValue};
+pub use event::{Event, EventBody};
+pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
+pub use session::{
+    ActiveTurn, ApprovalIdentity, ApprovalView, BatchPosition, LiveExecution, Resolution,
+    ResolveRequest, SessionState, SessionView, SubmitDecision, TurnClose, abort_turn, begin_turn,
+    claim_execution, configure, end_turn, enter_plan, expire, finish_execution, resolve, set_mode,
+    submit_plan,
+};
+pub use time::{APPROVAL_TTL_MS, Clock, ManualClock, Timestamp};
+pub use vocab::{
+    ApprovalAction, ApprovalStatus, ExecutionOutcome, ExecutionState, Interactivity, Mode,
+    PermissionMode, PlanState, PolicyPreset, TargetPermissionMode, TurnOrigin, TurnState,
+};

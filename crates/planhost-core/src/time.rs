@@ -1,0 +1,62 @@
+//! Time as a value. The domain never reads a clock; adapters pass `now` in.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Milliseconds since the Unix epoch, UTC.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The instant `ms` milliseconds after this one (saturating).
+    pub fn plus_ms(self, ms: i64) -> Self {
+        Self(self.0.saturating_add(ms))
+    }
+
+    /// Milliseconds from `self` until `later`; negative when `later` is earlier.
+    pub fn until(self, later: Self) -> i64 {
+        later.0.saturating_sub(self.0)
+    }
+}
+
+/// How long a pending approval stays actionable: 30 minutes, absolute, from creation (seed 000 §3 rule 4).
+pub const APPROVAL_TTL_MS: i64 = 30 * 60 * 1000;
+
+/// A source of the current time. Production uses the system clock; tests move a [`ManualClock`].
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current instant.
+    fn now(&self) -> Timestamp;
+}
+
+/// A clock that only moves when told to. It reads no system time, so it belongs in the pure domain.
+#[derive(Debug)]
+pub struct ManualClock {
+    now: AtomicI64,
+}
+
+impl ManualClock {
+    /// A clock stopped at `start`.
+    pub fn new(start: Timestamp) -> Self {
+        Self {
+            now: AtomicI64::new(start.0),
+        }
+    }
+
+    /// Moves the clock forward (or back, for tests of skew) by `ms`.
+    pub fn advance_ms(&self, ms: i64) {
+        self.now.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    /// Sets the clock to `at`.
+    pub fn set(&self, at: Timestamp) {
+        self.now.store(at.0, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.now.load(Ordering::SeqCst))
+    }
+}

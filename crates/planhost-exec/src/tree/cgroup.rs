@@ -1,0 +1,135 @@
+//! A per-command cgroup v2: membership that no `setsid` or double fork can leave, and
+//! `cgroup.kill` to end all of it at once. Used only where the host may create one.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long to wait for `cgroup.freeze` to take effect before killing anyway.
+const FREEZE_WAIT: Duration = Duration::from_millis(500);
+
+/// The directory under which run cgroups are created: the host's own cgroup, when writable.
+fn base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(discover).as_deref()
+}
+
+fn discover() -> Option<PathBuf> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // Fields: id parent maj:min root mountpoint opts ... - fstype source superopts
+    let mount = mountinfo.lines().find_map(|l| {
+        let (pre, post) = l.split_once(" - ")?;
+        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
+    })?;
+    let own = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = mount.join(rel.trim_start_matches('/'));
+    // Probe once: can we create a child, and does it offer cgroup.kill?
+    let probe = dir.join(format!("planhost-probe-{}", std::process::id()));
+    fs::create_dir(&probe).ok()?;
+    let usable = probe.join("cgroup.kill").exists() && probe.join("cgroup.procs").exists();
+    let _ = fs::remove_dir(&probe);
+    if usable {
+        tracing::debug!(dir = %dir.display(), "per-command cgroups available");
+        Some(dir)
+    } else {
+        tracing::debug!("cgroup v2 present but without cgroup.kill; procfs walk only");
+        None
+    }
+}
+
+/// One command's cgroup. Removed when dropped.
+#[derive(Debug)]
+pub(crate) struct RunCgroup {
+    dir: PathBuf,
+    procs: Arc<File>,
+}
+
+impl RunCgroup {
+    /// Creates the cgroup for run `marker`, or `None` when the host cannot.
+    pub(crate) fn create(marker: &str) -> Option<Self> {
+        let dir = base()?.join(format!("planhost-{marker}"));
+        if let Err(e) = fs::create_dir(&dir) {
+            tracing::debug!(error = %e, "cannot create run cgroup");
+            return None;
+        }
+        match File::options().write(true).open(dir.join("cgroup.procs")) {
+            Ok(f) => Some(Self {
+                dir,
+                procs: Arc::new(f),
+            }),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot open cgroup.procs");
+                let _ = fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    /// The open `cgroup.procs` (close-on-exec): the child writes `0` to it to join before exec.
+    pub(crate) fn procs_file(&self) -> Arc<File> {
+        Arc::clone(&self.procs)
+    }
+
+    /// The live members.
+    pub(crate) fn pids(&self) -> Vec<i32> {
+        fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    fn event(&self, key: &str) -> Option<bool> {
+        let events = fs::read_to_string(self.dir.join("cgroup.events")).ok()?;
+        events
+            .lines()
+            .find_map(|l| Some(l.strip_prefix(key)?.trim() == "1"))
+    }
+
+    /// Whether any process is still a member.
+    pub(crate) fn populated(&self) -> bool {
+        self.event("populated ").unwrap_or(true)
+    }
+
+    /// Freezes every member so that none can fork while the final snapshot is taken.
+    pub(crate) async fn freeze(&self) -> bool {
+        if fs::write(self.dir.join("cgroup.freeze"), "1").is_err() {
+            return false;
+        }
+        let until = Instant::now() + FREEZE_WAIT;
+        while Instant::now() < until {
+            if self.event("frozen ") == Some(true) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        false
+    }
+
+    /// SIGKILLs every member, including those the procfs walk never saw.
+    pub(crate) fn kill(&self) {
+        if let Err(e) = fs::write(self.dir.join("cgroup.kill"), "1") {
+            tracing::warn!(error = %e, "cgroup.kill failed");
+        }
+    }
+}
+
+impl RunCgroup {
+    /// Hands surviving members back to the host's cgroup (for [`crate::BackgroundPolicy::Keep`]),
+    /// so that the run cgroup can be removed.
+    pub(crate) fn release(&self) {
+        let Some(base) = base() else { return };
+        for pid in self.pids() {
+            let _ = fs::write(base.join("cgroup.procs"), pid.to_string());
+        }
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        // rmdir succeeds once no live process remains; a leftover is harmless but logged.
+        if let Err(e) = fs::remove_dir(&self.dir) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "cannot remove run cgroup");
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Finding and ending every process of one command on Linux.
+//!
+//! Three things together make the tree inescapable and reapable:
+//! - the host is a child subreaper, so an orphan of the tree (after `setsid`, a double fork,
+//!   `nohup … &`) is re-parented to the host instead of init and stays reachable;
+//! - each run has a marker in its environment and its own session, so such orphans (alive via the
+//!   marker, already dead via their session id) are attributed to the right run;
+//! - where the host may create one, a per-run cgroup v2 adds membership that no process can leave
+//!   and `cgroup.kill`; a freeze before the final snapshot stops forks racing the kill.
+//!
+//! Every signal goes through a pidfd opened after the start time was recorded and checked again,
+//! so a reused pid is never signalled. Reaping is `waitid(P_PIDFD)` on exactly those pidfds; the
+//! shell itself is left to tokio.
+
+mod cgroup;
+mod procfs;
+
+use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
+
+pub(crate) use cgroup::RunCgroup;
+
+/// How long SIGTERM'd processes get to exit before SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_millis(1_000);
+/// Upper bound for SIGKILL'd processes to die (D-state can delay it); then we log and go on.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// Upper bound for dead members to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
+/// Poll interval bounds while waiting for processes to change state.
+const POLL_MIN: Duration = Duration::from_millis(1);
+const POLL_MAX: Duration = Duration::from_millis(20);
+
+/// Makes the host a child subreaper once; returns whether it is one.
+pub(crate) fn ensure_subreaper() -> bool {
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DONE.get_or_init(|| {
+        match rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "PR_SET_CHILD_SUBREAPER failed; orphans reach init");
+                false
+            }
+        }
+    })
+}
+
+#[derive(Debug)]
+struct Member {
+    start: u64,
+    fd: OwnedFd,
+}
+
+/// The shell process: signalled by us, reaped by tokio.
+#[derive(Debug)]
+struct Root {
+    pid: i32,
+    start: u64,
+    fd: OwnedFd,
+}
+
+/// Every process of one run that the host has identified, with pidfds to act on them.
+#[derive(Debug)]
+pub(crate) struct Tree {
+    host: i32,
+    session: i32,
+    marker_entry: Vec<u8>,
+    root: Option<Root>,
+    cgroup: Option<RunCgroup>,
+    members: HashMap<i32, Member>,
+    finished: bool,
+}
+
+impl Tree {
+    /// Starts tracking the shell `root_pid`, spawned with `marker_entry` (`NAME=value`) in its
+    /// environment, in its own session, and (if any) in `cgroup`.
+    pub(crate) fn new(root_pid: i32, marker_entry: String, cgroup: Option<RunCgroup>) -> Self {
+        let root = procfs::read_stat(root_pid).and_then(|st| {
+            let fd = open_verified(root_pid, st.start)?;
+            Some(Root {
+                pid: root_pid,
+                start: st.start,
+                fd,
+            })
+        });
+        if root.is_none() {
+            tracing::warn!(root_pid, "cannot open a pidfd for the shell");
+        }
+        let cgroup = cgroup.filter(|cg| {
+            let joined = cg.pids().contains(&root_pid);
+            if !joined {
+                tracing::warn!("shell did not join its cgroup; procfs walk only");
+            }
+            joined
+        });
+        Self {
+            host: rustix::process::getpid().as_raw_nonzero().get(),
+            session: root_pid,
+            marker_entry: marker_entry.into_bytes(),
+            root,
+            cgroup,
+            members: HashMap::new(),
+            finished: false,
+        }
+    }
+
+    /// The shell exited and tokio reaped it: its pid may be reused, so stop following it.
+    pub(crate) fn root_reaped(&mut self) {
+        self.root = None;
+    }
+
+    /// Leaves the remaining descendants running ([`crate::BackgroundPolicy::Keep`]).
+    pub(crate) fn release(mut self) {
+        if let Some(cg) = &self.cgroup {
+            cg.release();
+        }
+        self.finished = true;
+    }
+
+    /// SIGTERM, grace, SIGKILL and reap every process of the run. Returns once none is left
+    /// (or the generous bounds passed, which is logged).
+    pub(crate) async fn terminate(mut self) {
+        let grace_end = Instant::now() + TERM_GRACE;
+        let mut termed = HashSet::new();
+        let mut pause = POLL_MIN;
+        loop {
+            let live = self.scan();
+            if live.is_empty() {
+                break;
+            }
+            let fresh: Vec<i32> = live.into_iter().filter(|p| termed.insert(*p)).collect();
+            self.signal(&fresh, Signal::TERM);
+            // A stopped process only acts on SIGTERM once continued.
+            self.signal(&fresh, Signal::CONT);
+            if Instant::now() >= grace_end {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+        self.kill_all().await;
+        self.reap().await;
+        self.finished = true;
+    }
+
+    async fn kill_all(&mut self) {
+        if let Some(cg) = &self.cgroup
+            && cg.populated()
+        {
+            // Frozen members cannot fork, so this snapshot records every pid we must reap.
+            let frozen = cg.freeze().await;
+            self.scan();
+            if let Some(cg) = &self.cgroup {
+                cg.kill();
+            }
+            tracing::debug!(frozen, "cgroup killed");
+        }
+        let until = Instant::now() + KILL_WAIT;
+        let mut pause = POLL_MIN;
+        loop {
+            let live = self.scan();
+            if live.is_empty() {
+                return;
+            }
+            self.signal(&live, Signal::KILL);
+            if Instant::now() >= until {
+                tracing::warn!(?live, "processes survived SIGKILL");
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+    }
+
+    async fn reap(&mut self) {
+        let until = Instant::now() + REAP_WAIT;
+        let mut pause = POLL_MIN;
+        loop {
+            self.members.retain(|&pid, m| !reap_one(pid, m));
+            if self.members.is_empty() {
+                return;
+            }
+            if Instant::now() >= until {
+                let left: Vec<i32> = self.members.keys().copied().collect();
+                tracing::warn!(?left, "descendants not reaped in time");
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+    }
+
+    /// Records every process of the run and returns those still alive (the shell included).
+    fn scan(&mut self) -> Vec<i32> {
+        let procs = procfs::all();
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        let mut by_pid = HashMap::with_capacity(procs.len());
+        for p in &procs {
+            children.entry(p.ppid).or_default().push(p.pid);
+            by_pid.insert(p.pid, *p);
+        }
+        let root = self
+            .root
+            .as_ref()
+            .filter(|r| by_pid.get(&r.pid).is_some_and(|st| st.start == r.start))
+            .map(|r| r.pid);
+        let mut seeds: Vec<i32> = root.into_iter().collect();
+        for p in &procs {
+            if p.ppid != self.host || Some(p.pid) == root || self.members.contains_key(&p.pid) {
+                continue;
+            }
+            // An orphan of this run: alive it carries the marker; dead, its environment is gone
+            // but it still names the run's session (a pid that cannot be reused while named).
+            let ours = if p.is_dead() {
+                p.session == self.session && p.pid != p.session
+            } else {
+                procfs::environ_has(p.pid, &self.marker_entry)
+            };
+            if ours {
+                seeds.push(p.pid);
+            }
+        }
+        if let Some(cg) = &self.cgroup {
+            seeds.extend(cg.pids());
+        }
+        seeds.extend(
+            self.members
+                .keys()
+                .copied()
+                .filter(|p| by_pid.contains_key(p)),
+        );
+
+        let mut seen = HashSet::new();
+        let mut live = Vec::new();
+        while let Some(pid) = seeds.pop() {
+            if !seen.insert(pid) {
+                continue;
+            }
+            let Some(st) = by_pid.get(&pid) else { continue };
+            if let Some(kids) = children.get(&pid) {
+                seeds.extend(kids);
+            }
+            if Some(pid) != root && !self.track(st) {
+                continue;
+            }
+            if !st.is_dead() {
+                live.push(pid);
+            }
+        }
+        live
+    }
+
+    /// Opens a pidfd for a newly seen process; false when it vanished or its pid was reused.
+    fn track(&mut self, st: &procfs::ProcStat) -> bool {
+        if self
+            .members
+            .get(&st.pid)
+            .is_some_and(|m| m.start == st.start)
+        {
+            return true;
+        }
+        match open_verified(st.pid, st.start) {
+            Some(fd) => {
+                self.members.insert(
+                    st.pid,
+                    Member {
+                        start: st.start,
+                        fd,
+                    },
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn signal(&self, pids: &[i32], sig: Signal) {
+        for pid in pids {
+            let fd = match (&self.root, self.members.get(pid)) {
+                (Some(r), _) if r.pid == *pid => r.fd.as_fd(),
+                (_, Some(m)) => m.fd.as_fd(),
+                _ => continue,
+            };
+            // ESRCH just means it already exited.
+            let _ = rustix::process::pidfd_send_signal(fd, sig);
+        }
+    }
+}
+
+impl Drop for Tree {
+    /// The run future was dropped mid-flight: kill what we know of, without waiting.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        if let Some(cg) = &self.cgroup {
+            cg.kill();
+        }
+        let live = self.scan();
+        self.signal(&live, Signal::KILL);
+    }
+}
+
+/// A pidfd for `pid` that provably refers to the process that started at `start`.
+fn open_verified(pid: i32, start: u64) -> Option<OwnedFd> {
+    let fd = rustix::process::pidfd_open(Pid::from_raw(pid)?, PidfdFlags::empty()).ok()?;
+    // The pidfd was opened before this check, so if the start time still matches it refers to
+    // the process we saw, not to a later one that reused the pid.
+    (procfs::read_stat(pid)?.start == start).then_some(fd)
+}
+
+/// Tries to reap one member; true when it is settled (reaped by us or gone).
+fn reap_one(pid: i32, m: &Member) -> bool {
+    let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG;
+    match rustix::process::waitid(WaitId::PidFd(m.fd.as_fd()), opts) {
+        Ok(Some(_)) => true,
+        // Our child, not dead yet.
+        Ok(None) => false,
+        // Not our child: reaped by its own parent already, or a zombie still waiting to be
+        // re-parented to us when its (dying) parent exits.
+        Err(Errno::CHILD) => procfs::read_stat(pid).is_none_or(|st| st.start != m.start),
+        Err(e) => {
+            tracing::warn!(pid, error = %e, "waitid failed");
+            true
+        }
+    }
+}

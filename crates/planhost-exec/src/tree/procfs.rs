@@ -1,0 +1,97 @@
+//! Reading `/proc`: the parent links, states and start times the tree walk needs.
+
+use std::fs;
+
+/// The fields of `/proc/<pid>/stat` the tree walk uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    pub(crate) pid: i32,
+    pub(crate) state: u8,
+    pub(crate) ppid: i32,
+    pub(crate) pgrp: i32,
+    pub(crate) session: i32,
+    /// Start time in clock ticks since boot: with the pid, it names one process, not a reused pid.
+    pub(crate) start: u64,
+}
+
+impl ProcStat {
+    /// Dead processes (zombies) can no longer run, fork or write.
+    pub(crate) fn is_dead(&self) -> bool {
+        matches!(self.state, b'Z' | b'X' | b'x')
+    }
+}
+
+/// Parses one `/proc/<pid>/stat` line. `comm` may contain spaces and parentheses, so the fixed
+/// fields are counted from the last `)`.
+pub(crate) fn parse_stat(line: &str) -> Option<ProcStat> {
+    let (head, rest) = line.rsplit_once(')')?;
+    let pid = head.split_once(" (")?.0.trim().parse().ok()?;
+    // rest = " S ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    //          cutime cstime priority nice threads itrealvalue starttime ..."
+    let fields: Vec<&str> = rest.split_ascii_whitespace().take(20).collect();
+    if fields.len() < 20 {
+        return None;
+    }
+    Some(ProcStat {
+        pid,
+        state: *fields[0].as_bytes().first()?,
+        ppid: fields[1].parse().ok()?,
+        pgrp: fields[2].parse().ok()?,
+        session: fields[3].parse().ok()?,
+        start: fields[19].parse().ok()?,
+    })
+}
+
+/// The stat of one process, or `None` when it no longer exists.
+pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Every process visible in `/proc` (thread-group leaders only).
+pub(crate) fn all() -> Vec<ProcStat> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(read_stat)
+        .collect()
+}
+
+/// Whether `/proc/<pid>/environ` holds exactly the entry `entry` (`NAME=value`).
+pub(crate) fn environ_has(pid: i32, entry: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_comm_with_spaces_and_parens() {
+        let line = "4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 \
+                    987654 12345 67 18446744073709551615";
+        let st = parse_stat(line).unwrap();
+        assert_eq!(
+            st,
+            ProcStat {
+                pid: 4242,
+                state: b'S',
+                ppid: 1,
+                pgrp: 4242,
+                session: 4242,
+                start: 987654
+            }
+        );
+        assert!(!st.is_dead());
+        assert!(parse_stat("12 (x) Z 1 2").is_none());
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let me = std::process::id() as i32;
+        let st = read_stat(me).unwrap();
+        assert_eq!(st.pid, me);
+        assert!(all().iter().any(|p| p.pid == me));
+    }
+}

@@ -1,0 +1,222 @@
+//! The immutable plan artifact writer: `<root>/.pi/plan/<file_name>`, create-new, exact bytes.
+
+use std::path::{Path, PathBuf};
+
+use crate::dir::{Dir, Name, Origin, Permissions};
+use crate::error::FsError;
+
+/// Directory under the workspace root that holds plan files.
+pub const PI_DIR: &str = ".pi";
+/// Directory under [`PI_DIR`] that holds immutable plan submissions.
+pub const PLAN_DIR: &str = "plan";
+
+/// Longest file name Linux accepts for one component, in bytes.
+const NAME_MAX: usize = 255;
+
+/// Where an artifact was written and the identity an approval binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanArtifact {
+    /// `.pi/plan/<file_name>`, `/`-separated, relative to the workspace root.
+    pub relative_path: String,
+    /// Lowercase hex SHA-256 of the exact bytes written.
+    pub sha256: String,
+    /// Number of bytes written.
+    pub size_bytes: u64,
+}
+
+/// Why [`write_plan_artifact`] wrote nothing. Every variant leaves no artifact file behind.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    /// The root is not an absolute existing directory, or the file name is not a plain `*.md`
+    /// name. Code `PLAN_ARTIFACT_PATH_INVALID`.
+    #[error("invalid plan artifact path: {reason}")]
+    PathInvalid {
+        /// Why the path was refused.
+        reason: String,
+    },
+    /// `.pi`, `.pi/plan` or the target name is a symlink (dangling or not).
+    /// Code `PLAN_ARTIFACT_SYMLINK`.
+    #[error("plan artifact path contains a symlink: {}", path.display())]
+    Symlink {
+        /// The symlink.
+        path: PathBuf,
+    },
+    /// `.pi` or `.pi/plan` exists but is not a directory. Deliberately folded into the code
+    /// `PLAN_ARTIFACT_PATH_INVALID`: seed 000 names path validation, symlink, write and collision
+    /// failures only; the variant keeps the detail for logs.
+    #[error("plan artifact directory is not a directory: {}", path.display())]
+    NotDirectory {
+        /// The non-directory.
+        path: PathBuf,
+    },
+    /// Something already exists at the target name. Code `PLAN_ARTIFACT_COLLISION`.
+    #[error("plan artifact already exists: {}", path.display())]
+    Collision {
+        /// The existing target.
+        path: PathBuf,
+    },
+    /// An I/O failure while creating directories, writing or syncing; a partially written file
+    /// was removed. Code `PLAN_ARTIFACT_WRITE_FAILED`.
+    #[error("plan artifact write failed: {source}")]
+    WriteFailed {
+        /// The underlying failure.
+        #[source]
+        source: FsError,
+    },
+}
+
+impl ArtifactError {
+    /// The stable wire code (seed 000 §5).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::PathInvalid { .. } | Self::NotDirectory { .. } => "PLAN_ARTIFACT_PATH_INVALID",
+            Self::Symlink { .. } => "PLAN_ARTIFACT_SYMLINK",
+            Self::Collision { .. } => "PLAN_ARTIFACT_COLLISION",
+            Self::WriteFailed { .. } => "PLAN_ARTIFACT_WRITE_FAILED",
+        }
+    }
+}
+
+impl From<FsError> for ArtifactError {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => {
+                Self::Symlink { path }
+            }
+            FsError::NotDirectory { path } => Self::NotDirectory { path },
+            FsError::AlreadyExists { path } => Self::Collision { path },
+            FsError::InvalidName { .. }
+            | FsError::InvalidPath { .. }
+            | FsError::OutsideWorkspace { .. }
+            | FsError::NonUtf8 { .. } => Self::PathInvalid {
+                reason: e.to_string(),
+            },
+            FsError::NotFound { .. }
+            | FsError::IsDirectory { .. }
+            | FsError::NotRegularFile { .. }
+            | FsError::Io { .. } => Self::WriteFailed { source: e },
+        }
+    }
+}
+
+/// Writes `markdown` byte for byte to the new file `<workspace_root>/.pi/plan/<file_name>`.
+///
+/// Create-new only: an existing target is a collision and is never replaced. `.pi` and
+/// `.pi/plan` are created one at a time when missing; a symlinked or non-directory component is
+/// refused. The file is fsynced, then its directory, then the parent of each created directory.
+/// On failure nothing is left behind: the file is unlinked and directories this call created are
+/// removed again.
+pub fn write_plan_artifact(
+    workspace_root: &Path,
+    file_name: &str,
+    markdown: &[u8],
+) -> Result<PlanArtifact, ArtifactError> {
+    validate_root(workspace_root)?;
+    let name = validate_file_name(file_name)?;
+    let root = Dir::open_anchor(workspace_root)?;
+    let pi_name = Name::new(PI_DIR)?;
+    let plan_name = Name::new(PLAN_DIR)?;
+
+    let (pi, pi_origin) = root.ensure_dir(pi_name)?;
+    let written = pi.ensure_dir(plan_name).and_then(|(plan, plan_origin)| {
+        let result = plan.write_new(name, markdown, Permissions::UmaskDefault);
+        if result.is_err() {
+            roll_back(&pi, plan_name, plan_origin);
+        }
+        result
+    });
+    if let Err(e) = written {
+        roll_back(&root, pi_name, pi_origin);
+        return Err(e.into());
+    }
+    Ok(PlanArtifact {
+        relative_path: format!("{PI_DIR}/{PLAN_DIR}/{file_name}"),
+        sha256: planhost_core::sha256_hex(markdown),
+        size_bytes: markdown.len() as u64,
+    })
+}
+
+/// Removes a directory this call created; best effort, since the original error matters more.
+fn roll_back(parent: &Dir, name: Name<'_>, origin: Origin) {
+    match origin {
+        Origin::Existing => {}
+        Origin::Created => {
+            if parent.remove_empty_dir(name).is_ok() {
+                let _: Result<(), FsError> = parent.sync();
+            }
+        }
+    }
+}
+
+fn validate_root(root: &Path) -> Result<(), ArtifactError> {
+    if !root.is_absolute() {
+        return Err(ArtifactError::PathInvalid {
+            reason: format!("workspace root {} is not absolute", root.display()),
+        });
+    }
+    if !root.is_dir() {
+        return Err(ArtifactError::PathInvalid {
+            reason: format!(
+                "workspace root {} is not an existing directory",
+                root.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn validate_file_name(file_name: &str) -> Result<Name<'_>, ArtifactError> {
+    let invalid = |why: &str| ArtifactError::PathInvalid {
+        reason: format!("file name {file_name:?} {why}"),
+    };
+    if file_name.contains("..") {
+        return Err(invalid("contains `..`"));
+    }
+    if file_name.contains('\\') {
+        return Err(invalid("contains a backslash"));
+    }
+    if file_name.len() > NAME_MAX {
+        return Err(invalid("is longer than 255 bytes"));
+    }
+    let name = Name::new(file_name).map_err(|_| invalid("is not a single path component"))?;
+    match file_name.strip_suffix(".md") {
+        Some(stem) if !stem.is_empty() => Ok(name),
+        Some(_) | None => Err(invalid("must be a non-empty name ending in `.md`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    #[test]
+    fn file_name_rules() {
+        for bad in [
+            "", ".md", "a/b.md", "a\0.md", "..md", "x..y.md", "plan.txt", "a\\b.md",
+        ] {
+            let err = validate_file_name(bad).unwrap_err();
+            assert_eq!(err.code(), "PLAN_ARTIFACT_PATH_INVALID", "{bad:?}");
+        }
+        assert!(validate_file_name("2026-08-05-plan.md").is_ok());
+    }
+
+    #[test]
+    fn failing_fill_leaves_no_file_and_no_created_dirs() {
+        // Drives the same primitives as the writer with a sink that fails mid-write.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Dir::open_anchor(tmp.path()).unwrap();
+        let (pi, pi_origin) = root.ensure_dir(Name::new(PI_DIR).unwrap()).unwrap();
+        let name = Name::new("x.md").unwrap();
+        let err = pi
+            .create_file_with(name, Permissions::UmaskDefault, |f| {
+                f.write_all(b"partial")?;
+                Err(std::io::Error::other("disk full"))
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), "FS_IO");
+        assert!(!tmp.path().join(".pi/x.md").exists());
+        roll_back(&root, Name::new(PI_DIR).unwrap(), pi_origin);
+        assert!(!tmp.path().join(".pi").exists());
+    }
+}

@@ -1,0 +1,110 @@
+//! Durable writes: exclusive create, and staged temp files committed by rename.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::dir::{Dir, Name, Permissions, Replace};
+use crate::error::Result;
+
+/// Distinguishes temp names made by one process; the pid distinguishes processes.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Prefix of every staged temp name, so stray temps from a crash are recognisable.
+pub const TEMP_PREFIX: &str = ".planhost-tmp-";
+
+impl Dir {
+    /// Writes `bytes` to the new file `name` (exclusive create), fsyncs it, then fsyncs `self`.
+    ///
+    /// Any failure leaves no file: if even the directory fsync fails, the name is not known to
+    /// be durable, so the file is removed rather than reported as written.
+    pub fn write_new(&self, name: Name<'_>, bytes: &[u8], permissions: Permissions) -> Result<()> {
+        self.create_file_with(name, permissions, |f| f.write_all(bytes))?;
+        self.sync().inspect_err(|_| {
+            let _: Result<()> = self.remove_file(name);
+        })
+    }
+
+    /// Writes `bytes` to a fresh temp file in this directory, fsynced, ready to be renamed
+    /// onto `target`. Dropping the result without committing removes the temp file.
+    pub fn stage<'d>(
+        &'d self,
+        target: Name<'_>,
+        bytes: &[u8],
+        permissions: Permissions,
+    ) -> Result<Staged<'d>> {
+        let temp_name = format!(
+            "{TEMP_PREFIX}{}-{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let temp = Name::new(&temp_name)?;
+        self.create_file_with(temp, permissions, |f| f.write_all(bytes))?;
+        Ok(Staged {
+            dir: self,
+            temp_name,
+            target: target.as_str().to_owned(),
+            committed: Committed::No,
+        })
+    }
+
+    /// Atomically replaces (or creates) `name` with `bytes`: temp file, fsync, rename, fsync dir.
+    pub fn replace_atomically(
+        &self,
+        name: Name<'_>,
+        bytes: &[u8],
+        permissions: Permissions,
+    ) -> Result<()> {
+        self.stage(name, bytes, permissions)?.commit(Replace::Allow)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Committed {
+    No,
+    Yes,
+}
+
+/// A fully written, fsynced temp file waiting to be renamed onto its target.
+///
+/// Publication verifies the current target between [`Dir::stage`] and [`Staged::commit`], which
+/// keeps the unverifiable window down to the rename itself.
+#[derive(Debug)]
+pub struct Staged<'d> {
+    dir: &'d Dir,
+    temp_name: String,
+    target: String,
+    committed: Committed,
+}
+
+impl Staged<'_> {
+    /// The temp file's name inside the directory.
+    pub fn temp_name(&self) -> &str {
+        &self.temp_name
+    }
+
+    /// Renames the temp file onto the target, then fsyncs the directory.
+    ///
+    /// With [`Replace::Forbid`] an existing target (file, directory or symlink) fails with
+    /// [`crate::FsError::AlreadyExists`] or [`crate::FsError::Symlink`], and the temp file is removed.
+    pub fn commit(mut self, replace: Replace) -> Result<()> {
+        let temp = Name::new(&self.temp_name)?;
+        let target = Name::new(&self.target)?;
+        self.dir.rename(temp, self.dir, target, replace)?;
+        self.committed = Committed::Yes;
+        self.dir.sync()
+    }
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        match self.committed {
+            Committed::Yes => {}
+            Committed::No => {
+                if let Ok(temp) = Name::new(&self.temp_name) {
+                    // Best effort: there is no caller left to report to.
+                    let _: Result<()> = self.dir.remove_file(temp);
+                }
+            }
+        }
+    }
+}

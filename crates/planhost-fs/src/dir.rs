@@ -1,0 +1,442 @@
+//! Directory handles that never follow a symlink below their anchor.
+//!
+//! Every operation names a single component relative to an open directory fd, so the kernel
+//! checks each step: `O_NOFOLLOW` refuses a symlinked leaf, `O_DIRECTORY` refuses a
+//! non-directory, and `O_EXCL` refuses an existing name (a symlink included, dangling or not).
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::error::{FsError, Result};
+
+/// Mode for directories this crate creates; the process umask still applies.
+const DIR_MODE: u32 = 0o755;
+
+/// One validated path component: non-empty, not `.` or `..`, no `/` and no NUL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name<'a>(&'a str);
+
+impl<'a> Name<'a> {
+    /// Validates `name` as a single component.
+    pub fn new(name: &'a str) -> Result<Self> {
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+            return Err(FsError::InvalidName {
+                name: name.to_owned(),
+            });
+        }
+        Ok(Self(name))
+    }
+
+    /// The component as text.
+    pub fn as_str(&self) -> &'a str {
+        self.0
+    }
+}
+
+/// What a name in a directory is, seen without following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symlink (never followed).
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// A directory entry as seen by `fstatat(AT_SYMLINK_NOFOLLOW)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its permission bits (`st_mode & 0o7777`).
+    pub permissions: u32,
+    /// Its size in bytes (of the link itself for a symlink).
+    pub size: u64,
+}
+
+/// Whether a directory already existed or this call created it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// It was already there (and was verified to be a real directory).
+    Existing,
+    /// This call created it with `mkdirat` and fsynced its parent.
+    Created,
+}
+
+/// What a walk does when a directory on the way is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingDirs {
+    /// Fail with [`FsError::NotFound`].
+    Refuse,
+    /// Create it (one component at a time), then continue.
+    Create,
+}
+
+/// The end of a walk that may have created directories.
+#[derive(Debug)]
+pub struct Walked {
+    /// The directory at the end of the walk.
+    pub dir: Dir,
+    /// Index of the first component this walk created; all later ones were created too.
+    pub created_from: Option<usize>,
+}
+
+/// How far a non-creating probe got.
+#[derive(Debug)]
+pub enum Probe {
+    /// Every component exists and is a real directory.
+    Complete(Dir),
+    /// Components from `index` on are missing; `deepest` is the last one that exists.
+    MissingFrom {
+        /// Index of the first missing component.
+        index: usize,
+        /// The deepest existing directory (the anchor when `index == 0`).
+        deepest: Dir,
+    },
+}
+
+/// Permission bits for a file this crate creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permissions {
+    /// `0o666` filtered by the process umask, like any newly created file.
+    UmaskDefault,
+    /// Exactly these bits (set with `fchmod`, so the umask does not apply).
+    Exact(u32),
+}
+
+/// An open directory. Children are reached only through this fd, never by path.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl Dir {
+    /// Opens an absolute directory path as a trust anchor.
+    ///
+    /// Symlinks inside `path` itself are followed: the caller vouches for the anchor (a workspace
+    /// root). Everything below it is reached with `O_NOFOLLOW`.
+    pub fn open_anchor(path: &Path) -> Result<Self> {
+        if !path.is_absolute() {
+            return Err(FsError::InvalidPath {
+                path: path.display().to_string(),
+                reason: "anchor must be absolute",
+            });
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        match rfs::open(path, flags, Mode::empty()) {
+            Ok(fd) => Ok(Self {
+                fd,
+                path: path.to_path_buf(),
+            }),
+            Err(Errno::NOENT) => Err(FsError::NotFound { path: path.into() }),
+            Err(Errno::NOTDIR) => Err(FsError::NotDirectory { path: path.into() }),
+            Err(e) => Err(FsError::io("open", path, e.into())),
+        }
+    }
+
+    /// The path this handle was reached by (for messages; never used to open anything).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn child(&self, name: Name<'_>) -> PathBuf {
+        self.path.join(name.as_str())
+    }
+
+    /// Reports what `name` is without following it, or `None` when it does not exist.
+    pub fn kind_of(&self, name: Name<'_>) -> Result<Option<EntryKind>> {
+        Ok(self.entry(name)?.map(|e| e.kind))
+    }
+
+    /// Describes `name` without following it (`fstatat(AT_SYMLINK_NOFOLLOW)`), or `None` when
+    /// it does not exist.
+    pub fn entry(&self, name: Name<'_>) -> Result<Option<Entry>> {
+        match rfs::statat(&self.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Entry {
+                kind: kind_from_mode(st.st_mode),
+                permissions: st.st_mode & 0o7777,
+                size: u64::try_from(st.st_size).unwrap_or(0),
+            })),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(FsError::io("fstatat", self.child(name), e.into())),
+        }
+    }
+
+    /// Removes, deepest first, the directories a [`MissingDirs::Create`] walk over `names`
+    /// created (`created_from` as reported in [`Walked`]). Best effort: stops at the first
+    /// directory that is no longer empty or no longer a real directory.
+    pub fn undo_created(&self, names: &[Name<'_>], created_from: Option<usize>) {
+        let Some(first) = created_from else { return };
+        for depth in (first..names.len()).rev() {
+            let Ok(walked) = self.walk(&names[..depth], MissingDirs::Refuse) else {
+                return;
+            };
+            if walked.dir.remove_empty_dir(names[depth]).is_err() {
+                return;
+            }
+            let _: Result<()> = walked.dir.sync();
+        }
+    }
+
+    /// Turns an open failure on `name` into the most specific error.
+    fn classify(&self, name: Name<'_>, op: &'static str, errno: Errno) -> FsError {
+        let path = self.child(name);
+        match errno {
+            Errno::NOENT => FsError::NotFound { path },
+            Errno::EXIST | Errno::LOOP | Errno::NOTDIR | Errno::ISDIR | Errno::NXIO => {
+                match self.kind_of(name) {
+                    Ok(Some(EntryKind::Symlink)) => FsError::Symlink { path },
+                    Ok(Some(EntryKind::Directory)) if errno == Errno::EXIST => {
+                        FsError::AlreadyExists { path }
+                    }
+                    Ok(Some(EntryKind::Directory)) => FsError::IsDirectory { path },
+                    Ok(Some(EntryKind::File | EntryKind::Other)) if errno == Errno::EXIST => {
+                        FsError::AlreadyExists { path }
+                    }
+                    Ok(Some(EntryKind::File)) => FsError::NotDirectory { path },
+                    Ok(Some(EntryKind::Other)) => FsError::NotRegularFile { path },
+                    Ok(None) => FsError::NotFound { path },
+                    Err(e) => e,
+                }
+            }
+            other => FsError::io(op, path, other.into()),
+        }
+    }
+
+    /// Opens the real directory `name`; a symlink or non-directory there is refused.
+    pub fn open_dir(&self, name: Name<'_>) -> Result<Self> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rfs::openat(&self.fd, name.as_str(), flags, Mode::empty()) {
+            Ok(fd) => Ok(Self {
+                fd,
+                path: self.child(name),
+            }),
+            // `IsDirectory` cannot describe a failure to open a directory: report the errno.
+            Err(e) => Err(match self.classify(name, "openat", e) {
+                FsError::IsDirectory { path } => FsError::io("openat", path, e.into()),
+                classified @ (FsError::InvalidName { .. }
+                | FsError::InvalidPath { .. }
+                | FsError::NotFound { .. }
+                | FsError::Symlink { .. }
+                | FsError::NotDirectory { .. }
+                | FsError::NotRegularFile { .. }
+                | FsError::AlreadyExists { .. }
+                | FsError::OutsideWorkspace { .. }
+                | FsError::SymlinkEscape { .. }
+                | FsError::NonUtf8 { .. }
+                | FsError::Io { .. }) => classified,
+            }),
+        }
+    }
+
+    /// Opens `name` as a directory, creating it first when missing (then fsyncing `self`).
+    pub fn ensure_dir(&self, name: Name<'_>) -> Result<(Self, Origin)> {
+        match self.open_dir(name) {
+            Ok(dir) => return Ok((dir, Origin::Existing)),
+            Err(FsError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        match rfs::mkdirat(&self.fd, name.as_str(), Mode::from_raw_mode(DIR_MODE)) {
+            Ok(()) => {
+                let dir = self.open_dir(name)?;
+                self.sync()?;
+                Ok((dir, Origin::Created))
+            }
+            // Someone else created it between our open and mkdir: verify what they made.
+            Err(Errno::EXIST) => Ok((self.open_dir(name)?, Origin::Existing)),
+            Err(e) => Err(self.classify(name, "mkdirat", e)),
+        }
+    }
+
+    /// Walks `names` below this directory, component by component.
+    pub fn walk(&self, names: &[Name<'_>], missing: MissingDirs) -> Result<Walked> {
+        let mut current = self.try_clone()?;
+        let mut created_from = None;
+        for (index, name) in names.iter().enumerate() {
+            current = match missing {
+                MissingDirs::Refuse => current.open_dir(*name)?,
+                MissingDirs::Create => {
+                    let (dir, origin) = current.ensure_dir(*name)?;
+                    if origin == Origin::Created && created_from.is_none() {
+                        created_from = Some(index);
+                    }
+                    dir
+                }
+            };
+        }
+        Ok(Walked {
+            dir: current,
+            created_from,
+        })
+    }
+
+    /// Validates the existing prefix of `names` without creating anything (publication preflight).
+    pub fn probe(&self, names: &[Name<'_>]) -> Result<Probe> {
+        let mut current = self.try_clone()?;
+        for (index, name) in names.iter().enumerate() {
+            match current.open_dir(*name) {
+                Ok(next) => current = next,
+                Err(FsError::NotFound { .. }) => {
+                    return Ok(Probe::MissingFrom {
+                        index,
+                        deepest: current,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Probe::Complete(current))
+    }
+
+    /// A second handle on the same directory.
+    pub fn try_clone(&self) -> Result<Self> {
+        let fd = self
+            .fd
+            .try_clone()
+            .map_err(|e| FsError::io("dup", &self.path, e))?;
+        Ok(Self {
+            fd,
+            path: self.path.clone(),
+        })
+    }
+
+    /// Opens the regular file `name` for reading; symlinks, directories and devices are refused.
+    pub fn open_file(&self, name: Name<'_>) -> Result<File> {
+        // NONBLOCK keeps a FIFO from hanging the open; it is refused just below.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rfs::openat(&self.fd, name.as_str(), flags, Mode::empty())
+            .map_err(|e| self.classify(name, "openat", e))?;
+        let st = rfs::fstat(&fd).map_err(|e| FsError::io("fstat", self.child(name), e.into()))?;
+        match kind_from_mode(st.st_mode) {
+            EntryKind::File => {}
+            EntryKind::Directory => {
+                return Err(FsError::IsDirectory {
+                    path: self.child(name),
+                });
+            }
+            EntryKind::Symlink | EntryKind::Other => {
+                return Err(FsError::NotRegularFile {
+                    path: self.child(name),
+                });
+            }
+        }
+        // Regular files ignore O_NONBLOCK, but clear it so later readers see ordinary semantics.
+        rfs::fcntl_setfl(&fd, OFlags::empty())
+            .map_err(|e| FsError::io("fcntl", self.child(name), e.into()))?;
+        Ok(File::from(fd))
+    }
+
+    /// Reads the whole regular file `name`.
+    pub fn read_file(&self, name: Name<'_>) -> Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut file = self.open_file(name)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| FsError::io("read", self.child(name), e))?;
+        Ok(bytes)
+    }
+
+    /// Creates `name` exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`), lets `fill` write it, then
+    /// fsyncs the file. On any failure the new file is unlinked. The directory is not fsynced:
+    /// call [`Dir::sync`] once the name should be durable.
+    pub fn create_file_with(
+        &self,
+        name: Name<'_>,
+        permissions: Permissions,
+        fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+    ) -> Result<File> {
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(0o666))
+            .map_err(|e| self.classify(name, "openat", e))?;
+        let mut file = File::from(fd);
+        let filled = (|| {
+            if let Permissions::Exact(bits) = permissions {
+                rfs::fchmod(&file, Mode::from_raw_mode(bits)).map_err(std::io::Error::from)?;
+            }
+            fill(&mut file)?;
+            file.sync_all()
+        })();
+        match filled {
+            Ok(()) => Ok(file),
+            Err(source) => {
+                drop(file);
+                // Best effort: the original error is the one worth reporting.
+                let _ = rfs::unlinkat(&self.fd, name.as_str(), AtFlags::empty());
+                Err(FsError::io("write", self.child(name), source))
+            }
+        }
+    }
+
+    /// Removes the file (or symlink) `name`.
+    pub fn remove_file(&self, name: Name<'_>) -> Result<()> {
+        rfs::unlinkat(&self.fd, name.as_str(), AtFlags::empty())
+            .map_err(|e| self.classify(name, "unlinkat", e))
+    }
+
+    /// Removes the empty directory `name`.
+    pub fn remove_empty_dir(&self, name: Name<'_>) -> Result<()> {
+        rfs::unlinkat(&self.fd, name.as_str(), AtFlags::REMOVEDIR)
+            .map_err(|e| FsError::io("rmdir", self.child(name), e.into()))
+    }
+
+    /// Renames `from` (in `self`) to `to` (in `to_dir`). With [`Replace::Forbid`] this is
+    /// `renameat2(RENAME_NOREPLACE)`: an existing target, symlink included, is never replaced.
+    pub fn rename(
+        &self,
+        from: Name<'_>,
+        to_dir: &Dir,
+        to: Name<'_>,
+        replace: Replace,
+    ) -> Result<()> {
+        let done = match replace {
+            Replace::Allow => rfs::renameat(&self.fd, from.as_str(), &to_dir.fd, to.as_str()),
+            Replace::Forbid => rfs::renameat_with(
+                &self.fd,
+                from.as_str(),
+                &to_dir.fd,
+                to.as_str(),
+                rfs::RenameFlags::NOREPLACE,
+            ),
+        };
+        done.map_err(|e| match e {
+            Errno::EXIST => to_dir.classify(to, "renameat2", e),
+            other => FsError::io("renameat", self.child(from), other.into()),
+        })
+    }
+
+    /// fsyncs the directory itself, making created, renamed and removed names durable.
+    pub fn sync(&self) -> Result<()> {
+        rfs::fsync(&self.fd).map_err(|e| FsError::io("fsync", &self.path, e.into()))
+    }
+}
+
+/// Whether a rename may replace an existing target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replace {
+    /// Plain `renameat`: an existing target is atomically replaced.
+    Allow,
+    /// `RENAME_NOREPLACE`: an existing target makes the rename fail with `AlreadyExists`.
+    Forbid,
+}
+
+fn kind_from_mode(mode: rustix::fs::RawMode) -> EntryKind {
+    match FileType::from_raw_mode(mode) {
+        FileType::RegularFile => EntryKind::File,
+        FileType::Directory => EntryKind::Directory,
+        FileType::Symlink => EntryKind::Symlink,
+        FileType::Fifo
+        | FileType::Socket
+        | FileType::CharacterDevice
+        | FileType::BlockDevice
+        | FileType::Unknown => EntryKind::Other,
+    }
+}

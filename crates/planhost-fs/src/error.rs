@@ -1,0 +1,127 @@
+//! The crate's error type: one enum, one stable code per variant.
+
+use std::path::PathBuf;
+
+/// Result alias for planhost-fs operations.
+pub type Result<T, E = FsError> = std::result::Result<T, E>;
+
+/// Everything the directory-handle layer and the workspace resolver can refuse or fail with.
+///
+/// The artifact writer maps these onto its own wire contract, [`crate::ArtifactError`].
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    /// A single path component was empty, `.`, `..`, or held `/` or NUL.
+    /// Returned by [`crate::Name::new`] and everything that takes a name.
+    #[error("invalid path component {name:?}")]
+    InvalidName {
+        /// The rejected component.
+        name: String,
+    },
+    /// A requested path was malformed (empty, NUL, not absolute where it must be).
+    /// Returned by [`crate::Workspace`] resolution and [`crate::Dir::open_anchor`].
+    #[error("invalid path {path:?}: {reason}")]
+    InvalidPath {
+        /// The path as requested.
+        path: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// Nothing exists at the path. Returned by opens, walks without creation, and resolution.
+    #[error("no such file or directory: {}", path.display())]
+    NotFound {
+        /// The missing path.
+        path: PathBuf,
+    },
+    /// A symlink stood where a real file or directory was required (including a dangling link).
+    /// Returned by every handle operation, which opens with `O_NOFOLLOW`.
+    #[error("refusing symlink at {}", path.display())]
+    Symlink {
+        /// The symlink's own path.
+        path: PathBuf,
+    },
+    /// A non-directory stood where a directory was required. Returned by walks and opens.
+    #[error("not a directory: {}", path.display())]
+    NotDirectory {
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// A directory stood where a regular file was required. Returned by file opens.
+    #[error("is a directory: {}", path.display())]
+    IsDirectory {
+        /// The directory's path.
+        path: PathBuf,
+    },
+    /// A FIFO, socket or device stood where a regular file was required.
+    #[error("not a regular file: {}", path.display())]
+    NotRegularFile {
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// An exclusive create or no-replace rename found the name taken.
+    #[error("already exists: {}", path.display())]
+    AlreadyExists {
+        /// The existing path.
+        path: PathBuf,
+    },
+    /// The requested path is outside the workspace root (lexically, before any symlink).
+    /// Returned by [`crate::Workspace::resolve`].
+    #[error("path is outside the workspace: {}", path.display())]
+    OutsideWorkspace {
+        /// The normalised requested path.
+        path: PathBuf,
+    },
+    /// The requested path is inside the root, but a symlink on it leads outside.
+    /// Returned by [`crate::Workspace::resolve`].
+    #[error("symlink at {} leads outside the workspace to {}", path.display(), target.display())]
+    SymlinkEscape {
+        /// The requested path.
+        path: PathBuf,
+        /// Where it really leads.
+        target: PathBuf,
+    },
+    /// A path is not valid UTF-8; planhost's wire carries only UTF-8 paths.
+    #[error("path is not valid UTF-8: {}", path.display())]
+    NonUtf8 {
+        /// The path, lossily displayed.
+        path: PathBuf,
+    },
+    /// Any other system-call failure.
+    #[error("{op} failed on {}: {source}", path.display())]
+    Io {
+        /// The operation that failed (`openat`, `fsync`, `renameat`, ...).
+        op: &'static str,
+        /// The path it acted on.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl FsError {
+    /// The stable SCREAMING_SNAKE code for this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidName { .. } => "FS_INVALID_NAME",
+            Self::InvalidPath { .. } => "FS_PATH_INVALID",
+            Self::NotFound { .. } => "FS_NOT_FOUND",
+            Self::Symlink { .. } => "FS_SYMLINK",
+            Self::NotDirectory { .. } => "FS_NOT_DIRECTORY",
+            Self::IsDirectory { .. } => "FS_IS_DIRECTORY",
+            Self::NotRegularFile { .. } => "FS_NOT_REGULAR_FILE",
+            Self::AlreadyExists { .. } => "FS_ALREADY_EXISTS",
+            Self::OutsideWorkspace { .. } => "FS_OUTSIDE_WORKSPACE",
+            Self::SymlinkEscape { .. } => "FS_SYMLINK_ESCAPE",
+            Self::NonUtf8 { .. } => "FS_NON_UTF8_PATH",
+            Self::Io { .. } => "FS_IO",
+        }
+    }
+
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests for planhost-fs, against real files in temp dirs.
+
+// clippy.toml allows unwrap only inside #[test] fns; the shared helpers here are test code too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod artifact;
+mod dir;
+mod workspace;

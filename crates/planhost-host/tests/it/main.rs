@@ -1,0 +1,8 @@
+//! Integration tests: real SQLite files, real workspace directories, a manual clock.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bad_input;
+mod fixture;
+mod plan_and_storage;
+mod properties;
+mod timer;

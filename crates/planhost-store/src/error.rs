@@ -1,0 +1,106 @@
+//! The store's errors.
+
+use planhost_core::CoreError;
+
+/// Every way a store operation fails. Domain refusals pass through as [`StoreError::Core`]; the
+/// database is unchanged whenever one of these is returned, except for
+/// [`CoreError::ApprovalTimeout`], which is returned after the expiry it reports has committed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A domain rule refused the request.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// No session has this id (or external id).
+    #[error("no session {0}")]
+    SessionNotFound(String),
+    /// No turn has this id.
+    #[error("no turn {0}")]
+    TurnNotFound(String),
+    /// An external id was reopened with a different workspace root.
+    #[error("session {external_id} belongs to workspace {existing}, not {requested}")]
+    WorkspaceMismatch {
+        /// The client's id for the session.
+        external_id: String,
+        /// The root recorded at first open.
+        existing: String,
+        /// The root this request named.
+        requested: String,
+    },
+    /// A settings value is malformed; returned by `open` (fail closed) and by settings writes.
+    #[error("invalid setting {key}: {reason}")]
+    SettingsInvalid {
+        /// The setting's key.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The database was written by a newer planhost.
+    #[error("database schema v{found} is newer than this planhost (v{supported})")]
+    SchemaTooNew {
+        /// `PRAGMA user_version` on disk.
+        found: u32,
+        /// The newest version this build understands.
+        supported: u32,
+    },
+    /// A migration failed and was rolled back; the old version stays authoritative.
+    #[error(
+        "migration from v{from} to v{to} failed, v{from} is unchanged (backup at {backup}): {reason}"
+    )]
+    MigrationFailed {
+        /// Version before.
+        from: u32,
+        /// Target version.
+        to: u32,
+        /// The exact pre-migration copy.
+        backup: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The pre-migration backup could not be written; nothing was migrated.
+    #[error("could not write backup {path}: {reason}")]
+    BackupFailed {
+        /// Where the backup was to go.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// SQLite failed (I/O, corruption, constraint). The transaction was rolled back.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored value could not be read back (corruption or a foreign writer).
+    #[error("corrupt row in {table}: {reason}")]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+impl StoreError {
+    /// The stable wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::Core(e) => e.code(),
+            StoreError::SessionNotFound(_) => "SESSION_NOT_FOUND",
+            StoreError::TurnNotFound(_) => "TURN_NOT_FOUND",
+            StoreError::WorkspaceMismatch { .. } => "SESSION_WORKSPACE_MISMATCH",
+            StoreError::SettingsInvalid { .. } => "SETTINGS_INVALID",
+            StoreError::SchemaTooNew { .. } => "STORE_SCHEMA_TOO_NEW",
+            StoreError::MigrationFailed { .. } => "STORE_MIGRATION_FAILED",
+            StoreError::BackupFailed { .. } => "STORE_BACKUP_FAILED",
+            StoreError::Sqlite(_) => "STORE_PERSISTENCE_FAILED",
+            StoreError::Corrupt { .. } => "STORE_CORRUPT",
+        }
+    }
+}
+
+/// The store's result alias.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+pub(crate) fn corrupt(table: &'static str, reason: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        table,
+        reason: reason.to_string(),
+    }
+}

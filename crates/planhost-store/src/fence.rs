@@ -1,0 +1,119 @@
+//! The startup fence (seed 000 §3 rule 7, §7): before anything is served, one transaction marks
+//! every pending approval and every queued or running execution `interrupted`, aborts running
+//! turns and writes audit rows. A pending interruption leaves Plan; an approved one leaves Agent.
+//! Nothing is replayed: interrupted rows are terminal.
+
+use planhost_core::{ApprovalStatus, EventBody, ExecutionState, PlanState};
+use rusqlite::params;
+use serde_json::json;
+
+use crate::tx::AuditSubject;
+use crate::{Result, Store};
+
+/// The error code written on rows the fence interrupts.
+pub const HOST_RESTARTED: &str = "HOST_RESTARTED";
+
+/// What the fence interrupted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FenceReport {
+    /// Proposals that were pending.
+    pub interrupted_approvals: Vec<String>,
+    /// Executions that were queued or running.
+    pub interrupted_executions: Vec<String>,
+    /// Turns that were running.
+    pub aborted_turns: Vec<String>,
+}
+
+impl Store {
+    /// Runs the fence. Called by `open`; idempotent, so calling it again finds nothing.
+    pub(crate) fn fence(&mut self) -> Result<FenceReport> {
+        self.transact(|t| {
+            let now = t.now.0;
+            let pending: Vec<(String, String, String, i64)> = t
+                .tx
+                .prepare(
+                    "UPDATE plan_approvals SET status = 'interrupted', error_code = ?1, \
+                     resolved_at = ?2, updated_at = ?2, version = version + 1 \
+                     WHERE status = 'pending' RETURNING request_id, session_id, turn_id, expires_at",
+                )?
+                .query_map(params![HOST_RESTARTED, now], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let executions: Vec<(String, String, String)> = t
+                .tx
+                .prepare(
+                    "UPDATE plan_approvals SET execution_state = 'interrupted', error_code = ?1, \
+                     updated_at = ?2, version = version + 1 \
+                     WHERE execution_state IN ('queued', 'running') \
+                     RETURNING execution_id, session_id, request_id",
+                )?
+                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let turns: Vec<(String, String)> = t
+                .tx
+                .prepare(
+                    "UPDATE turns SET state = 'aborted', ended_at = ?1 WHERE state = 'running' \
+                     RETURNING id, session_id",
+                )?
+                .query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            // A pending interruption stops Plan; the mode stays whatever it durably is.
+            t.tx.execute(
+                "UPDATE sessions SET plan_state = ?1, updated_at = ?2 WHERE plan_state = ?3",
+                params![PlanState::Stopped.as_str(), now, PlanState::AwaitingApproval.as_str()],
+            )?;
+            for (proposal_id, session_id, turn_id, expires_at) in &pending {
+                let subject = AuditSubject {
+                    session_id: Some(session_id),
+                    turn_id: Some(turn_id),
+                    proposal_id: Some(proposal_id),
+                    ..AuditSubject::default()
+                };
+                t.audit(subject, "fence.approval_interrupted", &json!({ "code": HOST_RESTARTED }))?;
+                t.emit(
+                    session_id,
+                    EventBody::ApprovalChanged {
+                        proposal_id: proposal_id.clone(),
+                        status: ApprovalStatus::Interrupted,
+                        expires_at: planhost_core::Timestamp(*expires_at),
+                        error_code: Some(HOST_RESTARTED.into()),
+                    },
+                )?;
+            }
+            for (execution_id, session_id, proposal_id) in &executions {
+                let subject = AuditSubject {
+                    session_id: Some(session_id),
+                    proposal_id: Some(proposal_id),
+                    ..AuditSubject::default()
+                };
+                t.audit(
+                    subject,
+                    "fence.execution_interrupted",
+                    &json!({ "executionId": execution_id, "code": HOST_RESTARTED }),
+                )?;
+                t.emit(
+                    session_id,
+                    EventBody::ExecutionChanged {
+                        execution_id: execution_id.clone(),
+                        proposal_id: proposal_id.clone(),
+                        state: ExecutionState::Interrupted,
+                    },
+                )?;
+            }
+            for (turn_id, session_id) in &turns {
+                let subject = AuditSubject {
+                    session_id: Some(session_id),
+                    turn_id: Some(turn_id),
+                    ..AuditSubject::default()
+                };
+                t.audit(subject, "fence.turn_aborted", &json!({ "code": HOST_RESTARTED }))?;
+            }
+            Ok(FenceReport {
+                interrupted_approvals: pending.into_iter().map(|p| p.0).collect(),
+                interrupted_executions: executions.into_iter().map(|e| e.0).collect(),
+                aborted_turns: turns.into_iter().map(|t| t.0).collect(),
+            })
+        })
+    }
+}

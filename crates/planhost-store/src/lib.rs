@@ -1,0 +1,50 @@
+//! planhost's durable state in SQLite: the schema, migrations with backups, the startup fence,
+//! and one transaction for each transition of the pure domain in `planhost-core`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use planhost_core::{Interactivity, ManualClock, Mode, Timestamp};
+//! use planhost_store::{OpenSession, Store};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let clock = Arc::new(ManualClock::new(Timestamp(1_000)));
+//! let mut store = Store::open(&dir.path().join("planhost.sqlite"), clock).unwrap().store;
+//! let session = store
+//!     .open_session(
+//!         &OpenSession {
+//!             workspace_root: "/work/repo".into(),
+//!             external_id: Some("pi-123".into()),
+//!             interactivity: Interactivity::Interactive,
+//!         },
+//!         "s-1",
+//!     )
+//!     .unwrap();
+//! assert_eq!(session.mode, Mode::Agent);
+//! assert_eq!(store.set_mode("s-1", Mode::Plan).unwrap().mode, Mode::Plan);
+//! ```
+
+mod approvals;
+mod error;
+mod executions;
+mod fence;
+pub mod migrate;
+mod queries;
+mod records;
+mod schema;
+mod sessions;
+pub mod settings;
+mod store;
+mod turns;
+mod tx;
+
+pub use approvals::{ApprovalFilter, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext};
+pub use error::{Result, StoreError};
+pub use fence::{FenceReport, HOST_RESTARTED};
+pub use migrate::{Migration, MigrationReport, Migrator};
+pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
+pub use schema::CURRENT_VERSION;
+pub use sessions::{Configure, OpenSession};
+pub use settings::SettingKey;
+pub use store::{MIGRATOR, Opened, Store};
+pub use turns::ShellPin;
+pub use tx::AuditSubject;

@@ -1,0 +1,279 @@
+//! Rows as the store returns them.
+
+use std::str::FromStr;
+
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, ExecutionState, Interactivity, Mode, PermissionMode, PlanState,
+    PolicyPreset, TargetPermissionMode, Timestamp, TurnOrigin, TurnState,
+};
+use rusqlite::Row;
+use serde::Serialize;
+
+use crate::Result;
+use crate::error::corrupt;
+
+/// A session row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// Host id (UUID v7).
+    pub id: String,
+    /// The client's own id, e.g. pi's session id.
+    pub external_id: Option<String>,
+    /// Absolute workspace root.
+    pub workspace_root: String,
+    /// Whether a person is present.
+    pub interactivity: Interactivity,
+    /// Durable mode.
+    pub mode: Mode,
+    /// Live Plan state.
+    pub plan_state: PlanState,
+    /// Permission mode.
+    pub permission_mode: PermissionMode,
+    /// Configured shell id; `None` uses the host default.
+    pub shell_id: Option<String>,
+    /// Configured provider.
+    pub provider: Option<String>,
+    /// Configured model.
+    pub model: Option<String>,
+    /// Policy preset; `None` uses the host default.
+    pub policy_preset: Option<PolicyPreset>,
+    /// The last event sequence number issued.
+    pub event_seq: i64,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+}
+
+/// A turn row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnRecord {
+    /// Turn id.
+    pub id: String,
+    /// Owning session.
+    pub session_id: String,
+    /// Who started it.
+    pub origin: TurnOrigin,
+    /// Running, completed or aborted.
+    pub state: TurnState,
+    /// For execution turns, the execution.
+    pub execution_id: Option<String>,
+    /// The shell id pinned at launch.
+    pub shell_id: Option<String>,
+    /// The shell dialect pinned at launch.
+    pub shell_dialect: Option<String>,
+    /// Start.
+    pub started_at: Timestamp,
+    /// End.
+    pub ended_at: Option<Timestamp>,
+}
+
+/// A `plan_approvals` row without the plan body (see `Store::plan_markdown`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRecord {
+    /// Proposal id (`request_id`).
+    pub proposal_id: String,
+    /// Owning session.
+    pub session_id: String,
+    /// The SubmitPlan turn.
+    pub turn_id: String,
+    /// The SubmitPlan tool call.
+    pub tool_call_id: String,
+    /// Structured title.
+    pub title: String,
+    /// Structured question.
+    pub question: String,
+    /// Status.
+    pub status: ApprovalStatus,
+    /// The action taken, once resolved by a person.
+    pub action: Option<ApprovalAction>,
+    /// The permission mode chosen at approval.
+    pub target_permission_mode: Option<TargetPermissionMode>,
+    /// Free text given with a rejection.
+    pub feedback: Option<String>,
+    /// Creation.
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+    /// Absolute deadline.
+    pub expires_at: Timestamp,
+    /// When it left `pending`.
+    pub resolved_at: Option<Timestamp>,
+    /// Why it ended, for expired and interrupted rows.
+    pub error_code: Option<String>,
+    /// Row version.
+    pub version: i64,
+    /// `.pi/plan/<unique>.md`, relative to the workspace root.
+    pub artifact_relative_path: String,
+    /// SHA-256 of the artifact bytes.
+    pub artifact_sha256: String,
+    /// Artifact size.
+    pub artifact_size_bytes: i64,
+    /// The execution approval granted.
+    pub execution_id: Option<String>,
+    /// Its state.
+    pub execution_state: Option<ExecutionState>,
+    /// The execution turn, once claimed.
+    pub execution_turn_id: Option<String>,
+}
+
+/// An audit row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    /// Monotonic id.
+    pub id: i64,
+    /// When.
+    pub at: Timestamp,
+    /// Session, if any.
+    pub session_id: Option<String>,
+    /// Turn, if any.
+    pub turn_id: Option<String>,
+    /// Tool call, if any.
+    pub tool_call_id: Option<String>,
+    /// Proposal, if any.
+    pub proposal_id: Option<String>,
+    /// What happened, e.g. `approval.approved`.
+    pub action: String,
+    /// JSON detail.
+    pub detail: String,
+}
+
+pub(crate) fn parse<T: FromStr>(table: &'static str, value: String) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    T::from_str(&value).map_err(|e| corrupt(table, e))
+}
+
+fn parse_opt<T: FromStr>(table: &'static str, value: Option<String>) -> Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    value.map(|v| parse(table, v)).transpose()
+}
+
+pub(crate) const SESSION_COLUMNS: &str = "id, external_id, workspace_root, interactivity, mode, \
+    plan_state, permission_mode, shell_id, provider, model, policy_preset, event_seq, created_at, \
+    updated_at";
+
+pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord>> {
+    let t = "sessions";
+    let raw = (
+        row.get::<_, String>(3)?,
+        row.get::<_, String>(4)?,
+        row.get::<_, String>(5)?,
+        row.get::<_, String>(6)?,
+        row.get::<_, Option<String>>(10)?,
+    );
+    let (id, external_id, workspace_root) = (row.get(0)?, row.get(1)?, row.get(2)?);
+    let (shell_id, provider, model) = (row.get(7)?, row.get(8)?, row.get(9)?);
+    let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
+    Ok((|| {
+        Ok(SessionRecord {
+            id,
+            external_id,
+            workspace_root,
+            interactivity: parse(t, raw.0)?,
+            mode: parse(t, raw.1)?,
+            plan_state: parse(t, raw.2)?,
+            permission_mode: parse(t, raw.3)?,
+            shell_id,
+            provider,
+            model,
+            policy_preset: parse_opt(t, raw.4)?,
+            event_seq,
+            created_at: Timestamp(created_at),
+            updated_at: Timestamp(updated_at),
+        })
+    })())
+}
+
+pub(crate) const TURN_COLUMNS: &str =
+    "id, session_id, origin, state, execution_id, shell_id, shell_dialect, started_at, ended_at";
+
+pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord>> {
+    let (origin, state): (String, String) = (row.get(2)?, row.get(3)?);
+    let record = (
+        row.get(0)?,
+        row.get(1)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get::<_, i64>(7)?,
+        row.get::<_, Option<i64>>(8)?,
+    );
+    Ok((|| {
+        Ok(TurnRecord {
+            id: record.0,
+            session_id: record.1,
+            origin: parse("turns", origin)?,
+            state: parse("turns", state)?,
+            execution_id: record.2,
+            shell_id: record.3,
+            shell_dialect: record.4,
+            started_at: Timestamp(record.5),
+            ended_at: record.6.map(Timestamp),
+        })
+    })())
+}
+
+pub(crate) const APPROVAL_COLUMNS: &str = "request_id, session_id, turn_id, tool_call_id, title, \
+    question, status, action, target_permission_mode, feedback, created_at, updated_at, \
+    expires_at, resolved_at, error_code, version, artifact_relative_path, artifact_sha256, \
+    artifact_size_bytes, execution_id, execution_state, execution_turn_id";
+
+pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ApprovalRecord>> {
+    let t = "plan_approvals";
+    let status: String = row.get(6)?;
+    let action: Option<String> = row.get(7)?;
+    let target: Option<String> = row.get(8)?;
+    let execution_state: Option<String> = row.get(20)?;
+    let mut record = ApprovalRecord {
+        proposal_id: row.get(0)?,
+        session_id: row.get(1)?,
+        turn_id: row.get(2)?,
+        tool_call_id: row.get(3)?,
+        title: row.get(4)?,
+        question: row.get(5)?,
+        status: ApprovalStatus::Pending,
+        action: None,
+        target_permission_mode: None,
+        feedback: row.get(9)?,
+        created_at: Timestamp(row.get(10)?),
+        updated_at: Timestamp(row.get(11)?),
+        expires_at: Timestamp(row.get(12)?),
+        resolved_at: row.get::<_, Option<i64>>(13)?.map(Timestamp),
+        error_code: row.get(14)?,
+        version: row.get(15)?,
+        artifact_relative_path: row.get(16)?,
+        artifact_sha256: row.get(17)?,
+        artifact_size_bytes: row.get(18)?,
+        execution_id: row.get(19)?,
+        execution_state: None,
+        execution_turn_id: row.get(21)?,
+    };
+    Ok((|| {
+        record.status = parse(t, status)?;
+        record.action = parse_opt(t, action)?;
+        record.target_permission_mode = parse_opt(t, target)?;
+        record.execution_state = parse_opt(t, execution_state)?;
+        Ok(record)
+    })())
+}
+
+pub(crate) fn audit_from_row(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
+    Ok(AuditRecord {
+        id: row.get(0)?,
+        at: Timestamp(row.get(1)?),
+        session_id: row.get(2)?,
+        turn_id: row.get(3)?,
+        tool_call_id: row.get(4)?,
+        proposal_id: row.get(5)?,
+        action: row.get(6)?,
+        detail: row.get(7)?,
+    })
+}

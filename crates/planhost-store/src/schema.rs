@@ -1,0 +1,94 @@
+//! The current schema. Rows are never deleted: terminal rows are the audit trail.
+
+/// The schema this build writes. `PRAGMA user_version` holds it, written last.
+pub const CURRENT_VERSION: u32 = 1;
+
+/// DDL for a fresh database at [`CURRENT_VERSION`].
+pub(crate) const SCHEMA_V1: &str = r#"
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+    id              TEXT PRIMARY KEY NOT NULL,
+    external_id     TEXT UNIQUE,
+    workspace_root  TEXT NOT NULL,
+    interactivity   TEXT NOT NULL CHECK (interactivity IN ('interactive', 'unattended')),
+    mode            TEXT NOT NULL CHECK (mode IN ('agent', 'plan')),
+    plan_state      TEXT NOT NULL
+                    CHECK (plan_state IN ('planning', 'awaiting_approval', 'inactive', 'stopped')),
+    permission_mode TEXT NOT NULL CHECK (permission_mode IN ('inherit', 'ask', 'accept-edits', 'auto')),
+    shell_id        TEXT,
+    provider        TEXT,
+    model           TEXT,
+    policy_preset   TEXT CHECK (policy_preset IN ('host', 'strict', 'explore')),
+    event_seq       INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE turns (
+    id            TEXT PRIMARY KEY NOT NULL,
+    session_id    TEXT NOT NULL REFERENCES sessions(id),
+    origin        TEXT NOT NULL CHECK (origin IN ('user', 'scheduled', 'execution')),
+    state         TEXT NOT NULL CHECK (state IN ('running', 'completed', 'aborted')),
+    execution_id  TEXT,
+    shell_id      TEXT,
+    shell_dialect TEXT,
+    started_at    INTEGER NOT NULL,
+    ended_at      INTEGER
+) STRICT;
+-- One active turn per session (seed 000 §4), enforced by the database as well as the domain.
+CREATE UNIQUE INDEX turns_one_running ON turns(session_id) WHERE state = 'running';
+CREATE INDEX turns_by_session ON turns(session_id, started_at);
+
+CREATE TABLE plan_approvals (
+    request_id             TEXT PRIMARY KEY NOT NULL,
+    session_id             TEXT NOT NULL REFERENCES sessions(id),
+    turn_id                TEXT NOT NULL REFERENCES turns(id),
+    tool_call_id           TEXT NOT NULL,
+    plan_json              TEXT NOT NULL,
+    title                  TEXT NOT NULL,
+    question               TEXT NOT NULL,
+    status                 TEXT NOT NULL
+                           CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'interrupted')),
+    action                 TEXT CHECK (action IN ('approve', 'reject')),
+    target_permission_mode TEXT CHECK (target_permission_mode IN ('ask', 'accept-edits', 'auto')),
+    feedback               TEXT,
+    created_at             INTEGER NOT NULL,
+    updated_at             INTEGER NOT NULL,
+    expires_at             INTEGER NOT NULL,
+    resolved_at            INTEGER,
+    error_code             TEXT,
+    version                INTEGER NOT NULL,
+    artifact_relative_path TEXT NOT NULL,
+    artifact_sha256        TEXT NOT NULL,
+    artifact_size_bytes    INTEGER NOT NULL,
+    execution_id           TEXT UNIQUE,
+    execution_state        TEXT
+                           CHECK (execution_state IN ('queued', 'running', 'completed', 'interrupted')),
+    execution_turn_id      TEXT,
+    CHECK ((execution_id IS NULL) = (execution_state IS NULL)),
+    CHECK (execution_id IS NULL OR status = 'approved'),
+    CHECK (status <> 'rejected' OR target_permission_mode IS NULL)
+) STRICT;
+-- At most one pending approval and one queued or running execution per session (seed 000 §4).
+CREATE UNIQUE INDEX approvals_one_pending ON plan_approvals(session_id) WHERE status = 'pending';
+CREATE UNIQUE INDEX approvals_one_live_execution ON plan_approvals(session_id)
+    WHERE execution_state IN ('queued', 'running');
+CREATE INDEX approvals_by_session ON plan_approvals(session_id, created_at);
+CREATE INDEX approvals_pending_deadline ON plan_approvals(expires_at) WHERE status = 'pending';
+
+CREATE TABLE audit_log (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    at           INTEGER NOT NULL,
+    session_id   TEXT,
+    turn_id      TEXT,
+    tool_call_id TEXT,
+    proposal_id  TEXT,
+    action       TEXT NOT NULL,
+    detail       TEXT NOT NULL
+) STRICT;
+CREATE INDEX audit_by_session ON audit_log(session_id, id);
+"#;

@@ -1,0 +1,160 @@
+//! Sessions: open, read, select a mode, configure while idle.
+
+use planhost_core::{Interactivity, Mode, PermissionMode, PlanState, PolicyPreset};
+use rusqlite::{OptionalExtension, params};
+use serde_json::json;
+
+use crate::records::{SESSION_COLUMNS, SessionRecord, session_from_row};
+use crate::settings::{KNOWN_SHELL_IDS, SettingKey, validate_setting};
+use crate::tx::AuditSubject;
+use crate::{Result, Store, StoreError};
+
+/// A request to open (or reopen) a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSession {
+    /// Absolute, canonical workspace root.
+    pub workspace_root: String,
+    /// The client's id for the session; reopening with it returns the same session.
+    pub external_id: Option<String>,
+    /// Whether a person is present to approve.
+    pub interactivity: Interactivity,
+}
+
+/// Configuration changes; `None` leaves a field as it is. Accepted only while idle.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Configure {
+    /// New permission mode.
+    pub permission_mode: Option<PermissionMode>,
+    /// New shell id (`Some(None)` clears it back to the default).
+    pub shell_id: Option<Option<String>>,
+    /// New provider.
+    pub provider: Option<Option<String>>,
+    /// New model.
+    pub model: Option<Option<String>>,
+    /// New policy preset (`Some(None)` clears it back to the default).
+    pub policy_preset: Option<Option<PolicyPreset>>,
+}
+
+impl Store {
+    /// Opens a session, or returns the existing one for the same external id and root.
+    pub fn open_session(&mut self, request: &OpenSession, new_id: &str) -> Result<SessionRecord> {
+        self.transact(|t| {
+            if let Some(external) = &request.external_id {
+                let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE external_id = ?1");
+                let existing = t.tx.prepare_cached(&sql)?.query_row([external], session_from_row).optional()?;
+                if let Some(existing) = existing {
+                    let existing = existing?;
+                    if existing.workspace_root != request.workspace_root {
+                        return Err(StoreError::WorkspaceMismatch {
+                            external_id: external.clone(),
+                            existing: existing.workspace_root,
+                            requested: request.workspace_root.clone(),
+                        });
+                    }
+                    return Ok(existing);
+                }
+            }
+            t.tx.prepare_cached(
+                "INSERT INTO sessions (id, external_id, workspace_root, interactivity, mode, plan_state, \
+                 permission_mode, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+            )?
+            .execute(params![
+                new_id,
+                request.external_id,
+                request.workspace_root,
+                request.interactivity.as_str(),
+                Mode::Agent.as_str(),
+                PlanState::Inactive.as_str(),
+                PermissionMode::Inherit.as_str(),
+                t.now.0,
+            ])?;
+            let subject = AuditSubject { session_id: Some(new_id), ..AuditSubject::default() };
+            t.audit(
+                subject,
+                "session.opened",
+                &json!({ "workspaceRoot": request.workspace_root, "externalId": request.external_id,
+                         "interactivity": request.interactivity }),
+            )?;
+            t.emit_session(new_id)?;
+            t.session(new_id)
+        })
+    }
+
+    /// One session by host id.
+    pub fn session(&mut self, id: &str) -> Result<SessionRecord> {
+        self.read(|t| t.session(id))
+    }
+
+    /// Every session, oldest first.
+    pub fn sessions(&mut self) -> Result<Vec<SessionRecord>> {
+        self.read(|t| {
+            let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at, id");
+            let mut stmt = t.tx.prepare(&sql)?;
+            let rows = stmt.query_map([], session_from_row)?;
+            rows.map(|r| r?).collect()
+        })
+    }
+
+    /// A person selects Agent or Plan; accepted only while idle.
+    pub fn set_mode(&mut self, session_id: &str, mode: Mode) -> Result<SessionRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let state = planhost_core::set_mode(&view, mode)?;
+            t.set_state(&view, state)?;
+            let subject = AuditSubject {
+                session_id: Some(session_id),
+                ..AuditSubject::default()
+            };
+            t.audit(
+                subject,
+                "session.mode_set",
+                &json!({ "mode": mode, "planState": state.plan_state }),
+            )?;
+            t.session(session_id)
+        })
+    }
+
+    /// Changes configuration; refused while a turn, approval or execution is live.
+    pub fn configure(&mut self, session_id: &str, change: &Configure) -> Result<SessionRecord> {
+        if let Some(Some(shell)) = &change.shell_id {
+            validate_setting(SettingKey::DefaultShell, shell).map_err(|_| {
+                StoreError::SettingsInvalid {
+                    key: "shellId".into(),
+                    reason: format!("unknown shell id {shell:?}; known: {KNOWN_SHELL_IDS:?}"),
+                }
+            })?;
+        }
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            planhost_core::configure(&view)?;
+            let before = t.session(session_id)?;
+            let permission = change.permission_mode.unwrap_or(before.permission_mode);
+            let shell = change.shell_id.clone().unwrap_or(before.shell_id.clone());
+            let provider = change.provider.clone().unwrap_or(before.provider.clone());
+            let model = change.model.clone().unwrap_or(before.model.clone());
+            let preset = change.policy_preset.unwrap_or(before.policy_preset);
+            t.tx.prepare_cached(
+                "UPDATE sessions SET permission_mode = ?2, shell_id = ?3, provider = ?4, model = ?5, \
+                 policy_preset = ?6, updated_at = ?7 WHERE id = ?1",
+            )?
+            .execute(params![
+                session_id,
+                permission.as_str(),
+                shell,
+                provider,
+                model,
+                preset.map(PolicyPreset::as_str),
+                t.now.0,
+            ])?;
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(
+                subject,
+                "session.configured",
+                &json!({ "permissionMode": permission, "shellId": shell, "provider": provider,
+                         "model": model, "policyPreset": preset }),
+            )?;
+            t.emit_session(session_id)?;
+            t.session(session_id)
+        })
+    }
+}

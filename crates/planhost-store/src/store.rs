@@ -1,0 +1,144 @@
+//! The store handle: one connection, one writer, one transaction per transition.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use planhost_core::{Clock, Event};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::fence::FenceReport;
+use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
+use crate::schema::{CURRENT_VERSION, SCHEMA_V1};
+use crate::tx::Tx;
+use crate::{Result, settings};
+
+/// The production migrator: fresh databases get [`SCHEMA_V1`]; there is no older planhost schema.
+pub const MIGRATOR: Migrator<'static> = Migrator {
+    target: CURRENT_VERSION,
+    create: create_current,
+    steps: &[] as &[Migration],
+    validate: validate_current,
+};
+
+fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V1)
+}
+
+fn validate_current(tx: &Transaction<'_>) -> Result<()> {
+    settings::validate_all(tx)
+}
+
+/// planhost's durable state. Not `Sync`: the host gives it one writer thread.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) conn: Connection,
+    pub(crate) clock: Arc<dyn Clock>,
+    path: PathBuf,
+    events: Vec<Event>,
+}
+
+/// What [`Store::open`] did before returning.
+#[derive(Debug)]
+pub struct Opened {
+    /// The open store, already fenced.
+    pub store: Store,
+    /// What happened to the schema.
+    pub migration: MigrationReport,
+    /// What the startup fence interrupted.
+    pub fence: FenceReport,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, migrates it with a backup, validates the
+    /// settings (fail closed), and runs the startup fence — all before anything can be served.
+    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Opened> {
+        Self::open_with(path, clock, &MIGRATOR)
+    }
+
+    /// [`Store::open`] with another schema history; tests use it to prove the migration runner.
+    pub fn open_with(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        migrator: &Migrator<'_>,
+    ) -> Result<Opened> {
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // WAL for concurrent readers; FULL so every committed transition survives power loss.
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let migration = migrate(&mut conn, path, migrator)?;
+        let mut store = Store {
+            conn,
+            clock,
+            path: path.to_owned(),
+            events: Vec::new(),
+        };
+        let fence = store.fence()?;
+        Ok(Opened {
+            store,
+            migration,
+            fence,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The clock this store stamps rows with.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The SQLite library version.
+    pub fn sqlite_version() -> &'static str {
+        rusqlite::version()
+    }
+
+    /// Events committed since the last call, in commit order.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Runs `f` in one IMMEDIATE transaction; commits if it succeeds, rolls back otherwise.
+    /// Events are published only after the commit.
+    pub(crate) fn transact<T>(&mut self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let now = self.clock.now();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut ctx = Tx {
+            tx,
+            now,
+            events: Vec::new(),
+        };
+        let value = f(&mut ctx)?;
+        let Tx { tx, events, .. } = ctx;
+        tx.commit()?;
+        self.events.extend(events);
+        Ok(value)
+    }
+
+    /// Runs `f` in a read transaction that is always rolled back.
+    pub(crate) fn read<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let now = self.clock.now();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let ctx = Tx {
+            tx,
+            now,
+            events: Vec::new(),
+        };
+        let value = f(&ctx)?;
+        ctx.tx.rollback()?;
+        Ok(value)
+    }
+}

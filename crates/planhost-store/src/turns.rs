@@ -1,0 +1,200 @@
+//! Turns: begin, end, abort, and the agent's EnterPlanMode.
+
+use planhost_core::{
+    ApprovalStatus, BatchPosition, EventBody, ExecutionState, TurnOrigin, TurnState,
+};
+use rusqlite::params;
+use serde_json::json;
+
+use crate::records::TurnRecord;
+use crate::tx::{AuditSubject, Tx};
+use crate::{Result, Store, StoreError};
+
+/// The shell pinned at turn launch (seed 000 §8): it never changes for the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellPin {
+    /// Effective shell id.
+    pub id: String,
+    /// Its dialect.
+    pub dialect: String,
+}
+
+impl Store {
+    /// Begins a user or scheduled turn; refused unless the session is idle, and refused in Plan
+    /// for scheduled turns and unattended sessions.
+    pub fn begin_turn(
+        &mut self,
+        session_id: &str,
+        origin: TurnOrigin,
+        shell: Option<&ShellPin>,
+        new_id: &str,
+    ) -> Result<TurnRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let state = planhost_core::begin_turn(&view, origin)?;
+            insert_turn(t, session_id, new_id, origin, None, shell)?;
+            t.set_state(&view, state)?;
+            let subject = AuditSubject {
+                session_id: Some(session_id),
+                turn_id: Some(new_id),
+                ..AuditSubject::default()
+            };
+            t.audit(
+                subject,
+                "turn.started",
+                &json!({ "origin": origin, "shell": shell.map(|s| &s.id) }),
+            )?;
+            t.turn(new_id)?
+                .ok_or_else(|| crate::error::corrupt("turns", "inserted turn missing"))
+        })
+    }
+
+    /// Ends the active user or scheduled turn normally.
+    pub fn end_turn(&mut self, session_id: &str, turn_id: &str) -> Result<TurnRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let close = planhost_core::end_turn(&view, turn_id)?;
+            close_turn(t, session_id, turn_id, TurnState::Completed)?;
+            t.set_state(&view, close.state)?;
+            t.turn(turn_id)?
+                .ok_or_else(|| crate::error::corrupt("turns", "turn missing"))
+        })
+    }
+
+    /// Aborts the active turn, interrupting an approval it raised or an execution it ran.
+    pub fn abort_turn(&mut self, session_id: &str, turn_id: &str) -> Result<TurnRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let close = planhost_core::abort_turn(&view, turn_id)?;
+            close_turn(t, session_id, turn_id, TurnState::Aborted)?;
+            if let Some(proposal_id) = &close.interrupt_approval {
+                t.tx.prepare_cached(
+                    "UPDATE plan_approvals SET status = ?2, error_code = 'TURN_ABORTED', \
+                     resolved_at = ?3, updated_at = ?3, version = version + 1 WHERE request_id = ?1",
+                )?
+                .execute(params![proposal_id, ApprovalStatus::Interrupted.as_str(), t.now.0])?;
+                let subject = AuditSubject {
+                    session_id: Some(session_id),
+                    turn_id: Some(turn_id),
+                    proposal_id: Some(proposal_id),
+                    ..AuditSubject::default()
+                };
+                t.audit(subject, "approval.interrupted", &json!({ "code": "TURN_ABORTED" }))?;
+                t.emit_approval(proposal_id)?;
+            }
+            if let Some(execution_id) = &close.interrupt_execution {
+                t.tx.prepare_cached(
+                    "UPDATE plan_approvals SET execution_state = ?2, error_code = 'TURN_ABORTED', \
+                     updated_at = ?3, version = version + 1 WHERE execution_id = ?1",
+                )?
+                .execute(params![execution_id, ExecutionState::Interrupted.as_str(), t.now.0])?;
+                let subject = AuditSubject {
+                    session_id: Some(session_id),
+                    turn_id: Some(turn_id),
+                    ..AuditSubject::default()
+                };
+                t.audit(subject, "execution.interrupted", &json!({ "executionId": execution_id }))?;
+                let proposal = proposal_of_execution(t, execution_id)?;
+                t.emit_execution(&proposal)?;
+            }
+            t.set_state(&view, close.state)?;
+            t.turn(turn_id)?.ok_or_else(|| crate::error::corrupt("turns", "turn missing"))
+        })
+    }
+
+    /// The agent's EnterPlanMode tool call: the only call in its batch, inside the active turn.
+    pub fn enter_plan(
+        &mut self,
+        session_id: &str,
+        turn_id: &str,
+        tool_call_id: &str,
+        batch: BatchPosition,
+    ) -> Result<crate::SessionRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let state = planhost_core::enter_plan(&view, turn_id, batch)?;
+            t.set_state(&view, state)?;
+            let subject = AuditSubject {
+                session_id: Some(session_id),
+                turn_id: Some(turn_id),
+                tool_call_id: Some(tool_call_id),
+                ..AuditSubject::default()
+            };
+            t.audit(
+                subject,
+                "plan.entered",
+                &json!({ "planState": state.plan_state }),
+            )?;
+            t.session(session_id)
+        })
+    }
+
+    /// One turn by id.
+    pub fn turn(&mut self, turn_id: &str) -> Result<TurnRecord> {
+        self.read(|t| {
+            t.turn(turn_id)?
+                .ok_or_else(|| StoreError::TurnNotFound(turn_id.into()))
+        })
+    }
+}
+
+pub(crate) fn insert_turn(
+    t: &mut Tx<'_>,
+    session_id: &str,
+    turn_id: &str,
+    origin: TurnOrigin,
+    execution_id: Option<&str>,
+    shell: Option<&ShellPin>,
+) -> Result<()> {
+    t.tx.prepare_cached(
+        "INSERT INTO turns (id, session_id, origin, state, execution_id, shell_id, shell_dialect, \
+         started_at) VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        turn_id,
+        session_id,
+        origin.as_str(),
+        execution_id,
+        shell.map(|s| &s.id),
+        shell.map(|s| &s.dialect),
+        t.now.0,
+    ])?;
+    t.emit(
+        session_id,
+        EventBody::TurnStarted {
+            turn_id: turn_id.to_owned(),
+            origin,
+        },
+    )
+}
+
+pub(crate) fn close_turn(
+    t: &mut Tx<'_>,
+    session_id: &str,
+    turn_id: &str,
+    state: TurnState,
+) -> Result<()> {
+    t.tx.prepare_cached(
+        "UPDATE turns SET state = ?2, ended_at = ?3 WHERE id = ?1 AND state = 'running'",
+    )?
+    .execute(params![turn_id, state.as_str(), t.now.0])?;
+    let subject = AuditSubject {
+        session_id: Some(session_id),
+        turn_id: Some(turn_id),
+        ..AuditSubject::default()
+    };
+    t.audit(subject, "turn.ended", &json!({ "state": state }))?;
+    t.emit(
+        session_id,
+        EventBody::TurnEnded {
+            turn_id: turn_id.to_owned(),
+            state,
+        },
+    )
+}
+
+pub(crate) fn proposal_of_execution(t: &Tx<'_>, execution_id: &str) -> Result<String> {
+    Ok(t.tx
+        .prepare_cached("SELECT request_id FROM plan_approvals WHERE execution_id = ?1")?
+        .query_row([execution_id], |r| r.get(0))?)
+}

@@ -1,0 +1,4 @@
+//! Integration tests: real SQLite files, real workspace directories, a manual clock.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod migrations;

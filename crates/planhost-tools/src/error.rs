@@ -1,0 +1,171 @@
+//! The crate's error type: one enum, one stable wire code per variant.
+
+use planhost_fs::FsError;
+
+/// Result alias for tool calls.
+pub type Result<T, E = ToolError> = std::result::Result<T, E>;
+
+/// Why a tool call did nothing. No variant is returned after a partial write: Write and Edit
+/// either replace the whole file atomically or leave it as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The path is outside the workspace root and no outside access was granted.
+    /// Code `TOOL_PATH_OUTSIDE_WORKSPACE`; any tool.
+    #[error("path is outside the workspace: {path}")]
+    OutsideWorkspace {
+        /// The requested path, normalised.
+        path: String,
+    },
+    /// Nothing exists at the path. Code `TOOL_PATH_NOT_FOUND`; Read, Edit, Glob, Grep.
+    #[error("path not found: {path}")]
+    NotFound {
+        /// The requested path.
+        path: String,
+    },
+    /// A directory was given where a file is needed. Code `TOOL_PATH_IS_DIRECTORY`; Read, Write,
+    /// Edit.
+    #[error("path is a directory: {path}")]
+    IsDirectory {
+        /// The directory.
+        path: String,
+    },
+    /// The file holds binary data (a NUL byte). Code `TOOL_BINARY_FILE`; Read, Edit.
+    #[error("file looks binary: {path}")]
+    BinaryFile {
+        /// The file.
+        path: String,
+    },
+    /// The file exceeds the size the tool will load. Code `TOOL_FILE_TOO_LARGE`; Read, Edit.
+    #[error("file is {size} bytes, over the {limit}-byte limit: {path}")]
+    FileTooLarge {
+        /// The file.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The limit it exceeds.
+        limit: u64,
+    },
+    /// The Grep pattern is not a valid regex. Code `TOOL_INVALID_REGEX`; Grep.
+    #[error("invalid regex: {message}")]
+    InvalidRegex {
+        /// The regex engine's explanation.
+        message: String,
+    },
+    /// A glob (Glob's pattern or Grep's filter) is invalid. Code `TOOL_INVALID_GLOB`.
+    #[error("invalid glob: {message}")]
+    InvalidGlob {
+        /// The glob engine's explanation.
+        message: String,
+    },
+    /// A path the tool would act on or report is not valid UTF-8. Code `TOOL_NON_UTF8_PATH`.
+    #[error("path is not valid UTF-8: {path}")]
+    NonUtf8Path {
+        /// The path, lossily decoded.
+        path: String,
+    },
+    /// Edit's `oldString` does not occur in the file. Code `TOOL_EDIT_NO_MATCH`.
+    #[error("oldString not found in {path}")]
+    EditNoMatch {
+        /// The file.
+        path: String,
+    },
+    /// Edit's `oldString` occurs more than once and `replaceAll` is false.
+    /// Code `TOOL_EDIT_NOT_UNIQUE`.
+    #[error("oldString occurs {count} times in {path}; add context or set replaceAll")]
+    EditNotUnique {
+        /// The file.
+        path: String,
+        /// How many times it occurs.
+        count: usize,
+    },
+    /// Writing failed at the OS level; the target is unchanged. Code `TOOL_WRITE_FAILED`;
+    /// Write, Edit.
+    #[error("write failed: {source}")]
+    WriteFailed {
+        /// The underlying failure.
+        #[source]
+        source: FsError,
+    },
+    /// Reading failed at the OS level (permissions, I/O). Code `TOOL_READ_FAILED`; any tool.
+    #[error("read failed: {message}")]
+    ReadFailed {
+        /// What failed.
+        message: String,
+    },
+    /// A symlink was refused: one leading out of the workspace (any tool), a dangling one, or
+    /// any symlink on a Write/Edit path. Code `TOOL_SYMLINK_REFUSED`.
+    #[error("symlink refused: {path}")]
+    SymlinkRefused {
+        /// The requested path.
+        path: String,
+    },
+    /// The request itself is malformed (empty path, zero limit, `oldString == newString`, a
+    /// FIFO or device as target, a file where a directory is needed...). Code
+    /// `TOOL_INVALID_INPUT`.
+    #[error("invalid input: {message}")]
+    InvalidInput {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ToolError {
+    /// The stable wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::OutsideWorkspace { .. } => "TOOL_PATH_OUTSIDE_WORKSPACE",
+            Self::NotFound { .. } => "TOOL_PATH_NOT_FOUND",
+            Self::IsDirectory { .. } => "TOOL_PATH_IS_DIRECTORY",
+            Self::BinaryFile { .. } => "TOOL_BINARY_FILE",
+            Self::FileTooLarge { .. } => "TOOL_FILE_TOO_LARGE",
+            Self::InvalidRegex { .. } => "TOOL_INVALID_REGEX",
+            Self::InvalidGlob { .. } => "TOOL_INVALID_GLOB",
+            Self::NonUtf8Path { .. } => "TOOL_NON_UTF8_PATH",
+            Self::EditNoMatch { .. } => "TOOL_EDIT_NO_MATCH",
+            Self::EditNotUnique { .. } => "TOOL_EDIT_NOT_UNIQUE",
+            Self::WriteFailed { .. } => "TOOL_WRITE_FAILED",
+            Self::ReadFailed { .. } => "TOOL_READ_FAILED",
+            Self::SymlinkRefused { .. } => "TOOL_SYMLINK_REFUSED",
+            Self::InvalidInput { .. } => "TOOL_INVALID_INPUT",
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::InvalidInput {
+            message: message.into(),
+        }
+    }
+
+    /// Maps a filesystem error for a tool that was reading or writing.
+    pub(crate) fn from_fs(error: FsError, access: Access) -> Self {
+        let shown = |p: &std::path::Path| p.display().to_string();
+        match error {
+            FsError::InvalidName { .. } | FsError::InvalidPath { .. } => {
+                Self::invalid(error.to_string())
+            }
+            FsError::NotFound { path } => Self::NotFound { path: shown(&path) },
+            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => {
+                Self::SymlinkRefused { path: shown(&path) }
+            }
+            FsError::NotDirectory { .. } | FsError::NotRegularFile { .. } => {
+                Self::invalid(error.to_string())
+            }
+            FsError::IsDirectory { path } => Self::IsDirectory { path: shown(&path) },
+            FsError::OutsideWorkspace { path } => Self::OutsideWorkspace { path: shown(&path) },
+            FsError::NonUtf8 { path } => Self::NonUtf8Path { path: shown(&path) },
+            FsError::AlreadyExists { .. } | FsError::Io { .. } => match access {
+                Access::Read => Self::ReadFailed {
+                    message: error.to_string(),
+                },
+                Access::Write => Self::WriteFailed { source: error },
+            },
+        }
+    }
+}
+
+/// Whether a failing filesystem call was part of reading or of writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+}

@@ -1,0 +1,68 @@
+//! planhost's file tools: Read, Glob, Grep, Write and Edit, bounded by the workspace root.
+//!
+//! Every path is resolved by [`planhost_fs::Workspace`]: canonicalised, kept inside the root,
+//! with a symlink that leads out refused. Write and Edit go further and refuse any symlink on
+//! their path, reaching the target through directory handles and replacing it atomically
+//! (temp file in the same directory, fsync, rename, fsync). Requests and results are serde
+//! types with camelCase fields, so a JSON-RPC `tools.execute` can take them off the wire.
+//! Errors carry a stable code ([`ToolError::code`]).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use planhost_tools::{GrepMode, GrepOutput, GrepRequest, ReadRequest, ToolContext};
+//!
+//! let tmp = tempfile::tempdir()?;
+//! std::fs::write(tmp.path().join("notes.txt"), "alpha\r\nbeta\r\n")?;
+//! let ctx = ToolContext::new(planhost_fs::Workspace::new(tmp.path())?);
+//!
+//! let request: ReadRequest = serde_json::from_str(r#"{"path": "notes.txt", "offset": 2}"#)?;
+//! let read = planhost_tools::read(&ctx, &request)?;
+//! assert_eq!(read.content, "     2\tbeta\n");
+//! assert_eq!(read.total_lines, 2);
+//!
+//! let grep = planhost_tools::grep(&ctx, &GrepRequest {
+//!     pattern: "^al".into(),
+//!     path: None,
+//!     glob: None,
+//!     mode: GrepMode::Files,
+//!     context: None,
+//!     context_before: None,
+//!     context_after: None,
+//!     case_insensitive: false,
+//!     limit: None,
+//! })?;
+//! assert_eq!(grep.output, GrepOutput::Files { files: vec!["notes.txt".into()] });
+//!
+//! let outside = ReadRequest { path: "../etc/passwd".into(), offset: None, limit: None };
+//! let err = planhost_tools::read(&ctx, &outside).unwrap_err();
+//! assert_eq!(err.code(), "TOOL_PATH_OUTSIDE_WORKSPACE");
+//! # Ok(())
+//! # }
+//! ```
+
+mod context;
+mod edit;
+mod error;
+mod glob;
+mod grep;
+mod grep_sink;
+mod read;
+mod text;
+mod walk;
+mod write;
+
+pub use context::{OutsideAccess, ToolContext};
+pub use edit::{EditRequest, EditResult, LineEnding, detect_line_ending, edit};
+pub use error::{Result, ToolError};
+pub use glob::{GLOB_DEFAULT_LIMIT, GLOB_MAX_LIMIT, GlobRequest, GlobResult, glob};
+pub use grep::{
+    FileCount, GREP_DEFAULT_LIMIT, GREP_MAX_COLLECT, GREP_MAX_CONTEXT, GREP_MAX_LIMIT, GrepMode,
+    GrepOutput, GrepRequest, GrepResult, grep,
+};
+pub use grep_sink::{GREP_MAX_LINE_CHARS, GrepLine, LineKind};
+pub use read::{
+    READ_DEFAULT_LIMIT, READ_MAX_FILE_BYTES, READ_MAX_LINE_CHARS, READ_MAX_OUTPUT_BYTES,
+    ReadRequest, ReadResult, read,
+};
+pub use text::BINARY_SNIFF_BYTES;
+pub use write::{WriteOutcome, WriteRequest, WriteResult, write};

@@ -1,0 +1,63 @@
+use std::os::unix::fs::PermissionsExt as _;
+
+use planhost_tools::{WriteOutcome, WriteRequest, write};
+
+use crate::{listing, workspace};
+
+fn req(path: &str, content: &str) -> WriteRequest {
+    WriteRequest {
+        path: path.into(),
+        content: content.into(),
+    }
+}
+
+#[test]
+fn creates_file_and_missing_parents() {
+    let (tmp, ctx) = workspace(&[]);
+    let r = write(&ctx, &req("a/b/c.txt", "hello\r\nworld")).unwrap();
+    assert_eq!(r.outcome, WriteOutcome::Created);
+    assert_eq!(r.path, "a/b/c.txt");
+    assert_eq!(r.bytes_written, 12);
+    assert_eq!(
+        std::fs::read(tmp.path().join("a/b/c.txt")).unwrap(),
+        b"hello\r\nworld"
+    );
+    assert_eq!(listing(tmp.path()), ["a", "a/b", "a/b/c.txt"]);
+}
+
+#[test]
+fn replace_keeps_permission_bits_and_leaves_no_temp() {
+    let (tmp, ctx) = workspace(&[("run.sh", b"old")]);
+    let path = tmp.path().join("run.sh");
+    for mode in [0o750, 0o600, 0o644] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let r = write(&ctx, &req("run.sh", "#!/bin/sh\necho new\n")).unwrap();
+        assert_eq!(r.outcome, WriteOutcome::Replaced);
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, mode, "mode {mode:o}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), b"#!/bin/sh\necho new\n");
+    assert_eq!(listing(tmp.path()), ["run.sh"]);
+}
+
+#[test]
+fn replace_is_a_new_inode_so_readers_never_see_a_torn_file() {
+    use std::os::unix::fs::MetadataExt as _;
+    let (tmp, ctx) = workspace(&[("f.txt", b"old")]);
+    let before = std::fs::metadata(tmp.path().join("f.txt")).unwrap().ino();
+    write(&ctx, &req("f.txt", "new")).unwrap();
+    let after = std::fs::metadata(tmp.path().join("f.txt")).unwrap().ino();
+    assert_ne!(before, after);
+}
+
+#[test]
+fn setuid_bit_is_not_carried_over() {
+    let (tmp, ctx) = workspace(&[("tool", b"old")]);
+    let path = tmp.path().join("tool");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    write(&ctx, &req("tool", "new")).unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+        0o755
+    );
+}
