@@ -9,6 +9,7 @@ use crate::{
 };
 
 /// One state change of one session.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -24,6 +25,7 @@ pub struct Event {
 }
 
 /// What changed.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
@@ -64,6 +66,26 @@ pub enum EventBody {
         expires_at: Timestamp,
         /// Why, for expired and interrupted rows.
         error_code: Option<String>,
+    },
+    /// A tool call needs a person's answer; any approval surface may resolve it.
+    PermissionAsked {
+        /// The ask's id, for `permissions.resolve`.
+        request_id: String,
+        /// The turn.
+        turn_id: String,
+        /// The tool call.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// Why the policy asks.
+        reason: String,
+    },
+    /// An ask was answered (or withdrawn because its turn ended).
+    PermissionResolved {
+        /// The ask's id.
+        request_id: String,
+        /// `allow` or `deny`.
+        decision: String,
     },
     /// An execution was queued, claimed or finished.
     ExecutionChanged {

@@ -24,6 +24,7 @@ mod digest;
 mod error;
 mod event;
 mod plan_input;
+mod policy;
 mod session;
 mod time;
 mod vocab;
@@ -32,6 +33,11 @@ pub use digest::sha256_hex;
 pub use error::{Blocker, CoreError, Result, UnknownValue};
 pub use event::{Event, EventBody};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
+pub use policy::{
+    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, ToolKind,
+    ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list, effective_permission,
+    source_in_package,
+};
 pub use session::{
     ActiveTurn, ApprovalIdentity, ApprovalView, BatchPosition, LiveExecution, Resolution,
     ResolveRequest, SessionState, SessionView, SubmitDecision, TurnClose, abort_turn, begin_turn,

@@ -11,6 +11,7 @@ pub const MAX_QUESTION_CHARS: usize = 2_000;
 pub const MAX_PLAN_BYTES: usize = 4 * 1024 * 1024;
 
 /// The SubmitPlan tool input, exactly as the agent sent it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SubmitPlanInput {
     /// A short label for the plan.

@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Milliseconds since the Unix epoch, UTC.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]

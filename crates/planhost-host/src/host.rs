@@ -204,3 +204,16 @@ mod tests {
         assert_eq!(long.len(), 48 + "-id4.md".len());
     }
 }
+
+/// The wall clock: what production always uses (DESIGN.md decision 3).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl planhost_core::Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Timestamp(ms)
+    }
+}

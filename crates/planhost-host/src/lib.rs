@@ -1,5 +1,6 @@
 //! planhost's host service: the authoritative store plus the work that spans adapters — ids,
-//! workspace roots, the SubmitPlan artifact — and the expiry timer.
+//! workspace roots, the SubmitPlan artifact — and the actor thread that owns it and expires
+//! approvals at their deadline.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -14,10 +15,10 @@
 //! assert_eq!(session.mode, Mode::Agent);
 //! ```
 
+mod actor;
 mod error;
 mod host;
-mod timer;
 
+pub use actor::{HostGone, HostHandle, HostThread, spawn_host};
 pub use error::{HostError, Result};
-pub use host::{Host, Startup, artifact_file_name, new_id};
-pub use timer::ExpiryTimer;
+pub use host::{Host, Startup, SystemClock, artifact_file_name, new_id};

@@ -24,6 +24,7 @@
 //! ```
 
 mod approvals;
+mod audit_writer;
 mod error;
 mod executions;
 mod fence;
@@ -38,9 +39,11 @@ mod turns;
 mod tx;
 
 pub use approvals::{ApprovalFilter, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext};
+pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};
 pub use migrate::{Migration, MigrationReport, Migrator};
+pub use queries::AskRecord;
 pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
 pub use schema::CURRENT_VERSION;
 pub use sessions::{Configure, OpenSession};

@@ -1,6 +1,6 @@
 //! Settings, the audit log, and a canonical dump for state-before == state-after checks.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use crate::records::{AuditRecord, audit_from_row};
@@ -94,6 +94,96 @@ impl Store {
                 }
             }
             Ok(out)
+        })
+    }
+}
+
+/// An ask raised by the tool policy, recorded with the event that announces it.
+#[derive(Debug, Clone, Copy)]
+pub struct AskRecord<'a> {
+    /// Session.
+    pub session_id: &'a str,
+    /// Turn.
+    pub turn_id: &'a str,
+    /// Tool call.
+    pub tool_call_id: &'a str,
+    /// The ask's id.
+    pub request_id: &'a str,
+    /// The tool.
+    pub tool_name: &'a str,
+    /// Why the policy asks.
+    pub reason: &'a str,
+}
+
+impl Store {
+    /// The session's running turn, if any.
+    pub fn active_turn(&mut self, session_id: &str) -> Result<Option<crate::TurnRecord>> {
+        self.read(|t| {
+            let id: Option<String> = t
+                .tx
+                .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND state = 'running'")?
+                .query_row([session_id], |r| r.get(0))
+                .optional()?;
+            match id {
+                Some(id) => t.turn(&id),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// Records an ask (audit row + `permissionAsked` event) in one durable transaction.
+    pub fn record_ask(&mut self, ask: &AskRecord<'_>) -> Result<()> {
+        self.transact(|t| {
+            let subject = AuditSubject {
+                session_id: Some(ask.session_id),
+                turn_id: Some(ask.turn_id),
+                tool_call_id: Some(ask.tool_call_id),
+                proposal_id: None,
+            };
+            t.audit(
+                subject,
+                "tool.ask",
+                &json!({ "requestId": ask.request_id, "tool": ask.tool_name, "reason": ask.reason }),
+            )?;
+            t.emit(
+                ask.session_id,
+                planhost_core::EventBody::PermissionAsked {
+                    request_id: ask.request_id.into(),
+                    turn_id: ask.turn_id.into(),
+                    tool_call_id: ask.tool_call_id.into(),
+                    tool_name: ask.tool_name.into(),
+                    reason: ask.reason.into(),
+                },
+            )
+        })
+    }
+
+    /// Records an ask's answer (audit row + `permissionResolved` event) in one transaction.
+    pub fn record_ask_answer(
+        &mut self,
+        ask: &AskRecord<'_>,
+        decision: &str,
+        note: Option<&str>,
+    ) -> Result<()> {
+        self.transact(|t| {
+            let subject = AuditSubject {
+                session_id: Some(ask.session_id),
+                turn_id: Some(ask.turn_id),
+                tool_call_id: Some(ask.tool_call_id),
+                proposal_id: None,
+            };
+            t.audit(
+                subject,
+                "tool.ask_answered",
+                &json!({ "requestId": ask.request_id, "tool": ask.tool_name, "decision": decision, "note": note }),
+            )?;
+            t.emit(
+                ask.session_id,
+                planhost_core::EventBody::PermissionResolved {
+                    request_id: ask.request_id.into(),
+                    decision: decision.into(),
+                },
+            )
         })
     }
 }

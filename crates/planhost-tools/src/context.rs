@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use planhost_fs::{FsError, Workspace, WorkspacePath};
 
 use crate::error::{Access, Result, ToolError};
+use crate::reserved::is_reserved;
 
 /// Whether paths outside the workspace may be read.
 ///
@@ -90,10 +91,20 @@ impl ToolContext {
         }
     }
 
+    /// Resolves a Write/Edit target. The reserved-path check runs on the canonical path first,
+    /// so a symlink into `.pi/plan` is reported as reserved rather than merely as a symlink; the
+    /// write itself then walks exactly these components through symlink-refusing handles.
     pub(crate) fn resolve_write(&self, requested: &str) -> Result<WorkspacePath> {
+        let write_err = |e| ToolError::from_fs(e, Access::Write);
+        let canonical = self.workspace.resolve(requested).map_err(write_err)?;
+        if is_reserved(&canonical) {
+            return Err(ToolError::PathReserved {
+                path: canonical.relative().to_owned(),
+            });
+        }
         self.workspace
             .resolve_for_write(requested)
-            .map_err(|e| ToolError::from_fs(e, Access::Write))
+            .map_err(write_err)
     }
 
     /// Opens a regular file for reading; inside the workspace every component goes through

@@ -1,5 +1,6 @@
 //! The crate's error type: one enum, one stable wire code per variant.
 
+use planhost_exec::ExecError;
 use planhost_fs::FsError;
 
 /// Result alias for tool calls.
@@ -107,6 +108,37 @@ pub enum ToolError {
         /// What is wrong.
         message: String,
     },
+    /// Write or Edit aimed at a path only the host writes: `.pi/plan/` (immutable SubmitPlan
+    /// artifacts) or `.pi/plans/` (published plans), judged on the canonical path.
+    /// Code `TOOL_PATH_RESERVED`.
+    #[error("path is reserved for the host's plan files: {path}")]
+    PathReserved {
+        /// The canonical workspace-relative path.
+        path: String,
+    },
+    /// The tool name is none of Read, Glob, Grep, Write, Edit, Bash. Code `TOOL_UNKNOWN`;
+    /// returned by `ToolName::from_str`.
+    #[error("unknown tool: {name}")]
+    UnknownTool {
+        /// The name as given.
+        name: String,
+    },
+    /// Bash was refused or failed in the process runner. The code is exec's own, unchanged
+    /// (`COMMAND_TIMEOUT_INVALID`, `COMMAND_SHELL_INVALID`, `COMMAND_SHELL_CHANGED`,
+    /// `SHELL_NOT_FOUND`, `COMMAND_CWD_INVALID`, `COMMAND_ENV_INVALID`, `COMMAND_SPAWN_FAILED`,
+    /// `COMMAND_WAIT_FAILED`); built only by [`ToolError::from_exec`].
+    #[error(transparent)]
+    Command {
+        /// The runner's error.
+        source: ExecError,
+    },
+    /// The host broke a contract with this crate (Bash dispatched without a pinned shell) or a
+    /// tool task died. Code `TOOL_INTERNAL_ERROR`; returned by `execute`.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl ToolError {
@@ -127,7 +159,16 @@ impl ToolError {
             Self::ReadFailed { .. } => "TOOL_READ_FAILED",
             Self::SymlinkRefused { .. } => "TOOL_SYMLINK_REFUSED",
             Self::InvalidInput { .. } => "TOOL_INVALID_INPUT",
+            Self::PathReserved { .. } => "TOOL_PATH_RESERVED",
+            Self::UnknownTool { .. } => "TOOL_UNKNOWN",
+            Self::Command { source } => source.code(),
+            Self::Internal { .. } => "TOOL_INTERNAL_ERROR",
         }
+    }
+
+    /// The one mapping from the runner's errors: the variant keeps exec's code exactly.
+    pub fn from_exec(source: ExecError) -> Self {
+        Self::Command { source }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {

@@ -1,4 +1,4 @@
-//! planhost's file tools: Read, Glob, Grep, Write and Edit, bounded by the workspace root.
+//! planhost's tools: Read, Glob, Grep, Write, Edit and Bash, bounded by the workspace root.
 //!
 //! Every path is resolved by [`planhost_fs::Workspace`]: canonicalised, kept inside the root,
 //! with a symlink that leads out refused. Write and Edit go further and refuse any symlink on
@@ -6,6 +6,11 @@
 //! (temp file in the same directory, fsync, rename, fsync). Requests and results are serde
 //! types with camelCase fields, so a JSON-RPC `tools.execute` can take them off the wire.
 //! Errors carry a stable code ([`ToolError::code`]).
+//!
+//! Write and Edit also refuse the host's own plan files ([`RESERVED_DIRS`], `TOOL_PATH_RESERVED`).
+//! [`bash`] runs one command through `planhost_exec` in the turn's pinned shell, with the
+//! environment [`BASH_ENV`] and nothing else. [`execute`] is the wire entry point: a
+//! [`ToolName`] and a JSON input in, the tool's camelCase JSON result out.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,18 +45,25 @@
 //! # }
 //! ```
 
+mod bash;
+mod bash_env;
 mod context;
+mod dispatch;
 mod edit;
 mod error;
 mod glob;
 mod grep;
 mod grep_sink;
 mod read;
+mod reserved;
 mod text;
 mod walk;
 mod write;
 
+pub use bash::{BashRequest, BashResult, ShellCatalog, ShellPinContext, bash};
+pub use bash_env::{BASH_ENV, EnvValue, bash_env};
 pub use context::{OutsideAccess, ToolContext};
+pub use dispatch::{ToolName, execute};
 pub use edit::{EditRequest, EditResult, LineEnding, detect_line_ending, edit};
 pub use error::{Result, ToolError};
 pub use glob::{GLOB_DEFAULT_LIMIT, GLOB_MAX_LIMIT, GlobRequest, GlobResult, glob};
@@ -64,5 +76,6 @@ pub use read::{
     READ_DEFAULT_LIMIT, READ_MAX_FILE_BYTES, READ_MAX_LINE_CHARS, READ_MAX_OUTPUT_BYTES,
     ReadRequest, ReadResult, read,
 };
+pub use reserved::RESERVED_DIRS;
 pub use text::BINARY_SNIFF_BYTES;
 pub use write::{WriteOutcome, WriteRequest, WriteResult, write};

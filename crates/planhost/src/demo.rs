@@ -1,139 +1,258 @@
-//! `planhost demo`: a scripted session through the host service, with no agent or model.
+//! `planhost demo`: a whole scripted session through the real protocol, against a temporary
+//! workspace and state directory, with no agent or model. It starts `planhost serve --stdio` as
+//! a child and talks JSON-RPC to it, printing each event as it happens.
+
+// This module writes for people on stdout; `serve --stdio` never runs it.
+#![allow(clippy::print_stdout)]
 
 use std::io::Write;
-use std::sync::Arc;
+use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
-use planhost_core::{
-    ApprovalAction, BatchPosition, Clock, ExecutionOutcome, Interactivity, Mode, ResolveRequest,
-    SubmitPlanInput, TargetPermissionMode, Timestamp, TurnOrigin,
+use planhost_client::Client;
+use planhost_core::ToolProvenance;
+use planhost_core::{ApprovalAction, ExecutionOutcome, Interactivity, Mode, TargetPermissionMode};
+use planhost_protocol::{
+    ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, ExecuteParams, ExecuteResult,
+    ExecutionRef, FinishExecutionParams, Notification, OpenSessionParams, ResolvePlanParams,
+    SessionInfo, SetModeParams, SubmitPlanParams, ToolOutput, TurnInfo, TurnRef,
 };
-use planhost_host::Host;
-use planhost_store::SubmitContext;
+use serde_json::{Value, json};
 
-/// The wall clock, in milliseconds since the epoch.
-#[derive(Debug)]
-struct SystemClock;
+const PLAN: &str = "# Plan: greet the world\n\n1. Write `hello.txt`.\n2. Print it with Bash.\n";
 
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        Timestamp(ms)
-    }
+fn show(note: &Notification) {
+    let mut out = std::io::stdout().lock();
+    let _ = match note.method.as_str() {
+        planhost_protocol::notifications::TOOL_OUTPUT => {
+            match serde_json::from_value::<ToolOutput>(note.params.clone()) {
+                Ok(o) => write!(out, "  {} #{:<3} {}", o.stream, o.seq, o.text),
+                Err(_) => writeln!(out, "  {}", note.params),
+            }
+        }
+        _ => {
+            let p = &note.params;
+            let mut body = p.clone();
+            if let Some(map) = body.as_object_mut() {
+                for key in ["sessionId", "seq", "at", "kind"] {
+                    map.remove(key);
+                }
+            }
+            writeln!(
+                out,
+                "  event #{:<3} {:<17} {}",
+                p["seq"],
+                p["kind"].as_str().unwrap_or("?"),
+                body
+            )
+        }
+    };
 }
 
-const PLAN: &str = "# Plan: greet the world\r\n\r\n1. Add `hello.txt`.\r\n2. Print it.\r\n";
+fn step(text: &str) {
+    println!("\n> {text}");
+}
 
 pub fn run() -> anyhow::Result<()> {
     let state = tempfile::tempdir().context("creating a temporary state directory")?;
     let workspace = tempfile::tempdir().context("creating a temporary workspace")?;
-    let mut out = std::io::stdout().lock();
-    let db = state.path().join("planhost.sqlite");
-    let startup = Host::open(&db, Arc::new(SystemClock)).context("opening the host")?;
-    let mut host = startup.host;
-    writeln!(
-        out,
-        "host    opened {} ({:?}; fence interrupted {} approvals)",
-        db.display(),
-        startup.migration,
-        startup.fence.interrupted_approvals.len()
-    )?;
-
-    let session = host.open_session(workspace.path(), Some("demo"), Interactivity::Interactive)?;
-    writeln!(
-        out,
-        "session {} in {} — mode {}",
-        session.id, session.workspace_root, session.mode
-    )?;
-    host.store().set_mode(&session.id, Mode::Plan)?;
-    writeln!(out, "mode    person selected Plan")?;
-
-    let turn = host.begin_turn(&session.id, TurnOrigin::User, None)?;
-    writeln!(out, "turn    {} began", turn.id)?;
-    let ctx = SubmitContext {
-        session_id: session.id.clone(),
-        turn_id: turn.id.clone(),
-        tool_call_id: "call-submit".into(),
-        batch: BatchPosition { index: 0, size: 1 },
+    let exe = std::env::current_exe().context("finding the planhost binary")?;
+    let mut child = Command::new(exe)
+        .args(["serve", "--stdio", "--state-dir"])
+        .arg(state.path())
+        .env("PLANHOST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting planhost serve --stdio")?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        anyhow::bail!("the child has no stdio");
     };
-    let input = SubmitPlanInput {
-        title: "Greet the world".into(),
-        markdown: PLAN.into(),
-        question: "Shall I implement this plan?".into(),
-    };
-    let second = host.submit_plan(
-        &SubmitContext {
-            batch: BatchPosition { index: 0, size: 2 },
-            ..ctx.clone()
-        },
-        &input,
+    let mut c = Client::from_streams(stdout, stdin);
+    let result = script(&mut c, workspace.path());
+    drop(c);
+    let _ = child.wait();
+    result
+}
+
+fn call<R: serde::de::DeserializeOwned>(
+    c: &mut Client,
+    method: &str,
+    params: Value,
+) -> anyhow::Result<R> {
+    c.call_with(method, &params, show)
+        .with_context(|| format!("{method} failed"))
+}
+
+fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
+    let hello = c.initialize("planhost-demo")?;
+    println!(
+        "connected to {} {} over stdio (protocol v{})",
+        hello.server_name, hello.server_version, hello.protocol_version
     );
-    if let Err(error) = second {
-        writeln!(
-            out,
-            "refused SubmitPlan sharing its batch: {} ({error})",
-            error.code()
-        )?;
-    }
-    let approval = host.submit_plan(&ctx, &input)?;
-    writeln!(
-        out,
-        "plan    {} pending, expires at {} ms",
-        approval.proposal_id, approval.expires_at.0
-    )?;
-    let written = std::fs::read(workspace.path().join(&approval.artifact_relative_path))?;
-    writeln!(
-        out,
-        "file    {} — {} bytes, sha256 {}, exact: {}",
-        approval.artifact_relative_path,
-        approval.artifact_size_bytes,
-        approval.artifact_sha256,
-        written == PLAN.as_bytes()
-    )?;
-    host.store().end_turn(&session.id, &turn.id)?;
 
-    let approved = host.resolve(
-        &ResolveRequest {
-            proposal_id: approval.proposal_id.clone(),
-            session_id: session.id.clone(),
+    step("open a session on a temporary workspace and select Plan");
+    let session: SessionInfo = call(
+        c,
+        "sessions.open",
+        serde_json::to_value(OpenSessionParams {
+            workspace_root: root.display().to_string(),
+            external_id: Some("demo".into()),
+            interactivity: Interactivity::Interactive,
+        })?,
+    )?;
+    let sid = session.id.clone();
+    let _: SessionInfo = call(
+        c,
+        "sessions.setMode",
+        serde_json::to_value(SetModeParams {
+            session_id: sid.clone(),
+            mode: Mode::Plan,
+        })?,
+    )?;
+
+    step("a turn begins; the agent tries to Write in Plan mode");
+    let turn: TurnInfo = call(
+        c,
+        "turns.begin",
+        serde_json::to_value(BeginTurnParams {
+            session_id: sid.clone(),
+            origin: None,
+        })?,
+    )?;
+    let authorize = |tool: &str, call_id: &str| AuthorizeParams {
+        session_id: sid.clone(),
+        turn_id: turn.id.clone(),
+        tool_call_id: call_id.into(),
+        tool_name: tool.into(),
+        batch_index: 0,
+        batch_size: 1,
+        provenance: ToolProvenance::BuiltIn,
+        input: json!({}),
+    };
+    let denied: AuthorizeResult = call(
+        c,
+        "tools.authorize",
+        serde_json::to_value(authorize("Write", "call-1"))?,
+    )?;
+    println!(
+        "  Write → {:?} {} ({})",
+        denied.decision,
+        denied.code.unwrap_or_default(),
+        denied.reason
+    );
+
+    step("the agent submits its plan");
+    let allowed: AuthorizeResult = call(
+        c,
+        "tools.authorize",
+        serde_json::to_value(authorize("SubmitPlan", "call-2"))?,
+    )?;
+    println!("  SubmitPlan → {:?}", allowed.decision);
+    let approval: ApprovalInfo = call(
+        c,
+        "plans.submit",
+        serde_json::to_value(SubmitPlanParams {
+            session_id: sid.clone(),
             turn_id: turn.id.clone(),
-            tool_call_id: "call-submit".into(),
+            tool_call_id: "call-2".into(),
+            batch_index: 0,
+            batch_size: 1,
+            title: "Greet the world".into(),
+            markdown: PLAN.into(),
+            question: "Shall I implement this plan?".into(),
+        })?,
+    )?;
+    println!(
+        "  wrote {} ({} bytes, sha256 {}…)",
+        approval.artifact_path,
+        approval.artifact_size_bytes,
+        &approval.artifact_sha256[..12]
+    );
+    let _: TurnInfo = call(
+        c,
+        "turns.end",
+        serde_json::to_value(TurnRef {
+            session_id: sid.clone(),
+            turn_id: turn.id.clone(),
+        })?,
+    )?;
+
+    step("a person approves with permission mode auto");
+    let approved: ApprovalInfo = call(
+        c,
+        "plans.resolve",
+        serde_json::to_value(ResolvePlanParams {
+            proposal_id: approval.proposal_id.clone(),
+            session_id: sid.clone(),
+            turn_id: approval.turn_id.clone(),
+            tool_call_id: approval.tool_call_id.clone(),
             version: Some(approval.version),
             artifact_sha256: Some(approval.artifact_sha256.clone()),
             action: ApprovalAction::Approve,
-            target_permission_mode: Some(TargetPermissionMode::AcceptEdits),
-        },
-        None,
+            target_permission_mode: Some(TargetPermissionMode::Auto),
+            feedback: None,
+        })?,
     )?;
     let execution = approved
         .execution_id
         .clone()
         .context("approval queued no execution")?;
-    let now = host.store().session(&session.id)?;
-    writeln!(
-        out,
-        "approve {} → mode {}, permission {}, execution {} queued",
-        approved.status, now.mode, now.permission_mode, execution
+
+    step("the worker claims the execution and runs Bash with streamed output");
+    let exec_turn: TurnInfo = call(
+        c,
+        "executions.claim",
+        serde_json::to_value(ExecutionRef {
+            session_id: sid.clone(),
+            execution_id: execution.clone(),
+        })?,
     )?;
-    let exec_turn = host.claim_execution(&session.id, &execution, None)?;
-    writeln!(out, "claim   execution turn {} running", exec_turn.id)?;
-    let done =
-        host.store()
-            .finish_execution(&session.id, &execution, ExecutionOutcome::Completed)?;
-    writeln!(
-        out,
-        "finish  execution {}",
+    let bash = AuthorizeParams {
+        turn_id: exec_turn.id.clone(),
+        tool_call_id: "call-3".into(),
+        ..authorize("Bash", "call-3")
+    };
+    let decision: AuthorizeResult = call(c, "tools.authorize", serde_json::to_value(bash)?)?;
+    println!("  Bash → {:?} ({})", decision.decision, decision.rule);
+    let result: ExecuteResult = call(
+        c,
+        "tools.execute",
+        serde_json::to_value(ExecuteParams {
+            session_id: sid.clone(),
+            turn_id: exec_turn.id.clone(),
+            tool_call_id: "call-3".into(),
+            tool: "Bash".into(),
+            input: json!({ "command": "printf 'hello, world\\n' > hello.txt; cat hello.txt; echo 'done' >&2" }),
+        })?,
+    )?;
+    println!(
+        "  exit {} in {} ms",
+        result.output["exit"], result.output["durationMs"]
+    );
+
+    step("the worker finishes the execution");
+    let done: ApprovalInfo = call(
+        c,
+        "executions.finish",
+        serde_json::to_value(FinishExecutionParams {
+            session_id: sid.clone(),
+            execution_id: execution,
+            outcome: ExecutionOutcome::Completed,
+        })?,
+    )?;
+    println!(
+        "  execution {}",
         done.execution_state.map_or("?", |s| s.as_str())
-    )?;
-    for event in host.store().take_events() {
-        writeln!(
-            out,
-            "event   #{:<3} {}",
-            event.seq,
-            serde_json::to_string(&event.body)?
-        )?;
+    );
+    while let Some(note) = c.next_notification(std::time::Duration::from_millis(200)) {
+        show(&note);
     }
+    println!(
+        "\nworkspace now holds: {}",
+        std::fs::read_to_string(root.join("hello.txt"))
+            .unwrap_or_default()
+            .trim()
+    );
     Ok(())
 }

@@ -1,10 +1,17 @@
 //! `planhost`: the privileged local host behind an AI coding agent's Plan mode.
+//!
+//! Exit codes: 0 success; 1 the host refused the request (the error's stable code is printed);
+//! 2 bad usage; 3 another planhost already serves this state directory; 4 no host is reachable.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
+mod cli;
 mod demo;
+mod paths;
+mod serve;
 
 /// The planhost command line.
 #[derive(Debug, Parser)]
@@ -14,26 +21,120 @@ mod demo;
     about = "The trustworthy host behind an AI coding agent's Plan mode"
 )]
 struct Cli {
+    #[command(flatten)]
+    location: Location,
     #[command(subcommand)]
     command: Command,
 }
 
+/// Where the host's state and socket are.
+#[derive(Debug, Clone, Args)]
+struct Location {
+    /// State directory (default: $PLANHOST_STATE_DIR, $XDG_STATE_HOME/planhost, ~/.local/state/planhost).
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Unix socket path (default: $XDG_RUNTIME_DIR/planhost.sock, or inside the state directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    socket: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Runs a whole scripted Plan session against a temporary workspace and prints each step.
+    /// Serve the host: on a unix socket (default) or on stdin/stdout for one embedding app.
+    Serve {
+        /// Serve JSON-RPC on stdin/stdout instead of the socket.
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Host status: version, state directory, sessions, pending approvals.
+    Status(cli::Output),
+    /// List plan approvals.
+    Plans {
+        /// Only pending approvals.
+        #[arg(long)]
+        pending: bool,
+        #[command(flatten)]
+        output: cli::Output,
+    },
+    /// Show one plan: title, question, file, live expiry, status, and the plan itself.
+    Show {
+        /// Proposal id (or a unique prefix of at least 8 characters).
+        proposal: String,
+        #[command(flatten)]
+        output: cli::Output,
+    },
+    /// Approve a pending plan; the session switches to Agent with the chosen permission mode.
+    Approve {
+        /// Proposal id (or a unique prefix).
+        proposal: String,
+        /// Permission mode for the execution.
+        #[arg(long, value_parser = ["ask", "accept-edits", "auto"], default_value = "ask")]
+        mode: String,
+    },
+    /// Reject a pending plan; the session stays in Plan.
+    Reject {
+        /// Proposal id (or a unique prefix).
+        proposal: String,
+        /// A note for the agent.
+        #[arg(long)]
+        feedback: Option<String>,
+    },
+    /// The shell catalog of this platform.
+    Shells(cli::Output),
+    /// Check the state directory, lock, socket, shells and SQLite.
+    Doctor(cli::Output),
+    /// Run a whole scripted Plan session through the real protocol, printing each event.
     Demo,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Demo => demo::run(),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    init_logging(matches!(cli.command, Command::Serve { .. }));
+    let paths = match paths::Paths::resolve(
+        cli.location.state_dir.as_deref(),
+        cli.location.socket.as_deref(),
+    ) {
+        Ok(paths) => paths,
         Err(error) => {
             eprintln!("planhost: {error:#}");
-            ExitCode::FAILURE
+            return ExitCode::from(2);
         }
+    };
+    let result = match cli.command {
+        Command::Serve { stdio } => {
+            let transport = if stdio {
+                serve::Transport::Stdio
+            } else {
+                serve::Transport::Socket
+            };
+            serve::run(&paths, transport)
+        }
+        Command::Status(out) => cli::status(&paths, out),
+        Command::Plans { pending, output } => cli::plans(&paths, pending, output),
+        Command::Show { proposal, output } => cli::show(&paths, &proposal, output),
+        Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, &mode),
+        Command::Reject { proposal, feedback } => cli::reject(&paths, &proposal, feedback),
+        Command::Shells(out) => cli::shells(&paths, out),
+        Command::Doctor(out) => cli::doctor(&paths, out),
+        Command::Demo => demo::run().map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => cli::report(&error),
     }
+}
+
+/// Logs go to stderr only: in `serve --stdio`, stdout carries nothing but the protocol.
+fn init_logging(serving: bool) {
+    let default = if serving {
+        "planhost=info,warn"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

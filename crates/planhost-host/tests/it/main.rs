@@ -1,5 +1,9 @@
 //! Integration tests: real SQLite files, real workspace directories, a manual clock.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::wildcard_enum_match_arm
+)]
 
 mod bad_input;
 mod fixture;

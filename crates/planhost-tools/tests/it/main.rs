@@ -1,14 +1,21 @@
 //! Integration tests for planhost-tools, against real files in temp dirs.
 
 // clippy.toml allows unwrap only inside #[test] fns; the shared helpers here are test code too.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::wildcard_enum_match_arm
+)]
 
+mod bash;
+mod dispatch;
 mod edit;
 mod errors;
 mod glob;
 mod grep;
 mod paths;
 mod read;
+mod reserved;
 mod wire;
 mod write;
 

@@ -1,0 +1,722 @@
+//! The tool policy: before every tool call the host decides allow, deny or ask from the
+//! session's durable state.
+//!
+//! [`authorize`] is a pure function. Its caller loads the preset, the mode and the permission
+//! mode from the host's durable session (SQLite); a mode, preset or permission sent in the
+//! request is never authoritative (DESIGN.md "Where state lives"). Every [`Decision`] names the
+//! rule that produced it, so the audit log can say why.
+//!
+//! # Rules, in the order they are checked
+//!
+//! | # | when | decision | source |
+//! |---|---|---|---|
+//! | 1 | batch position malformed (`size == 0` or `index >= size`) | deny `POLICY_BATCH_INVALID` | DESIGN decision 4 |
+//! | 2 | Plan, tool *named* Write/Edit/apply_patch, any provenance | deny `POLICY_PLAN_WRITE_DENIED` | 000 §1, 003, 004, DESIGN "Permission modes" |
+//! | 3 | built-in claim for `web_search`/`web_fetch`, any mode | deny `POLICY_PROVENANCE_MISMATCH` | 003 "same-named SDK" |
+//! | 4 | built-in claim for any other name outside the catalog, any mode | deny `POLICY_UNKNOWN_TOOL` | 000 §1, DESIGN decision 4 |
+//! | 5 | built-in `create_plan`, any mode | deny `POLICY_PUBLICATION_COMMAND_ONLY` | 003 "Publication" |
+//! | 6 | Agent: read-only, CompactContext, BrowserPreview | allow | DESIGN "Permission modes" |
+//! | 7 | Agent: Write/Edit | `ask` → ask; `accept-edits`, `auto` → allow | DESIGN "Permission modes" |
+//! | 8 | Agent: Bash | `ask`, `accept-edits` → ask; `auto` → allow | DESIGN "Permission modes" |
+//! | 9 | Agent: EnterPlanMode | allow alone in its batch | 000 §3 rule 2 |
+//! | 10 | Agent: SubmitPlan, update_plan_draft | deny `POLICY_PLAN_MODE_NOT_ACTIVE` | 000 §3, 003 |
+//! | 11 | Agent: extension tool | `auto` → allow; otherwise ask | DESIGN "Permission modes" |
+//! | 12 | Plan `host`: read-only, CompactContext, BrowserPreview, update_plan_draft | allow | 000 §1 |
+//! | 13 | Plan `host`: EnterPlanMode, SubmitPlan | allow alone in its batch | 000 §1, §3 rule 2 |
+//! | 14 | Plan `host`: Bash | as in Agent | 000 §1 |
+//! | 15 | Plan `host`: extension tool | deny `POLICY_PLUGIN_DENIED` | 000 §1 |
+//! | 16 | Plan `strict`: read-only, update_plan_draft | allow | 003 "Read-only enforcement" |
+//! | 17 | Plan `strict`: Bash | deny `POLICY_PLAN_SHELL_DENIED` | 003 |
+//! | 18 | Plan `strict`: other built-ins | deny `POLICY_STRICT_TOOL_DENIED` | 003 |
+//! | 19 | Plan `strict`: extension tool on the allow-list, provenance checked | allow | 003 |
+//! | 20 | Plan `strict`: extension tool named like an allow-listed or built-in tool | deny `POLICY_PROVENANCE_MISMATCH` | 003 |
+//! | 21 | Plan `strict`: any other extension tool | deny `POLICY_PLUGIN_DENIED` | 003 |
+//! | 22 | Plan `explore`: built-ins but Write/Edit | as in Plan `host` | 004 "Contract" |
+//! | 23 | Plan `explore`: extension tool | as in Agent | 004 "Contract" |
+//!
+//! "Built-in" means the client reported [`ToolProvenance::BuiltIn`] *and* the name is in the
+//! host's catalog ([`ToolKind::classify`]). An extension tool is a plugin whatever its name: an
+//! extension named `read` is not Read.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{BatchPosition, Mode, PermissionMode, PolicyPreset, TargetPermissionMode};
+
+/// The package whose `web_search` and `web_fetch` the strict preset admits (seed 003).
+pub const WEB_TOOLS_PACKAGE: &str = "@pithos-kit/web";
+
+/// A permission mode with `inherit` resolved: what the policy actually applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffectivePermission {
+    /// Ask a person before each Write, Edit, Bash or plugin call. The default: seed 000 §1
+    /// defaults the explicit choice to Ask.
+    #[default]
+    Ask,
+    /// Run Write and Edit; ask for Bash and plugin tools.
+    AcceptEdits,
+    /// Run everything the mode and preset permit.
+    Auto,
+}
+
+impl EffectivePermission {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [EffectivePermission] = &[
+        EffectivePermission::Ask,
+        EffectivePermission::AcceptEdits,
+        EffectivePermission::Auto,
+    ];
+
+    /// The stable wire string, the same as [`PermissionMode`]'s.
+    pub fn as_str(self) -> &'static str {
+        PermissionMode::from(self).as_str()
+    }
+
+    /// The explicit mode a [`PermissionMode`] names, or `None` for `inherit`.
+    pub fn explicit(mode: PermissionMode) -> Option<EffectivePermission> {
+        match mode {
+            PermissionMode::Inherit => None,
+            PermissionMode::Ask => Some(EffectivePermission::Ask),
+            PermissionMode::AcceptEdits => Some(EffectivePermission::AcceptEdits),
+            PermissionMode::Auto => Some(EffectivePermission::Auto),
+        }
+    }
+}
+
+impl fmt::Display for EffectivePermission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<EffectivePermission> for PermissionMode {
+    fn from(value: EffectivePermission) -> Self {
+        match value {
+            EffectivePermission::Ask => PermissionMode::Ask,
+            EffectivePermission::AcceptEdits => PermissionMode::AcceptEdits,
+            EffectivePermission::Auto => PermissionMode::Auto,
+        }
+    }
+}
+
+impl From<TargetPermissionMode> for EffectivePermission {
+    fn from(value: TargetPermissionMode) -> Self {
+        match value {
+            TargetPermissionMode::Ask => EffectivePermission::Ask,
+            TargetPermissionMode::AcceptEdits => EffectivePermission::AcceptEdits,
+            TargetPermissionMode::Auto => EffectivePermission::Auto,
+        }
+    }
+}
+
+/// Resolves a session's permission mode: an explicit mode wins; `inherit` takes the host
+/// default (`default_permission_mode`), and `ask` when none is configured.
+pub fn effective_permission(
+    session: PermissionMode,
+    host_default: Option<EffectivePermission>,
+) -> EffectivePermission {
+    EffectivePermission::explicit(session)
+        .or(host_default)
+        .unwrap_or_default()
+}
+
+/// Where a tool comes from, as the client knows it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ToolProvenance {
+    /// Built into the client runtime or the host. Only catalog names count as built-ins.
+    BuiltIn,
+    /// Registered by an extension: a plugin, whatever its name.
+    Extension {
+        /// The npm package name from the extension's manifest.
+        package: String,
+        /// The absolute path of the file that registered the tool.
+        #[serde(rename = "sourcePath")]
+        source_path: String,
+    },
+}
+
+/// What a tool name means when its provenance is [`ToolProvenance::BuiltIn`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// `Read`/`read`, `Glob`/`find`/`ls`, `Grep`/`grep`.
+    ReadOnly,
+    /// `Write`/`write`.
+    Write,
+    /// `Edit`/`edit`/`apply_patch`.
+    Edit,
+    /// `Bash`/`bash`.
+    Shell,
+    /// `EnterPlanMode` (seed 000).
+    EnterPlanMode,
+    /// `SubmitPlan` (seed 000).
+    SubmitPlan,
+    /// `update_plan_draft`: records a checkpoint (seed 003).
+    UpdatePlanDraft,
+    /// `create_plan`: publication (seed 003).
+    CreatePlan,
+    /// `CompactContext`, `BrowserPreview`: host built-ins seed 000 allows in Plan.
+    HostUtility,
+    /// `web_search`, `web_fetch`: names only an extension may provide (seed 003).
+    Web,
+    /// Any other name.
+    Unknown,
+}
+
+impl ToolKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [ToolKind] = &[
+        ToolKind::ReadOnly,
+        ToolKind::Write,
+        ToolKind::Edit,
+        ToolKind::Shell,
+        ToolKind::EnterPlanMode,
+        ToolKind::SubmitPlan,
+        ToolKind::UpdatePlanDraft,
+        ToolKind::CreatePlan,
+        ToolKind::HostUtility,
+        ToolKind::Web,
+        ToolKind::Unknown,
+    ];
+
+    /// Classifies a name exactly (case-sensitive): the host's canonical names and pi's.
+    pub fn classify(name: &str) -> ToolKind {
+        match name {
+            "Read" | "read" | "Glob" | "find" | "ls" | "Grep" | "grep" => ToolKind::ReadOnly,
+            "Write" | "write" => ToolKind::Write,
+            "Edit" | "edit" | "apply_patch" => ToolKind::Edit,
+            "Bash" | "bash" => ToolKind::Shell,
+            "EnterPlanMode" => ToolKind::EnterPlanMode,
+            "SubmitPlan" => ToolKind::SubmitPlan,
+            "update_plan_draft" => ToolKind::UpdatePlanDraft,
+            "create_plan" => ToolKind::CreatePlan,
+            "CompactContext" | "BrowserPreview" => ToolKind::HostUtility,
+            "web_search" | "web_fetch" => ToolKind::Web,
+            _ => ToolKind::Unknown,
+        }
+    }
+
+    /// Write or Edit: denied in Plan whatever the provenance or permission mode.
+    fn writes_files(self) -> bool {
+        match self {
+            ToolKind::Write | ToolKind::Edit => true,
+            ToolKind::ReadOnly
+            | ToolKind::Shell
+            | ToolKind::EnterPlanMode
+            | ToolKind::SubmitPlan
+            | ToolKind::UpdatePlanDraft
+            | ToolKind::CreatePlan
+            | ToolKind::HostUtility
+            | ToolKind::Web
+            | ToolKind::Unknown => false,
+        }
+    }
+}
+
+/// One extension tool the strict preset admits in Plan mode.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AllowedExtension {
+    /// The exact tool name.
+    pub tool: String,
+    /// The exact npm package name that must provide it.
+    pub package: String,
+}
+
+impl AllowedExtension {
+    /// True when `tool_name` with `provenance` is this entry: same name, same package, and a
+    /// source path inside that package (see [`source_in_package`]).
+    pub fn admits(&self, tool_name: &str, provenance: &ToolProvenance) -> bool {
+        match provenance {
+            ToolProvenance::BuiltIn => false,
+            ToolProvenance::Extension {
+                package,
+                source_path,
+            } => {
+                self.tool == tool_name
+                    && self.package == *package
+                    && source_in_package(source_path, package)
+            }
+        }
+    }
+}
+
+/// The strict preset's default allow-list: `web_search` and `web_fetch` from
+/// [`WEB_TOOLS_PACKAGE`] (seed 003 "Read-only enforcement").
+pub fn default_strict_allow_list() -> Vec<AllowedExtension> {
+    ["web_search", "web_fetch"]
+        .into_iter()
+        .map(|tool| AllowedExtension {
+            tool: tool.to_owned(),
+            package: WEB_TOOLS_PACKAGE.to_owned(),
+        })
+        .collect()
+}
+
+/// True when `source_path` is a file inside the installed package `package`.
+///
+/// The rule, so that seed 003's top-level, path-escaping and spoofed-source tools fail:
+/// - the path is absolute: POSIX (`/…`, no `\` anywhere, since `\` is a file-name character
+///   there) or a Windows drive path (`C:\…` or `C:/…`); relative and UNC paths are refused;
+/// - no component is empty, `.` or `..` (nothing to normalise, nothing escapes);
+/// - the components after the *last* `node_modules` start with the package name's components
+///   (`@pithos-kit`, `web`), compared exactly, and at least one component follows them. The
+///   innermost `node_modules` owns a file, as in Node's resolution, so a dependency nested
+///   inside the package is not the package.
+pub fn source_in_package(source_path: &str, package: &str) -> bool {
+    let Some(components) = absolute_components(source_path) else {
+        return false;
+    };
+    if components.iter().any(|c| matches!(*c, "" | "." | "..")) {
+        return false;
+    }
+    let Some(last_modules) = components.iter().rposition(|c| *c == "node_modules") else {
+        return false;
+    };
+    let inside = components.get(last_modules + 1..).unwrap_or_default();
+    let wanted: Vec<&str> = package.split('/').collect();
+    inside.len() > wanted.len() && inside.starts_with(&wanted)
+}
+
+fn absolute_components(path: &str) -> Option<Vec<&str>> {
+    if let Some(rest) = path.strip_prefix('/') {
+        if path.contains('\\') {
+            return None;
+        }
+        return Some(rest.split('/').collect());
+    }
+    let bytes = path.as_bytes();
+    match bytes {
+        [drive, b':', b'/' | b'\\', ..] if drive.is_ascii_alphabetic() => {
+            Some(path.get(3..)?.split(['/', '\\']).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Why the policy refused a tool call; each a stable code for the wire and the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DenyCode {
+    /// The batch position is malformed (`size == 0` or `index >= size`). DESIGN decision 4.
+    BatchInvalid,
+    /// Write, Edit or apply_patch in Plan mode, by name, under every preset and permission
+    /// mode. Seeds 000 §1, 003, 004; DESIGN "Permission modes".
+    PlanWriteDenied,
+    /// A shell tool in Plan mode under `strict`. Seed 003 "Read-only enforcement".
+    PlanShellDenied,
+    /// An extension tool where the preset admits none (`host` in Plan, seed 000 §1) or none
+    /// by that name (`strict` in Plan, seed 003).
+    PluginDenied,
+    /// A tool whose claimed provenance does not match its name: a built-in claim for a web
+    /// tool, or, under `strict`, an extension tool named like an allow-listed tool or a
+    /// built-in. Seed 003's same-named SDK, top-level, path-escaping and spoofed-source tools.
+    ProvenanceMismatch,
+    /// A built-in claim for a name outside the host's catalog. Seed 000 §1; decision 4.
+    UnknownTool,
+    /// EnterPlanMode or SubmitPlan shares its assistant batch. Seed 000 §3 rule 2.
+    ToolNotAloneInBatch,
+    /// SubmitPlan or update_plan_draft while the session is in Agent mode. Seeds 000, 003.
+    PlanModeNotActive,
+    /// create_plan: publication is driven by `/plan save` and `/plan exit`, never by the
+    /// model's own call. Seed 003 "Publication"; issue #5.
+    PublicationCommandOnly,
+    /// A built-in the `strict` preset does not expose in Plan mode. Seed 003.
+    StrictToolDenied,
+}
+
+impl DenyCode {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [DenyCode] = &[
+        DenyCode::BatchInvalid,
+        DenyCode::PlanWriteDenied,
+        DenyCode::PlanShellDenied,
+        DenyCode::PluginDenied,
+        DenyCode::ProvenanceMismatch,
+        DenyCode::UnknownTool,
+        DenyCode::ToolNotAloneInBatch,
+        DenyCode::PlanModeNotActive,
+        DenyCode::PublicationCommandOnly,
+        DenyCode::StrictToolDenied,
+    ];
+
+    /// The stable wire code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenyCode::BatchInvalid => "POLICY_BATCH_INVALID",
+            DenyCode::PlanWriteDenied => "POLICY_PLAN_WRITE_DENIED",
+            DenyCode::PlanShellDenied => "POLICY_PLAN_SHELL_DENIED",
+            DenyCode::PluginDenied => "POLICY_PLUGIN_DENIED",
+            DenyCode::ProvenanceMismatch => "POLICY_PROVENANCE_MISMATCH",
+            DenyCode::UnknownTool => "POLICY_UNKNOWN_TOOL",
+            DenyCode::ToolNotAloneInBatch => "POLICY_TOOL_NOT_ALONE_IN_BATCH",
+            DenyCode::PlanModeNotActive => "POLICY_PLAN_MODE_NOT_ACTIVE",
+            DenyCode::PublicationCommandOnly => "POLICY_PUBLICATION_COMMAND_ONLY",
+            DenyCode::StrictToolDenied => "POLICY_STRICT_TOOL_DENIED",
+        }
+    }
+}
+
+impl fmt::Display for DenyCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for DenyCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The policy's answer for one tool call. `rule` is a stable id for the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "camelCase")]
+pub enum Decision {
+    /// Run the tool.
+    Allow {
+        /// The rule that allowed it.
+        rule: &'static str,
+    },
+    /// Refuse the tool call.
+    Deny {
+        /// The rule that denied it.
+        rule: &'static str,
+        /// The stable code.
+        code: DenyCode,
+        /// A sentence for the model and the person.
+        reason: String,
+    },
+    /// Run the tool only once a person says yes on some approval surface.
+    Ask {
+        /// The rule that asked.
+        rule: &'static str,
+        /// What the person is asked about.
+        reason: String,
+    },
+}
+
+impl Decision {
+    /// The rule that produced this decision.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Decision::Allow { rule } | Decision::Deny { rule, .. } | Decision::Ask { rule, .. } => {
+                rule
+            }
+        }
+    }
+
+    /// The deny code, if this is a denial.
+    pub fn deny_code(&self) -> Option<DenyCode> {
+        match self {
+            Decision::Deny { code, .. } => Some(*code),
+            Decision::Allow { .. } | Decision::Ask { .. } => None,
+        }
+    }
+}
+
+/// Everything [`authorize`] needs. Preset, mode and permission come from the durable session,
+/// never from the request.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthorizeInput<'a> {
+    /// The session's (or workspace's) preset; `host` when none is chosen.
+    pub preset: PolicyPreset,
+    /// The durable mode.
+    pub mode: Mode,
+    /// The session's permission mode, `inherit` resolved by [`effective_permission`].
+    pub permission_mode: EffectivePermission,
+    /// The tool name, exactly as called.
+    pub tool_name: &'a str,
+    /// Where the client says the tool comes from.
+    pub provenance: &'a ToolProvenance,
+    /// The call's place in its assistant batch.
+    pub batch: BatchPosition,
+    /// Extension tools `strict` admits in Plan; ignored by the other presets.
+    pub allow_list: &'a [AllowedExtension],
+}
+
+/// Decides one tool call. Pure: same input, same decision.
+pub fn authorize(input: &AuthorizeInput<'_>) -> Decision {
+    let name = input.tool_name;
+    let batch = input.batch;
+    if batch.size == 0 || batch.index >= batch.size {
+        return deny(
+            "batch.invalid",
+            DenyCode::BatchInvalid,
+            format!(
+                "tool call {} of a batch of {} is not a valid position",
+                batch.index, batch.size
+            ),
+        );
+    }
+    let kind = ToolKind::classify(name);
+    match input.mode {
+        // By name and before provenance: a same-named extension tool is blocked too (seed 004
+        // blocks these names; seed 003 blocks same-named overrides of built-ins).
+        Mode::Plan if kind.writes_files() => return plan_write_denied(name),
+        Mode::Plan | Mode::Agent => {}
+    }
+    match input.provenance {
+        ToolProvenance::BuiltIn => built_in(input, kind),
+        ToolProvenance::Extension { package, .. } => extension(input, kind, package),
+    }
+}
+
+/// A catalog built-in that reaches the per-mode rules.
+#[derive(Debug, Clone, Copy)]
+enum Catalog {
+    ReadOnly,
+    WritesFiles,
+    Shell,
+    EnterPlanMode,
+    SubmitPlan,
+    UpdatePlanDraft,
+    HostUtility,
+}
+
+fn built_in(input: &AuthorizeInput<'_>, kind: ToolKind) -> Decision {
+    let name = input.tool_name;
+    let permission = input.permission_mode;
+    let catalog = match kind {
+        ToolKind::ReadOnly => Catalog::ReadOnly,
+        ToolKind::Write | ToolKind::Edit => Catalog::WritesFiles,
+        ToolKind::Shell => Catalog::Shell,
+        ToolKind::EnterPlanMode => Catalog::EnterPlanMode,
+        ToolKind::SubmitPlan => Catalog::SubmitPlan,
+        ToolKind::UpdatePlanDraft => Catalog::UpdatePlanDraft,
+        ToolKind::HostUtility => Catalog::HostUtility,
+        ToolKind::CreatePlan => {
+            return deny(
+                "create_plan.command_only",
+                DenyCode::PublicationCommandOnly,
+                "the plan is published by /plan save or /plan exit, not by create_plan".into(),
+            );
+        }
+        ToolKind::Web => {
+            return deny(
+                "builtin.web_spoof",
+                DenyCode::ProvenanceMismatch,
+                format!("{name} is not a built-in; only an extension package provides it"),
+            );
+        }
+        ToolKind::Unknown => {
+            return deny(
+                "builtin.unknown",
+                DenyCode::UnknownTool,
+                format!("{name} is not a tool the host knows"),
+            );
+        }
+    };
+    match input.mode {
+        Mode::Agent => agent_built_in(catalog, name, permission, input.batch),
+        Mode::Plan => match input.preset {
+            PolicyPreset::Host => {
+                lenient_plan_built_in(&HOST_PLAN, catalog, name, permission, input.batch)
+            }
+            PolicyPreset::Explore => {
+                lenient_plan_built_in(&EXPLORE_PLAN, catalog, name, permission, input.batch)
+            }
+            PolicyPreset::Strict => strict_plan_built_in(catalog, name),
+        },
+    }
+}
+
+/// DESIGN.md "Permission modes", Agent mode; the same under every preset.
+fn agent_built_in(
+    catalog: Catalog,
+    name: &str,
+    permission: EffectivePermission,
+    batch: BatchPosition,
+) -> Decision {
+    match catalog {
+        Catalog::ReadOnly => allow("agent.read_only"),
+        Catalog::HostUtility => allow("agent.host_utility"),
+        Catalog::WritesFiles => match permission {
+            EffectivePermission::Ask => ask("agent.edit_by_permission", name, permission),
+            EffectivePermission::AcceptEdits | EffectivePermission::Auto => {
+                allow("agent.edit_by_permission")
+            }
+        },
+        Catalog::Shell => ask_unless_auto("agent.shell_by_permission", name, permission),
+        Catalog::EnterPlanMode => alone("agent.enter_plan", name, batch),
+        Catalog::SubmitPlan | Catalog::UpdatePlanDraft => deny(
+            "agent.plan_tool",
+            DenyCode::PlanModeNotActive,
+            format!("{name} needs Plan mode; the session is in Agent mode"),
+        ),
+    }
+}
+
+/// The rule ids of one of the two presets that share their Plan-mode rules for built-ins.
+#[derive(Debug)]
+struct LenientRules {
+    read_only: &'static str,
+    host_utility: &'static str,
+    update_plan_draft: &'static str,
+    plan_control: &'static str,
+    shell: &'static str,
+}
+
+const HOST_PLAN: LenientRules = LenientRules {
+    read_only: "plan.host.read_only",
+    host_utility: "plan.host.host_utility",
+    update_plan_draft: "plan.host.update_plan_draft",
+    plan_control: "plan.host.plan_control",
+    shell: "plan.host.shell_by_permission",
+};
+
+const EXPLORE_PLAN: LenientRules = LenientRules {
+    read_only: "plan.explore.read_only",
+    host_utility: "plan.explore.host_utility",
+    update_plan_draft: "plan.explore.update_plan_draft",
+    plan_control: "plan.explore.plan_control",
+    shell: "plan.explore.shell_by_permission",
+};
+
+/// Plan under `host` (seed 000 §1), and under `explore`, whose only Plan-mode block on
+/// built-ins is Write/Edit (seed 004 "Contract").
+fn lenient_plan_built_in(
+    rules: &LenientRules,
+    catalog: Catalog,
+    name: &str,
+    permission: EffectivePermission,
+    batch: BatchPosition,
+) -> Decision {
+    match catalog {
+        Catalog::ReadOnly => allow(rules.read_only),
+        Catalog::HostUtility => allow(rules.host_utility),
+        Catalog::UpdatePlanDraft => allow(rules.update_plan_draft),
+        Catalog::EnterPlanMode | Catalog::SubmitPlan => alone(rules.plan_control, name, batch),
+        Catalog::Shell => ask_unless_auto(rules.shell, name, permission),
+        Catalog::WritesFiles => plan_write_denied(name),
+    }
+}
+
+/// Plan under `strict`: truly read-only (seed 003 "Read-only enforcement").
+fn strict_plan_built_in(catalog: Catalog, name: &str) -> Decision {
+    match catalog {
+        Catalog::ReadOnly => allow("plan.strict.read_only"),
+        Catalog::UpdatePlanDraft => allow("plan.strict.update_plan_draft"),
+        Catalog::Shell => deny(
+            "plan.strict.shell_denied",
+            DenyCode::PlanShellDenied,
+            format!("{name} runs commands; the strict preset blocks shell tools in Plan mode"),
+        ),
+        Catalog::HostUtility | Catalog::EnterPlanMode | Catalog::SubmitPlan => deny(
+            "plan.strict.not_exposed",
+            DenyCode::StrictToolDenied,
+            format!("the strict preset does not expose {name} in Plan mode"),
+        ),
+        Catalog::WritesFiles => plan_write_denied(name),
+    }
+}
+
+fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decision {
+    let name = input.tool_name;
+    let permission = input.permission_mode;
+    let preset = match input.mode {
+        Mode::Agent => return ask_unless_auto("agent.plugin_by_permission", name, permission),
+        Mode::Plan => input.preset,
+    };
+    match preset {
+        PolicyPreset::Explore => {
+            ask_unless_auto("plan.explore.plugin_by_permission", name, permission)
+        }
+        PolicyPreset::Host => deny(
+            "plan.host.plugin_denied",
+            DenyCode::PluginDenied,
+            format!("{name} comes from the extension {package:?}; Plan mode denies plugin tools"),
+        ),
+        PolicyPreset::Strict => {
+            if input
+                .allow_list
+                .iter()
+                .any(|entry| entry.admits(name, input.provenance))
+            {
+                return allow("plan.strict.allow_listed_extension");
+            }
+            let on_allow_list = input.allow_list.iter().any(|entry| entry.tool == name);
+            let built_in_name = match kind {
+                ToolKind::ReadOnly
+                | ToolKind::Write
+                | ToolKind::Edit
+                | ToolKind::Shell
+                | ToolKind::EnterPlanMode
+                | ToolKind::SubmitPlan
+                | ToolKind::UpdatePlanDraft
+                | ToolKind::CreatePlan
+                | ToolKind::HostUtility => true,
+                ToolKind::Web | ToolKind::Unknown => false,
+            };
+            if on_allow_list || built_in_name {
+                deny(
+                    "plan.strict.same_named_extension",
+                    DenyCode::ProvenanceMismatch,
+                    format!(
+                        "{name} from the extension {package:?} is not the trusted tool of that \
+                         name; the strict preset blocks it"
+                    ),
+                )
+            } else {
+                deny(
+                    "plan.strict.plugin_denied",
+                    DenyCode::PluginDenied,
+                    format!("{name} is not on the strict preset's allow-list"),
+                )
+            }
+        }
+    }
+}
+
+/// Bash and plugin tools follow the permission mode: only `auto` runs them unasked.
+fn ask_unless_auto(rule: &'static str, name: &str, permission: EffectivePermission) -> Decision {
+    match permission {
+        EffectivePermission::Ask | EffectivePermission::AcceptEdits => ask(rule, name, permission),
+        EffectivePermission::Auto => allow(rule),
+    }
+}
+
+/// Seed 000 §3 rule 2: EnterPlanMode and SubmitPlan are each the only call in their batch.
+fn alone(rule: &'static str, name: &str, batch: BatchPosition) -> Decision {
+    if batch.size == 1 && batch.index == 0 {
+        allow(rule)
+    } else {
+        deny(
+            rule,
+            DenyCode::ToolNotAloneInBatch,
+            format!(
+                "{name} must be the only tool call in its batch (batch had {})",
+                batch.size
+            ),
+        )
+    }
+}
+
+fn plan_write_denied(name: &str) -> Decision {
+    deny(
+        "plan.write_denied",
+        DenyCode::PlanWriteDenied,
+        format!("{name} changes files; Plan mode denies it whatever the permission mode"),
+    )
+}
+
+fn allow(rule: &'static str) -> Decision {
+    Decision::Allow { rule }
+}
+
+fn ask(rule: &'static str, name: &str, permission: EffectivePermission) -> Decision {
+    Decision::Ask {
+        rule,
+        reason: format!("permission mode {permission} asks before {name} runs"),
+    }
+}
+
+fn deny(rule: &'static str, code: DenyCode, reason: String) -> Decision {
+    Decision::Deny { rule, code, reason }
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

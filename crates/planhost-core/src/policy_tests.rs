@@ -1,0 +1,695 @@
+use super::*;
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+const ALONE: BatchPosition = BatchPosition { index: 0, size: 1 };
+
+const GENUINE_WEB: &str = "/home/u/.pi/agent/npm/node_modules/@pithos-kit/web/dist/index.js";
+
+fn ext(package: &str, source_path: &str) -> ToolProvenance {
+    ToolProvenance::Extension {
+        package: package.into(),
+        source_path: source_path.into(),
+    }
+}
+
+fn decide(
+    preset: PolicyPreset,
+    mode: Mode,
+    permission_mode: EffectivePermission,
+    tool_name: &str,
+    provenance: &ToolProvenance,
+    batch: BatchPosition,
+) -> Decision {
+    let allow_list = default_strict_allow_list();
+    authorize(&AuthorizeInput {
+        preset,
+        mode,
+        permission_mode,
+        tool_name,
+        provenance,
+        batch,
+        allow_list: &allow_list,
+    })
+}
+
+fn strict_plan(tool_name: &str, provenance: &ToolProvenance) -> Decision {
+    decide(
+        PolicyPreset::Strict,
+        Mode::Plan,
+        EffectivePermission::Auto,
+        tool_name,
+        provenance,
+        ALONE,
+    )
+}
+
+/// "allow", "ask", or the deny code.
+fn outcome(decision: &Decision) -> &'static str {
+    match decision {
+        Decision::Allow { .. } => "allow",
+        Decision::Ask { .. } => "ask",
+        Decision::Deny { code, .. } => code.as_str(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The expectation table. Written from DESIGN.md and the seeds, row by row; the first row that
+// matches wins. `*` matches anything, `a|b` matches either.
+
+/// Every name the table is checked with, and its class in the table's own words.
+const NAMES: &[(&str, &str)] = &[
+    ("Read", "read"),
+    ("read", "read"),
+    ("Glob", "read"),
+    ("find", "read"),
+    ("ls", "read"),
+    ("Grep", "read"),
+    ("grep", "read"),
+    ("Write", "write"),
+    ("write", "write"),
+    ("Edit", "edit"),
+    ("edit", "edit"),
+    ("apply_patch", "edit"),
+    ("Bash", "shell"),
+    ("bash", "shell"),
+    ("EnterPlanMode", "enter"),
+    ("SubmitPlan", "submit"),
+    ("update_plan_draft", "draft"),
+    ("create_plan", "create"),
+    ("CompactContext", "utility"),
+    ("BrowserPreview", "utility"),
+    ("web_search", "web"),
+    ("web_fetch", "web"),
+    ("READ", "unknown"),
+    ("Delete", "unknown"),
+    ("task", "unknown"),
+    ("mcp__github__create_issue", "unknown"),
+    ("", "unknown"),
+];
+
+/// Provenances the table is checked with.
+fn provenances() -> Vec<(&'static str, ToolProvenance)> {
+    vec![
+        ("builtin", ToolProvenance::BuiltIn),
+        ("ext-web", ext(WEB_TOOLS_PACKAGE, GENUINE_WEB)),
+        (
+            "ext-other",
+            ext("my-tools", "/home/u/proj/node_modules/my-tools/index.js"),
+        ),
+        (
+            "ext-spoof",
+            ext(WEB_TOOLS_PACKAGE, "/home/u/.pi/agent/extensions/web.ts"),
+        ),
+    ]
+}
+
+const EXT: &str = "ext-web|ext-other|ext-spoof";
+const KNOWN_NAMES: &str = "read|write|edit|shell|enter|submit|draft|create|utility|web";
+
+/// (preset, mode, permission, tool class, provenance) => outcome.
+const TABLE: &[[&str; 6]] = &[
+    // Plan never writes files, whoever provides the tool (000 §1, 003, 004, DESIGN).
+    [
+        "*",
+        "plan",
+        "*",
+        "write|edit",
+        "*",
+        "POLICY_PLAN_WRITE_DENIED",
+    ],
+    // The host's catalog: anything else claimed as built-in is refused (decision 4).
+    [
+        "*",
+        "*",
+        "*",
+        "web",
+        "builtin",
+        "POLICY_PROVENANCE_MISMATCH",
+    ],
+    ["*", "*", "*", "unknown", "builtin", "POLICY_UNKNOWN_TOOL"],
+    [
+        "*",
+        "*",
+        "*",
+        "create",
+        "builtin",
+        "POLICY_PUBLICATION_COMMAND_ONLY",
+    ],
+    // Agent mode, DESIGN "Permission modes".
+    ["*", "agent", "*", "read|utility|enter", "builtin", "allow"],
+    ["*", "agent", "ask", "write|edit", "builtin", "ask"],
+    [
+        "*",
+        "agent",
+        "accept-edits|auto",
+        "write|edit",
+        "builtin",
+        "allow",
+    ],
+    ["*", "agent", "ask|accept-edits", "shell", "builtin", "ask"],
+    ["*", "agent", "auto", "shell", "builtin", "allow"],
+    [
+        "*",
+        "agent",
+        "*",
+        "submit|draft",
+        "builtin",
+        "POLICY_PLAN_MODE_NOT_ACTIVE",
+    ],
+    ["*", "agent", "auto", "*", EXT, "allow"],
+    ["*", "agent", "ask|accept-edits", "*", EXT, "ask"],
+    // Plan, host = seed 000 §1.
+    [
+        "host",
+        "plan",
+        "*",
+        "read|utility|enter|submit|draft",
+        "builtin",
+        "allow",
+    ],
+    ["host", "plan", "auto", "shell", "builtin", "allow"],
+    [
+        "host",
+        "plan",
+        "ask|accept-edits",
+        "shell",
+        "builtin",
+        "ask",
+    ],
+    ["host", "plan", "*", "*", EXT, "POLICY_PLUGIN_DENIED"],
+    // Plan, strict = seed 003.
+    ["strict", "plan", "*", "read|draft", "builtin", "allow"],
+    [
+        "strict",
+        "plan",
+        "*",
+        "shell",
+        "builtin",
+        "POLICY_PLAN_SHELL_DENIED",
+    ],
+    [
+        "strict",
+        "plan",
+        "*",
+        "utility|enter|submit",
+        "builtin",
+        "POLICY_STRICT_TOOL_DENIED",
+    ],
+    ["strict", "plan", "*", "web", "ext-web", "allow"],
+    [
+        "strict",
+        "plan",
+        "*",
+        KNOWN_NAMES,
+        EXT,
+        "POLICY_PROVENANCE_MISMATCH",
+    ],
+    [
+        "strict",
+        "plan",
+        "*",
+        "unknown",
+        EXT,
+        "POLICY_PLUGIN_DENIED",
+    ],
+    // Plan, explore = seed 004: only the file writers are blocked.
+    [
+        "explore",
+        "plan",
+        "*",
+        "read|utility|enter|submit|draft",
+        "builtin",
+        "allow",
+    ],
+    ["explore", "plan", "auto", "shell", "builtin", "allow"],
+    [
+        "explore",
+        "plan",
+        "ask|accept-edits",
+        "shell",
+        "builtin",
+        "ask",
+    ],
+    ["explore", "plan", "auto", "*", EXT, "allow"],
+    ["explore", "plan", "ask|accept-edits", "*", EXT, "ask"],
+];
+
+fn cell_matches(cell: &str, value: &str) -> bool {
+    cell == "*" || cell.split('|').any(|c| c == value)
+}
+
+#[test]
+fn every_combination_matches_the_expectation_table() {
+    let mut used = BTreeSet::new();
+    let mut checked = 0;
+    for preset in PolicyPreset::ALL {
+        for mode in Mode::ALL {
+            for permission in EffectivePermission::ALL {
+                for (name, class) in NAMES {
+                    for (prov_label, provenance) in provenances() {
+                        let key = [
+                            preset.as_str(),
+                            mode.as_str(),
+                            permission.as_str(),
+                            class,
+                            prov_label,
+                        ];
+                        let row = TABLE.iter().position(|row| {
+                            row.iter().zip(key).all(|(cell, v)| cell_matches(cell, v))
+                        });
+                        let Some(row) = row else {
+                            panic!("no expectation row for {key:?} ({name})");
+                        };
+                        used.insert(row);
+                        let got = decide(*preset, *mode, *permission, name, &provenance, ALONE);
+                        assert_eq!(
+                            outcome(&got),
+                            TABLE[row][5],
+                            "{key:?} tool {name:?}: {got:?} (row {row})"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 3 * 2 * 3 * NAMES.len() * 4);
+    let unused: Vec<_> = (0..TABLE.len()).filter(|i| !used.contains(i)).collect();
+    assert!(
+        unused.is_empty(),
+        "expectation rows never exercised: {unused:?}"
+    );
+}
+
+#[test]
+fn classification_covers_host_and_pi_names() {
+    for (name, class) in NAMES {
+        let kind = ToolKind::classify(name);
+        let expected = match *class {
+            "read" => ToolKind::ReadOnly,
+            "write" => ToolKind::Write,
+            "edit" => ToolKind::Edit,
+            "shell" => ToolKind::Shell,
+            "enter" => ToolKind::EnterPlanMode,
+            "submit" => ToolKind::SubmitPlan,
+            "draft" => ToolKind::UpdatePlanDraft,
+            "create" => ToolKind::CreatePlan,
+            "utility" => ToolKind::HostUtility,
+            "web" => ToolKind::Web,
+            other => {
+                assert_eq!(other, "unknown");
+                ToolKind::Unknown
+            }
+        };
+        assert_eq!(kind, expected, "{name}");
+    }
+    let classified: BTreeSet<String> = NAMES
+        .iter()
+        .map(|(n, _)| format!("{:?}", ToolKind::classify(n)))
+        .collect();
+    assert_eq!(classified.len(), ToolKind::ALL.len(), "a kind has no name");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 003: "Same-named SDK, top-level, path-escaping, spoofed-source, and unrelated custom
+// tools stay blocked."
+
+#[test]
+fn strict_admits_the_genuine_web_tools() {
+    for tool in ["web_search", "web_fetch"] {
+        for path in [
+            GENUINE_WEB,
+            "/usr/lib/node_modules/@pithos-kit/web/index.js",
+            "/p/node_modules/.pnpm/x/node_modules/@pithos-kit/web/src/tools/fetch.ts",
+            "C:\\Users\\u\\AppData\\node_modules\\@pithos-kit\\web\\dist\\index.js",
+            "D:/npm/node_modules/@pithos-kit/web/index.js",
+        ] {
+            let d = strict_plan(tool, &ext(WEB_TOOLS_PACKAGE, path));
+            assert_eq!(
+                d.rule(),
+                "plan.strict.allow_listed_extension",
+                "{tool} {path}"
+            );
+            assert_eq!(outcome(&d), "allow");
+        }
+    }
+}
+
+#[test]
+fn strict_blocks_every_spoof_of_seed_003() {
+    const WEB: &str = WEB_TOOLS_PACKAGE;
+    const MISMATCH: &str = "POLICY_PROVENANCE_MISMATCH";
+    const PLUGIN: &str = "POLICY_PLUGIN_DENIED";
+    // Same-named SDK tools: a built-in claim for a web tool.
+    for tool in ["web_search", "web_fetch"] {
+        assert_eq!(
+            outcome(&strict_plan(tool, &ToolProvenance::BuiltIn)),
+            MISMATCH
+        );
+    }
+    // (case, tool, package, source path, expected)
+    #[rustfmt::skip]
+    let cases = [
+        // top-level extension files, not inside the package
+        ("top-level", "web_search", WEB, "/u/.pi/agent/extensions/web_search.ts", MISMATCH),
+        ("project top-level", "web_fetch", WEB, "/repo/.pi/extensions/index.ts", MISMATCH),
+        // path-escaping
+        ("dot-dot out", "web_search", WEB, "/u/node_modules/@pithos-kit/web/../../e/i.js", MISMATCH),
+        ("dot-dot in", "web_search", WEB, "/e/x/../node_modules/@pithos-kit/web/i.js", MISMATCH),
+        ("dot", "web_search", WEB, "/u/node_modules/@pithos-kit/./web/i.js", MISMATCH),
+        ("windows dot-dot", "web_fetch", WEB, r"C:\u\node_modules\@pithos-kit\web\..\e.js", MISMATCH),
+        ("relative", "web_search", WEB, "node_modules/@pithos-kit/web/i.js", MISMATCH),
+        ("UNC", "web_search", WEB, r"\\h\s\node_modules\@pithos-kit\web\i.js", MISMATCH),
+        ("empty component", "web_search", WEB, "/u/node_modules//@pithos-kit/web/i.js", MISMATCH),
+        // spoofed source: the package claim and the path disagree
+        ("other package dir", "web_search", WEB, "/u/node_modules/@evil/web/i.js", MISMATCH),
+        ("prefix package", "web_search", WEB, "/u/node_modules/@pithos-kit/webx/i.js", MISMATCH),
+        ("nested dependency", "web_search", WEB, "/u/node_modules/@pithos-kit/web/node_modules/e/i.js", MISMATCH),
+        ("package dir, no file", "web_search", WEB, "/u/node_modules/@pithos-kit/web", MISMATCH),
+        ("backslash in a POSIX name", "web_search", WEB, r"/u/node_modules\@pithos-kit\web\i.js", MISMATCH),
+        ("case variant", "web_search", WEB, "/u/node_modules/@Pithos-Kit/web/i.js", MISMATCH),
+        ("other package claimed", "web_search", "@evil/web", GENUINE_WEB, MISMATCH),
+        ("look-alike package", "web_search", "@pithos-kit/web ", GENUINE_WEB, MISMATCH),
+        // same-named overrides of trusted built-ins
+        ("extension read", "read", WEB, GENUINE_WEB, MISMATCH),
+        ("extension grep", "grep", "my-tools", "/u/node_modules/my-tools/i.js", MISMATCH),
+        ("extension draft", "update_plan_draft", "t", "/u/node_modules/t/i.js", MISMATCH),
+        // unrelated custom tools, even from the trusted package
+        ("custom tool", "docs_lookup", "my-tools", "/u/node_modules/my-tools/i.js", PLUGIN),
+        ("custom tool, web package", "web_crawl", WEB, GENUINE_WEB, PLUGIN),
+    ];
+    for (case, tool, package, path, code) in cases {
+        let d = strict_plan(tool, &ext(package, path));
+        assert_eq!(outcome(&d), code, "{case}: {d:?}");
+    }
+}
+
+#[test]
+fn strict_with_an_empty_allow_list_admits_no_extension() {
+    let provenance = ext(WEB_TOOLS_PACKAGE, GENUINE_WEB);
+    let d = authorize(&AuthorizeInput {
+        preset: PolicyPreset::Strict,
+        mode: Mode::Plan,
+        permission_mode: EffectivePermission::Auto,
+        tool_name: "web_search",
+        provenance: &provenance,
+        batch: ALONE,
+        allow_list: &[],
+    });
+    assert_eq!(outcome(&d), "POLICY_PLUGIN_DENIED");
+}
+
+#[test]
+fn a_configured_allow_list_entry_is_provenance_checked() {
+    let allow_list = [AllowedExtension {
+        tool: "docs_lookup".into(),
+        package: "@acme/docs".into(),
+    }];
+    let run = |provenance: &ToolProvenance| {
+        outcome(&authorize(&AuthorizeInput {
+            preset: PolicyPreset::Strict,
+            mode: Mode::Plan,
+            permission_mode: EffectivePermission::Ask,
+            tool_name: "docs_lookup",
+            provenance,
+            batch: ALONE,
+            allow_list: &allow_list,
+        }))
+    };
+    assert_eq!(
+        run(&ext("@acme/docs", "/n/node_modules/@acme/docs/index.js")),
+        "allow"
+    );
+    assert_eq!(
+        run(&ext("@acme/docs", "/n/extensions/docs.ts")),
+        "POLICY_PROVENANCE_MISMATCH"
+    );
+    assert_eq!(
+        run(&ext("other", "/n/node_modules/other/index.js")),
+        "POLICY_PROVENANCE_MISMATCH"
+    );
+    assert_eq!(run(&ToolProvenance::BuiltIn), "POLICY_UNKNOWN_TOOL");
+}
+
+#[test]
+fn unscoped_packages_follow_the_same_path_rule() {
+    assert!(source_in_package("/a/node_modules/pkg/lib/x.js", "pkg"));
+    assert!(!source_in_package("/a/node_modules/pkg", "pkg"));
+    assert!(!source_in_package("/a/node_modules/pkg2/x.js", "pkg"));
+    assert!(!source_in_package("/a/node_modules/pkg/x.js", ""));
+    assert!(!source_in_package("", "pkg"));
+    assert!(!source_in_package("/", "pkg"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch rules: seed 000 §3 rule 2, and malformed positions.
+
+#[test]
+fn enter_and_submit_must_stand_alone() {
+    let batches = [
+        BatchPosition { index: 0, size: 2 },
+        BatchPosition { index: 1, size: 2 },
+        BatchPosition { index: 2, size: 3 },
+    ];
+    for batch in batches {
+        for permission in EffectivePermission::ALL {
+            let agent_enter = decide(
+                PolicyPreset::Host,
+                Mode::Agent,
+                *permission,
+                "EnterPlanMode",
+                &ToolProvenance::BuiltIn,
+                batch,
+            );
+            assert_eq!(outcome(&agent_enter), "POLICY_TOOL_NOT_ALONE_IN_BATCH");
+            for preset in [PolicyPreset::Host, PolicyPreset::Explore] {
+                for tool in ["EnterPlanMode", "SubmitPlan"] {
+                    let d = decide(
+                        preset,
+                        Mode::Plan,
+                        *permission,
+                        tool,
+                        &ToolProvenance::BuiltIn,
+                        batch,
+                    );
+                    assert_eq!(outcome(&d), "POLICY_TOOL_NOT_ALONE_IN_BATCH", "{tool}");
+                }
+                // Other tools share batches freely.
+                for tool in ["Read", "update_plan_draft", "CompactContext"] {
+                    let d = decide(
+                        preset,
+                        Mode::Plan,
+                        *permission,
+                        tool,
+                        &ToolProvenance::BuiltIn,
+                        batch,
+                    );
+                    assert_eq!(outcome(&d), "allow", "{tool}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_malformed_batch_position_denies_every_tool() {
+    for batch in [
+        BatchPosition { index: 0, size: 0 },
+        BatchPosition { index: 1, size: 1 },
+        BatchPosition { index: 5, size: 3 },
+    ] {
+        for (name, _) in NAMES {
+            for (_, provenance) in provenances() {
+                let d = decide(
+                    PolicyPreset::Explore,
+                    Mode::Agent,
+                    EffectivePermission::Auto,
+                    name,
+                    &provenance,
+                    batch,
+                );
+                assert_eq!(outcome(&d), "POLICY_BATCH_INVALID", "{name} {batch:?}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permission resolution, wire shapes, decision accessors.
+
+#[test]
+fn inherit_resolves_to_the_host_default_then_ask() {
+    use EffectivePermission as E;
+    assert_eq!(effective_permission(PermissionMode::Inherit, None), E::Ask);
+    assert_eq!(
+        effective_permission(PermissionMode::Inherit, Some(E::Auto)),
+        E::Auto
+    );
+    assert_eq!(
+        effective_permission(PermissionMode::AcceptEdits, Some(E::Auto)),
+        E::AcceptEdits
+    );
+    assert_eq!(
+        effective_permission(PermissionMode::Ask, Some(E::Auto)),
+        E::Ask
+    );
+    for target in TargetPermissionMode::ALL {
+        let effective = E::from(*target);
+        assert_eq!(effective.as_str(), target.as_str());
+        assert_eq!(
+            PermissionMode::from(effective),
+            PermissionMode::from(*target)
+        );
+    }
+}
+
+#[test]
+fn provenance_wire_shape() {
+    use serde::de::value::{Error, MapDeserializer};
+    let parse = |pairs: Vec<(&str, &str)>| {
+        ToolProvenance::deserialize(MapDeserializer::<_, Error>::new(pairs.into_iter()))
+    };
+    assert_eq!(
+        parse(vec![("kind", "builtIn")]),
+        Ok(ToolProvenance::BuiltIn)
+    );
+    assert_eq!(
+        parse(vec![
+            ("kind", "extension"),
+            ("package", WEB_TOOLS_PACKAGE),
+            ("sourcePath", GENUINE_WEB),
+        ]),
+        Ok(ext(WEB_TOOLS_PACKAGE, GENUINE_WEB))
+    );
+    assert!(parse(vec![("kind", "extension"), ("package", "p")]).is_err());
+    assert!(parse(vec![("kind", "builtin")]).is_err());
+    assert!(
+        parse(vec![
+            ("kind", "extension"),
+            ("package", "p"),
+            ("sourcePath", "/s"),
+            ("trusted", "yes"),
+        ])
+        .is_err()
+    );
+}
+
+#[test]
+fn deny_codes_are_stable_and_distinct() {
+    let codes: BTreeSet<&str> = DenyCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(codes.len(), DenyCode::ALL.len());
+    assert!(codes.iter().all(|c| c.starts_with("POLICY_")));
+    assert_eq!(
+        DenyCode::PlanWriteDenied.to_string(),
+        "POLICY_PLAN_WRITE_DENIED"
+    );
+}
+
+#[test]
+fn every_decision_names_its_rule() {
+    let d = decide(
+        PolicyPreset::Host,
+        Mode::Plan,
+        EffectivePermission::Auto,
+        "write",
+        &ToolProvenance::BuiltIn,
+        ALONE,
+    );
+    assert_eq!(d.rule(), "plan.write_denied");
+    assert_eq!(d.deny_code(), Some(DenyCode::PlanWriteDenied));
+    let d = decide(
+        PolicyPreset::Host,
+        Mode::Agent,
+        EffectivePermission::Ask,
+        "bash",
+        &ToolProvenance::BuiltIn,
+        ALONE,
+    );
+    assert_eq!(d.rule(), "agent.shell_by_permission");
+    assert_eq!(d.deny_code(), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties over arbitrary input.
+
+fn any_provenance() -> impl Strategy<Value = ToolProvenance> {
+    prop_oneof![
+        Just(ToolProvenance::BuiltIn),
+        (".{0,24}", ".{0,60}").prop_map(|(p, s)| ext(&p, &s)),
+        Just(ext(WEB_TOOLS_PACKAGE, GENUINE_WEB)),
+    ]
+}
+
+fn any_allow_list() -> impl Strategy<Value = Vec<AllowedExtension>> {
+    let tool = prop_oneof![
+        prop::sample::select(vec!["Write", "write", "Edit", "edit", "apply_patch"])
+            .prop_map(str::to_owned),
+        "[a-zA-Z_]{0,12}",
+    ];
+    let package = prop_oneof![Just(WEB_TOOLS_PACKAGE.to_owned()), ".{0,16}"];
+    prop::collection::vec(
+        (tool, package).prop_map(|(tool, package)| AllowedExtension { tool, package }),
+        0..4,
+    )
+}
+
+fn any_batch() -> impl Strategy<Value = BatchPosition> {
+    (0u32..4, 0u32..4).prop_map(|(index, size)| BatchPosition { index, size })
+}
+
+proptest! {
+    #[test]
+    fn plan_never_allows_write_or_edit(
+        preset in prop::sample::select(PolicyPreset::ALL.to_vec()),
+        permission_mode in prop::sample::select(EffectivePermission::ALL.to_vec()),
+        tool_name in prop::sample::select(vec!["Write", "write", "Edit", "edit", "apply_patch"]),
+        provenance in any_provenance(),
+        batch in any_batch(),
+        allow_list in any_allow_list(),
+    ) {
+        let d = authorize(&AuthorizeInput {
+            preset,
+            mode: Mode::Plan,
+            permission_mode,
+            tool_name,
+            provenance: &provenance,
+            batch,
+            allow_list: &allow_list,
+        });
+        prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
+    }
+
+    #[test]
+    fn an_unknown_built_in_is_never_allowed(
+        preset in prop::sample::select(PolicyPreset::ALL.to_vec()),
+        mode in prop::sample::select(Mode::ALL.to_vec()),
+        permission_mode in prop::sample::select(EffectivePermission::ALL.to_vec()),
+        tool_name in ".{0,20}",
+        batch in any_batch(),
+        allow_list in any_allow_list(),
+    ) {
+        prop_assume!(ToolKind::classify(&tool_name) == ToolKind::Unknown);
+        let d = authorize(&AuthorizeInput {
+            preset,
+            mode,
+            permission_mode,
+            tool_name: &tool_name,
+            provenance: &ToolProvenance::BuiltIn,
+            batch,
+            allow_list: &allow_list,
+        });
+        prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
+    }
+
+    #[test]
+    fn a_path_with_dot_dot_is_never_inside_a_package(
+        before in "(/[a-z@.-]{1,8}){0,4}",
+        after in "(/[a-z@.-]{1,8}){0,4}",
+        package in prop::sample::select(vec![WEB_TOOLS_PACKAGE, "pkg", "@a/b"]),
+    ) {
+        let path = format!("{before}/..{after}/node_modules/{package}/index.js");
+        prop_assert!(!source_in_package(&path, package), "{}", path);
+    }
+}

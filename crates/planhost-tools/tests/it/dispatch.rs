@@ -1,0 +1,169 @@
+//! `execute`: every tool through JSON, tool names, and input errors.
+
+use planhost_exec::OutputChunk;
+use planhost_tools::{ToolContext, ToolError, ToolName, execute};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::bash::host_pin;
+use crate::workspace;
+
+async fn call(ctx: &ToolContext, tool: &str, input: Value) -> Result<Value, ToolError> {
+    let tool: ToolName = tool.parse()?;
+    let (tx, _rx) = mpsc::channel::<OutputChunk>(64);
+    let pin = host_pin();
+    execute(ctx, tool, input, Some(&pin), tx, CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn every_tool_round_trips_through_json() {
+    let (tmp, ctx) = workspace(&[]);
+
+    let written = call(
+        &ctx,
+        "Write",
+        json!({ "path": "a.txt", "content": "hello\n" }),
+    )
+    .await;
+    assert_eq!(
+        written.unwrap(),
+        json!({ "path": "a.txt", "bytesWritten": 6, "outcome": "created" })
+    );
+
+    let read = call(&ctx, "read", json!({ "path": "a.txt" }))
+        .await
+        .unwrap();
+    assert_eq!(read["content"], "     1\thello\n");
+    assert_eq!(read["totalLines"], 1);
+
+    let edited = call(
+        &ctx,
+        "Edit",
+        json!({ "path": "a.txt", "oldString": "hello", "newString": "bye" }),
+    )
+    .await;
+    assert_eq!(
+        edited.unwrap(),
+        json!({ "path": "a.txt", "replacements": 1, "lineEnding": "lf" })
+    );
+    assert_eq!(std::fs::read(tmp.path().join("a.txt")).unwrap(), b"bye\n");
+
+    let globbed = call(&ctx, "glob", json!({ "pattern": "*.txt" })).await;
+    assert_eq!(
+        globbed.unwrap(),
+        json!({ "files": ["a.txt"], "truncated": false, "skippedNonUtf8": 0 })
+    );
+
+    let grepped = call(&ctx, "Grep", json!({ "pattern": "^bye" }))
+        .await
+        .unwrap();
+    assert_eq!(grepped["files"], json!(["a.txt"]));
+
+    let ran = call(
+        &ctx,
+        "bash",
+        json!({ "command": "cat a.txt; echo e >&2", "timeoutMs": 5000, "description": "show" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ran["shellId"], "bash");
+    assert_eq!(ran["dialect"], "posix");
+    assert_eq!(ran["timeoutMs"], 5000);
+    assert_eq!(ran["exit"], json!({ "code": 0 }));
+    assert_eq!(ran["stdout"]["kept"], "bye\n");
+    assert_eq!(ran["stderr"]["kept"], "e\n");
+    assert_eq!(ran["timedOut"], false);
+}
+
+#[test]
+fn tool_names_are_canonical_or_lowercase() {
+    for tool in ToolName::ALL {
+        assert_eq!(tool.as_str().parse::<ToolName>().unwrap(), tool);
+        assert_eq!(tool.lowercase().parse::<ToolName>().unwrap(), tool);
+        assert_eq!(tool.to_string(), tool.as_str());
+    }
+    for unknown in ["READ", "find", "ls", "Delete", "", " Read"] {
+        let err = unknown.parse::<ToolName>().unwrap_err();
+        assert_eq!(err.code(), "TOOL_UNKNOWN", "{unknown:?}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_input_names_the_offending_field() {
+    let (tmp, ctx) = workspace(&[]);
+    let cases = [
+        (
+            "Bash",
+            json!({ "command": "touch w", "timeoutMs": "5" }),
+            "`timeoutMs`",
+        ),
+        (
+            "Bash",
+            json!({ "command": "touch w", "timeout": 5 }),
+            "`timeout`",
+        ),
+        ("Bash", json!({ "timeoutMs": 5000 }), "`command`"),
+        ("Write", json!({ "path": 5, "content": "x" }), "`path`"),
+        ("Grep", json!({ "pattern": "x", "mode": "lines" }), "`mode`"),
+        (
+            "Glob",
+            json!({ "pattern": "*", "limit": [1, -2] }),
+            "`limit`",
+        ),
+        ("Read", json!("a.txt"), "Read input"),
+    ];
+    for (tool, input, needle) in cases {
+        let err = call(&ctx, tool, input).await.unwrap_err();
+        assert_eq!(err.code(), "TOOL_INVALID_INPUT", "{tool}");
+        assert!(err.to_string().contains(needle), "{tool}: {err}");
+    }
+    assert_eq!(crate::listing(tmp.path()), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn bash_without_a_pin_and_unknown_tools_are_refused() {
+    let (_tmp, ctx) = workspace(&[]);
+    let (tx, _rx) = mpsc::channel::<OutputChunk>(8);
+    let input = json!({ "command": "true" });
+    let err = execute(
+        &ctx,
+        ToolName::Bash,
+        input,
+        None,
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "TOOL_INTERNAL_ERROR");
+
+    let err = call(&ctx, "Delete", json!({ "path": "a" }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "TOOL_UNKNOWN");
+}
+
+#[tokio::test]
+async fn exec_codes_pass_through_unchanged() {
+    let (tmp, ctx) = workspace(&[]);
+    let cases = [
+        (
+            json!({ "command": "touch w", "timeoutMs": 999 }),
+            "COMMAND_TIMEOUT_INVALID",
+        ),
+        (
+            json!({ "command": "touch w", "expectedShellId": "cmd" }),
+            "COMMAND_SHELL_CHANGED",
+        ),
+        (
+            json!({ "command": "touch w", "expectedShellId": "fish" }),
+            "COMMAND_SHELL_INVALID",
+        ),
+    ];
+    for (input, code) in cases {
+        assert_eq!(call(&ctx, "Bash", input).await.unwrap_err().code(), code);
+    }
+    assert!(!tmp.path().join("w").exists());
+}

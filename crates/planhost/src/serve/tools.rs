@@ -1,0 +1,388 @@
+//! The tool runtime: host-authoritative authorization, asks and their answers, and execution of
+//! the host's own tools with streamed output and cancellation.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use planhost_core::{
+    AuthorizeInput, BatchPosition, Decision, EffectivePermission, PolicyPreset, Timestamp,
+    default_strict_allow_list, effective_permission,
+};
+use planhost_protocol::{
+    AuthorizeParams, AuthorizeResult, CancelParams, CancelResult, DecisionKind, ExecuteParams,
+    PermissionAsk, PermissionAsks, ResolvePermissionParams, RpcError,
+};
+use planhost_store::{AskRecord, AuditRow, SettingKey};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::convert::refused;
+use super::service::{Caller, Service, to_value};
+
+/// A tool call the policy allowed (or a person allowed), not yet executed.
+#[derive(Debug, Clone)]
+struct Grant {
+    turn_id: String,
+    tool_name: String,
+}
+
+#[derive(Debug, Clone)]
+struct Ask {
+    info: PermissionAsk,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    conn: u64,
+}
+
+/// Key of a tool call: (session, tool call).
+type CallKey = (String, String);
+
+/// In-memory tool state. Nothing here survives a restart, by design: an ask or grant of a
+/// previous host process is gone, so its tool call is denied (fail closed).
+#[derive(Default)]
+pub struct ToolRuntime {
+    grants: Mutex<HashMap<CallKey, Grant>>,
+    asks: Mutex<Vec<Ask>>,
+    running: Mutex<HashMap<CallKey, Running>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the policy needs from the durable session.
+struct PolicyView {
+    preset: PolicyPreset,
+    mode: planhost_core::Mode,
+    permission: EffectivePermission,
+}
+
+impl ToolRuntime {
+    async fn policy_view(
+        svc: &Service,
+        session_id: String,
+        turn_id: String,
+    ) -> Result<PolicyView, RpcError> {
+        svc.host(move |h| {
+            let s = h.store().session(&session_id)?;
+            let active = h.store().active_turn(&session_id)?;
+            if active.as_ref().is_none_or(|t| t.id != turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id }.into());
+            }
+            let settings = h.store().settings()?;
+            let setting = |key: SettingKey| {
+                settings
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.clone())
+            };
+            let default_permission = setting(SettingKey::DefaultPermissionMode)
+                .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
+                .map(EffectivePermission::from);
+            let default_preset =
+                setting(SettingKey::DefaultPolicyPreset).and_then(|v| v.parse().ok());
+            Ok(PolicyView {
+                preset: s
+                    .policy_preset
+                    .or(default_preset)
+                    .unwrap_or(PolicyPreset::Host),
+                mode: s.mode,
+                permission: effective_permission(s.permission_mode, default_permission),
+            })
+        })
+        .await
+    }
+
+    /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
+    pub async fn authorize(
+        &self,
+        svc: &Arc<Service>,
+        p: AuthorizeParams,
+    ) -> Result<Value, RpcError> {
+        let view = Self::policy_view(svc, p.session_id.clone(), p.turn_id.clone()).await?;
+        let allow_list = default_strict_allow_list();
+        let decision = planhost_core::authorize(&AuthorizeInput {
+            preset: view.preset,
+            mode: view.mode,
+            permission_mode: view.permission,
+            tool_name: &p.tool_name,
+            provenance: &p.provenance,
+            batch: BatchPosition {
+                index: p.batch_index,
+                size: p.batch_size,
+            },
+            allow_list: &allow_list,
+        });
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
+        let detail = json!({
+            "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
+            "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": p.input,
+        });
+        let audit_row = |action: &str, extra: Value| AuditRow {
+            at: now(),
+            session_id: Some(p.session_id.clone()),
+            turn_id: Some(p.turn_id.clone()),
+            tool_call_id: Some(p.tool_call_id.clone()),
+            action: action.into(),
+            detail: merge(&detail, extra).to_string(),
+        };
+        let result = match &decision {
+            Decision::Allow { rule } => {
+                lock(&self.grants).insert(
+                    key,
+                    Grant {
+                        turn_id: p.turn_id.clone(),
+                        tool_name: p.tool_name.clone(),
+                    },
+                );
+                svc.audit.record(audit_row("tool.allow", Value::Null));
+                AuthorizeResult {
+                    decision: DecisionKind::Allow,
+                    code: None,
+                    reason: format!("allowed by {rule}"),
+                    rule: (*rule).into(),
+                    request_id: None,
+                }
+            }
+            Decision::Deny { rule, code, reason } => {
+                lock(&self.grants).remove(&key);
+                svc.audit.record(audit_row(
+                    "tool.deny",
+                    json!({ "code": code.as_str(), "reason": reason }),
+                ));
+                AuthorizeResult {
+                    decision: DecisionKind::Deny,
+                    code: Some(code.as_str().into()),
+                    reason: reason.clone(),
+                    rule: (*rule).into(),
+                    request_id: None,
+                }
+            }
+            Decision::Ask { rule, reason } => {
+                let request_id = planhost_host::new_id();
+                let info = PermissionAsk {
+                    request_id: request_id.clone(),
+                    session_id: p.session_id.clone(),
+                    turn_id: p.turn_id.clone(),
+                    tool_call_id: p.tool_call_id.clone(),
+                    tool_name: p.tool_name.clone(),
+                    reason: reason.clone(),
+                    decision: None,
+                };
+                let record = info.clone();
+                svc.host(move |h| {
+                    Ok(h.store().record_ask(&AskRecord {
+                        session_id: &record.session_id,
+                        turn_id: &record.turn_id,
+                        tool_call_id: &record.tool_call_id,
+                        request_id: &record.request_id,
+                        tool_name: &record.tool_name,
+                        reason: &record.reason,
+                    })?)
+                })
+                .await?;
+                lock(&self.asks).push(Ask { info });
+                AuthorizeResult {
+                    decision: DecisionKind::Ask,
+                    code: None,
+                    reason: reason.clone(),
+                    rule: (*rule).into(),
+                    request_id: Some(request_id),
+                }
+            }
+        };
+        to_value(result)
+    }
+
+    /// `permissions.resolve`: any surface answers an open ask, once.
+    pub async fn resolve(
+        &self,
+        svc: &Arc<Service>,
+        p: ResolvePermissionParams,
+    ) -> Result<Value, RpcError> {
+        let allow = match p.decision {
+            DecisionKind::Allow => true,
+            DecisionKind::Deny => false,
+            DecisionKind::Ask => {
+                return Err(refused(
+                    "PERMISSION_DECISION_INVALID",
+                    "answer allow or deny",
+                ));
+            }
+        };
+        let ask = {
+            let asks = lock(&self.asks);
+            let ask = asks
+                .iter()
+                .find(|a| a.info.request_id == p.request_id)
+                .ok_or_else(|| {
+                    refused(
+                        "PERMISSION_NOT_FOUND",
+                        format!("no open ask {}", p.request_id),
+                    )
+                })?;
+            if ask.info.decision.is_some() {
+                return Err(refused(
+                    "PERMISSION_ALREADY_RESOLVED",
+                    "this ask was already answered",
+                ));
+            }
+            ask.info.clone()
+        };
+        let decision = if allow { "allow" } else { "deny" };
+        let record = ask.clone();
+        let note = p.reason.clone();
+        svc.host(move |h| {
+            let active = h.store().active_turn(&record.session_id)?;
+            if active.as_ref().is_none_or(|t| t.id != record.turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive {
+                    turn_id: record.turn_id.clone(),
+                }
+                .into());
+            }
+            Ok(h.store().record_ask_answer(
+                &AskRecord {
+                    session_id: &record.session_id,
+                    turn_id: &record.turn_id,
+                    tool_call_id: &record.tool_call_id,
+                    request_id: &record.request_id,
+                    tool_name: &record.tool_name,
+                    reason: &record.reason,
+                },
+                decision,
+                note.as_deref(),
+            )?)
+        })
+        .await?;
+        let mut answered = ask.clone();
+        {
+            let mut asks = lock(&self.asks);
+            let Some(slot) = asks.iter_mut().find(|a| a.info.request_id == p.request_id) else {
+                return Err(refused("PERMISSION_NOT_FOUND", "the ask was withdrawn"));
+            };
+            if slot.info.decision.is_some() {
+                return Err(refused(
+                    "PERMISSION_ALREADY_RESOLVED",
+                    "this ask was already answered",
+                ));
+            }
+            slot.info.decision = Some(p.decision);
+            answered.decision = Some(p.decision);
+        }
+        if allow {
+            lock(&self.grants).insert(
+                (ask.session_id.clone(), ask.tool_call_id.clone()),
+                Grant {
+                    turn_id: ask.turn_id.clone(),
+                    tool_name: ask.tool_name.clone(),
+                },
+            );
+        }
+        to_value(answered)
+    }
+
+    /// Open asks, oldest first.
+    pub fn pending_asks(&self) -> Result<Value, RpcError> {
+        let asks = lock(&self.asks)
+            .iter()
+            .filter(|a| a.info.decision.is_none())
+            .map(|a| a.info.clone())
+            .collect();
+        to_value(PermissionAsks { asks })
+    }
+
+    /// A turn ended: its grants and asks are void.
+    pub fn turn_closed(&self, session_id: &str, turn_id: &str) {
+        lock(&self.grants).retain(|(s, _), g| !(s == session_id && g.turn_id == turn_id));
+        lock(&self.asks)
+            .retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
+    }
+
+    /// `tools.execute`: only a call the policy (or a person) allowed in this turn runs, once.
+    pub async fn execute(
+        &self,
+        svc: &Arc<Service>,
+        caller: &Caller,
+        p: ExecuteParams,
+    ) -> Result<Value, RpcError> {
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
+        let grant = lock(&self.grants).remove(&key);
+        match grant {
+            Some(g) if g.turn_id == p.turn_id && g.tool_name == p.tool => {}
+            Some(_) | None => {
+                return Err(refused(
+                    "TOOL_NOT_AUTHORIZED",
+                    format!(
+                        "tool call {} was not authorized for {} in this turn",
+                        p.tool_call_id, p.tool
+                    ),
+                ));
+            }
+        }
+        let cancel = CancellationToken::new();
+        {
+            let mut running = lock(&self.running);
+            if running.contains_key(&key) {
+                return Err(refused(
+                    "TOOL_CALL_RUNNING",
+                    "this tool call is already running",
+                ));
+            }
+            running.insert(
+                key.clone(),
+                Running {
+                    cancel: cancel.clone(),
+                    conn: caller.conn,
+                },
+            );
+        }
+        let outcome = super::execute::run(svc, caller, &p, cancel).await;
+        lock(&self.running).remove(&key);
+        let summary = match &outcome {
+            Ok(v) => json!({ "tool": p.tool, "ok": true, "exit": v.get("exit") }),
+            Err(e) => json!({ "tool": p.tool, "ok": false, "code": e.stable_code() }),
+        };
+        svc.audit.record(AuditRow {
+            at: now(),
+            session_id: Some(p.session_id.clone()),
+            turn_id: Some(p.turn_id.clone()),
+            tool_call_id: Some(p.tool_call_id.clone()),
+            action: "tool.executed".into(),
+            detail: summary.to_string(),
+        });
+        outcome
+    }
+
+    /// `tools.cancel`.
+    pub fn cancel(&self, p: CancelParams) -> Result<Value, RpcError> {
+        let cancelled = lock(&self.running)
+            .get(&(p.session_id, p.tool_call_id))
+            .map(|r| r.cancel.cancel())
+            .is_some();
+        to_value(CancelResult { cancelled })
+    }
+
+    /// A connection went away: cancel what it was running (its process trees die).
+    pub fn connection_closed(&self, conn: u64) {
+        for running in lock(&self.running).values().filter(|r| r.conn == conn) {
+            running.cancel.cancel();
+        }
+    }
+}
+
+fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Timestamp(ms)
+}
+
+fn merge(base: &Value, extra: Value) -> Value {
+    let mut out = base.clone();
+    if let (Some(map), Value::Object(extra)) = (out.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    out
+}
