@@ -15,7 +15,10 @@ const MAX_SLEEP: Duration = Duration::from_secs(30);
 /// Pause after a failed expiry check, so a broken disk is not spun on.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
 
-type Job = Box<dyn FnOnce(&mut Host) + Send>;
+/// A reply, delivered only after the job's events were published, so any cache invalidated by
+/// those events is invalid before the caller can act on the reply.
+type Reply = Box<dyn FnOnce() + Send>;
+type Job = Box<dyn FnOnce(&mut Host) -> Reply + Send>;
 
 enum Msg {
     Job(Job),
@@ -47,7 +50,7 @@ impl HostThread {
 }
 
 /// Starts the actor over `host`. `on_events` receives, after each job or expiry, the events that
-/// committed, in commit order.
+/// committed, in commit order — before the job's caller receives its reply.
 pub fn spawn_host(
     host: Host,
     on_events: impl FnMut(Vec<Event>) + Send + 'static,
@@ -67,7 +70,10 @@ impl HostHandle {
     ) -> Result<R, HostGone> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |host| {
-            let _ = reply.send(f(host));
+            let value = f(host);
+            Box::new(move || {
+                let _ = reply.send(value);
+            })
         });
         self.tx.send(Msg::Job(job)).map_err(|_| HostGone)?;
         answer.await.map_err(|_| HostGone)
@@ -80,7 +86,10 @@ impl HostHandle {
     ) -> Result<R, HostGone> {
         let (reply, answer) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |host| {
-            let _ = reply.send(f(host));
+            let value = f(host);
+            Box::new(move || {
+                let _ = reply.send(value);
+            })
         });
         self.tx.send(Msg::Job(job)).map_err(|_| HostGone)?;
         answer.recv().map_err(|_| HostGone)
@@ -95,15 +104,18 @@ impl HostHandle {
 fn run(mut host: Host, rx: &mpsc::Receiver<Msg>, mut on_events: impl FnMut(Vec<Event>)) {
     let mut sleep = Duration::ZERO;
     loop {
-        match rx.recv_timeout(sleep) {
-            Ok(Msg::Job(job)) => job(&mut host),
-            Ok(Msg::Poke) | Err(RecvTimeoutError::Timeout) => {}
+        let reply = match rx.recv_timeout(sleep) {
+            Ok(Msg::Job(job)) => Some(job(&mut host)),
+            Ok(Msg::Poke) | Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return,
-        }
+        };
         sleep = expire_and_measure(&mut host);
         let events = host.store().take_events();
         if !events.is_empty() {
             on_events(events);
+        }
+        if let Some(reply) = reply {
+            reply();
         }
     }
 }

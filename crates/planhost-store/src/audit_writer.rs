@@ -15,6 +15,9 @@ use rusqlite::{Connection, params};
 
 /// Largest batch in one transaction: bounds how long the writer holds SQLite's write lock.
 const MAX_BATCH: usize = 512;
+/// How long the first row of a batch waits for company: one commit per few milliseconds
+/// instead of one per tool call keeps the writer off the CPU the tool calls need.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// One decision to record.
 #[derive(Debug, Clone)]
@@ -78,8 +81,10 @@ impl AuditSink {
 fn run(conn: &Connection, rx: &mpsc::Receiver<AuditRow>) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
+        let until = std::time::Instant::now() + GATHER;
         while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
                 Ok(row) => batch.push(row),
                 Err(_) => break,
             }

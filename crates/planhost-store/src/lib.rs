@@ -43,7 +43,7 @@ pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};
 pub use migrate::{Migration, MigrationReport, Migrator};
-pub use queries::AskRecord;
+pub use queries::{AskRecord, PolicySnapshot};
 pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
 pub use schema::CURRENT_VERSION;
 pub use sessions::{Configure, OpenSession};

@@ -187,3 +187,58 @@ impl Store {
         })
     }
 }
+
+/// What tool policy reads from the durable state, in one statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySnapshot {
+    /// Durable mode.
+    pub mode: planhost_core::Mode,
+    /// The session's permission mode (maybe `inherit`).
+    pub permission_mode: planhost_core::PermissionMode,
+    /// The session's preset, if set.
+    pub policy_preset: Option<planhost_core::PolicyPreset>,
+    /// The running turn, if any.
+    pub active_turn: Option<String>,
+    /// The host's default permission mode setting.
+    pub default_permission_mode: Option<String>,
+    /// The host's default preset setting.
+    pub default_policy_preset: Option<String>,
+}
+
+impl Store {
+    /// Reads everything the tool policy needs about one session with a single query.
+    pub fn policy_snapshot(&mut self, session_id: &str) -> Result<PolicySnapshot> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT s.mode, s.permission_mode, s.policy_preset, \
+                 (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
+                 (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
+                 (SELECT value FROM settings WHERE key = 'default_policy_preset') \
+                 FROM sessions s WHERE s.id = ?1",
+            )?
+            .query_row([session_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                ))
+            })
+            .optional()?
+            .ok_or_else(|| crate::StoreError::SessionNotFound(session_id.to_owned()))?;
+        Ok(PolicySnapshot {
+            mode: crate::records::parse("sessions", row.0)?,
+            permission_mode: crate::records::parse("sessions", row.1)?,
+            policy_preset: row
+                .2
+                .map(|p| crate::records::parse("sessions", p))
+                .transpose()?,
+            active_turn: row.3,
+            default_permission_mode: row.4,
+            default_policy_preset: row.5,
+        })
+    }
+}

@@ -6,6 +6,7 @@ mod convert;
 mod execute;
 mod lines;
 pub mod lock;
+mod policy_cache;
 mod service;
 mod shells;
 mod tools;
@@ -71,11 +72,14 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         AuditWriter::spawn(&paths.db()).context("starting the audit writer")?;
     let clients = Arc::new(Broadcaster::default());
     let fanout = Arc::clone(&clients);
+    let policy = Arc::new(policy_cache::PolicyCache::default());
+    let invalidate = Arc::clone(&policy);
     let mut host = startup.host;
     // Events of the fence itself were committed before anyone could connect: drop them.
     host.store().take_events();
     let (handle, host_thread) = spawn_host(host, move |events| {
         for event in events {
+            invalidate.invalidate(&event.session_id);
             let Ok(params) = serde_json::to_value(&event) else {
                 continue;
             };
@@ -92,6 +96,7 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         state_dir: paths.state_dir.clone(),
         started: Instant::now(),
         clients,
+        policy,
         tools: tools::ToolRuntime::default(),
         audit,
         shells: shells::Shells {

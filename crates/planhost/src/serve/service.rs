@@ -30,6 +30,7 @@ pub struct Service {
     pub state_dir: PathBuf,
     pub started: Instant,
     pub clients: Arc<Broadcaster>,
+    pub policy: Arc<super::policy_cache::PolicyCache>,
     pub tools: ToolRuntime,
     pub audit: AuditSink,
     pub shells: Shells,
@@ -392,8 +393,11 @@ impl Service {
                 if let Some(Some(shell)) = &p.default_shell {
                     self.shells.validate_setting(shell)?;
                 }
+                let cache = Arc::clone(&self.policy);
                 self.host(move |h| {
                     use planhost_store::SettingKey as K;
+                    // Host defaults feed every session's policy view: drop them all before replying.
+                    cache.clear();
                     for (key, value) in [
                         (K::DefaultPermissionMode, p.default_permission_mode),
                         (K::DefaultShell, p.default_shell),

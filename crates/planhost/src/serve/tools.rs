@@ -12,7 +12,7 @@ use planhost_protocol::{
     AuthorizeParams, AuthorizeResult, CancelParams, CancelResult, DecisionKind, ExecuteParams,
     PermissionAsk, PermissionAsks, ResolvePermissionParams, RpcError,
 };
-use planhost_store::{AskRecord, AuditRow, SettingKey};
+use planhost_store::{AskRecord, AuditRow};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -52,47 +52,61 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the policy needs from the durable session.
-struct PolicyView {
-    preset: PolicyPreset,
-    mode: planhost_core::Mode,
-    permission: EffectivePermission,
-}
+use super::policy_cache::{Entry, PolicyView};
 
 impl ToolRuntime {
+    /// The session's policy view for `turn_id`, from the cache or (once per change) the store.
     async fn policy_view(
         svc: &Service,
         session_id: String,
         turn_id: String,
     ) -> Result<PolicyView, RpcError> {
-        svc.host(move |h| {
-            let s = h.store().session(&session_id)?;
-            let active = h.store().active_turn(&session_id)?;
-            if active.as_ref().is_none_or(|t| t.id != turn_id) {
-                return Err(planhost_core::CoreError::TurnNotActive { turn_id }.into());
+        let entry = match svc.policy.get(&session_id) {
+            Some(entry) => entry,
+            None => {
+                let cache = std::sync::Arc::clone(&svc.policy);
+                let id = session_id.clone();
+                let (entry, generation) = svc
+                    .host(move |h| {
+                        let generation = cache.generation();
+                        let snap = h.store().policy_snapshot(&id)?;
+                        let default_permission = snap
+                            .default_permission_mode
+                            .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
+                            .map(EffectivePermission::from);
+                        let default_preset =
+                            snap.default_policy_preset.and_then(|v| v.parse().ok());
+                        let view = PolicyView {
+                            preset: snap
+                                .policy_preset
+                                .or(default_preset)
+                                .unwrap_or(PolicyPreset::Host),
+                            mode: snap.mode,
+                            permission: effective_permission(
+                                snap.permission_mode,
+                                default_permission,
+                            ),
+                        };
+                        Ok((
+                            Entry {
+                                view,
+                                active_turn: snap.active_turn,
+                            },
+                            generation,
+                        ))
+                    })
+                    .await?;
+                svc.policy
+                    .insert_if_current(&session_id, entry.clone(), generation);
+                entry
             }
-            let settings = h.store().settings()?;
-            let setting = |key: SettingKey| {
-                settings
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    .map(|(_, v)| v.clone())
-            };
-            let default_permission = setting(SettingKey::DefaultPermissionMode)
-                .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
-                .map(EffectivePermission::from);
-            let default_preset =
-                setting(SettingKey::DefaultPolicyPreset).and_then(|v| v.parse().ok());
-            Ok(PolicyView {
-                preset: s
-                    .policy_preset
-                    .or(default_preset)
-                    .unwrap_or(PolicyPreset::Host),
-                mode: s.mode,
-                permission: effective_permission(s.permission_mode, default_permission),
-            })
-        })
-        .await
+        };
+        if entry.active_turn.as_deref() != Some(turn_id.as_str()) {
+            return Err(super::convert::host_error(
+                &planhost_core::CoreError::TurnNotActive { turn_id }.into(),
+            ));
+        }
+        Ok(entry.view)
     }
 
     /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
@@ -118,7 +132,7 @@ impl ToolRuntime {
         let key = (p.session_id.clone(), p.tool_call_id.clone());
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
-            "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": p.input,
+            "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
         });
         let audit_row = |action: &str, extra: Value| AuditRow {
             at: now(),
@@ -377,6 +391,17 @@ fn now() -> Timestamp {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     Timestamp(ms)
+}
+
+/// Inputs larger than this are summarised in the audit log (a Write's content can be megabytes).
+const AUDIT_INPUT_BYTES: usize = 4 * 1024;
+
+fn audit_input(input: &Value) -> Value {
+    let text = input.to_string();
+    if text.len() <= AUDIT_INPUT_BYTES {
+        return input.clone();
+    }
+    json!({ "summarized": true, "bytes": text.len(), "sha256": planhost_core::sha256_hex(text.as_bytes()) })
 }
 
 fn merge(base: &Value, extra: Value) -> Value {

@@ -1,0 +1,263 @@
+//! Host benchmarks (issue #4), each against its floor in the same run:
+//!
+//! - `tools.authorize` round trip over `serve --stdio`, p50/p99 and throughput, against an
+//!   `app.health` echo through the same pipe (target ≤ 1.5× the echo; echo p50 < 100 µs);
+//! - resident memory idle and with 1,000 open sessions (targets ≤ 20 MB and ≤ 64 MB);
+//! - 50 concurrent socket clients × 1,000 authorize calls each: zero errors, p99 reported.
+//!
+//! Run: `cargo bench -p planhost --bench host`. Figures go to docs/benchmarks.md.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use planhost_client::Client;
+use planhost_core::{Interactivity, PermissionMode, ToolProvenance};
+use planhost_protocol::{
+    AuthorizeParams, AuthorizeResult, BeginTurnParams, ConfigureParams, DecisionKind, Empty,
+    HealthResult, OpenSessionParams, SessionInfo, TurnInfo,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_planhost");
+
+struct Host(Child);
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+/// An Agent session in `auto` with a running turn: Read is allowed without an ask.
+fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (String, String) {
+    let s: SessionInfo = c
+        .call(
+            "sessions.open",
+            &OpenSessionParams {
+                workspace_root: root.display().to_string(),
+                external_id: Some(external.into()),
+                interactivity: Interactivity::Interactive,
+            },
+        )
+        .unwrap();
+    let _: SessionInfo = c
+        .call(
+            "sessions.configure",
+            &ConfigureParams {
+                session_id: s.id.clone(),
+                permission_mode: Some(PermissionMode::Auto),
+                shell_id: None,
+                policy_preset: None,
+                provider: None,
+                model: None,
+            },
+        )
+        .unwrap();
+    let t: TurnInfo = c
+        .call(
+            "turns.begin",
+            &BeginTurnParams {
+                session_id: s.id.clone(),
+                origin: None,
+            },
+        )
+        .unwrap();
+    (s.id, t.id)
+}
+
+fn authorize(
+    c: &mut Client,
+    session: &str,
+    turn: &str,
+    i: usize,
+) -> Result<AuthorizeResult, String> {
+    c.call(
+        "tools.authorize",
+        &AuthorizeParams {
+            session_id: session.into(),
+            turn_id: turn.into(),
+            tool_call_id: format!("call-{i}"),
+            tool_name: "Read".into(),
+            batch_index: 0,
+            batch_size: 1,
+            provenance: ToolProvenance::BuiltIn,
+            input: serde_json::json!({ "path": "src/lib.rs" }),
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--stdio", "--state-dir"])
+        .arg(state)
+        .env("PLANHOST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let pid = child.id();
+    let _guard = Host(child);
+    let mut c = Client::from_streams(stdout, stdin);
+    c.initialize("bench").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let idle = rss_kib(pid);
+    let (session, turn) = ready_session(&mut c, root, "bench-stdio");
+
+    let n = 20_000;
+    // Warm up both paths, then alternate blocks so drift hits both equally.
+    for i in 0..1_000 {
+        let _: HealthResult = c.call("app.health", &Empty {}).unwrap();
+        authorize(&mut c, &session, &turn, 1_000_000 + i).unwrap();
+    }
+    let (mut echo, mut auth) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let started = Instant::now();
+    let mut echo_total = Duration::ZERO;
+    let mut auth_total = Duration::ZERO;
+    for block in 0..(n / 1_000) {
+        let t = Instant::now();
+        for _ in 0..1_000 {
+            let s = Instant::now();
+            let _: HealthResult = c.call("app.health", &Empty {}).unwrap();
+            echo.push(s.elapsed());
+        }
+        echo_total += t.elapsed();
+        let t = Instant::now();
+        for i in 0..1_000 {
+            let s = Instant::now();
+            let r = authorize(&mut c, &session, &turn, block * 1_000 + i).unwrap();
+            assert_eq!(r.decision, DecisionKind::Allow);
+            auth.push(s.elapsed());
+        }
+        auth_total += t.elapsed();
+    }
+    let _ = started;
+    echo.sort();
+    auth.sort();
+    let (e50, a50) = (pct(&echo, 0.5), pct(&auth, 0.5));
+    println!("stdio round trips, n = {n} each (same pipe, same run)");
+    println!(
+        "  app.health echo     p50 {}  p99 {}  {:.0} calls/s",
+        us(e50),
+        us(pct(&echo, 0.99)),
+        n as f64 / echo_total.as_secs_f64()
+    );
+    println!(
+        "  tools.authorize     p50 {}  p99 {}  {:.0} calls/s",
+        us(a50),
+        us(pct(&auth, 0.99)),
+        n as f64 / auth_total.as_secs_f64()
+    );
+    println!(
+        "  authorize / echo    p50 {:.2}x  p99 {:.2}x  (target <= 1.5x; echo p50 target < 100 µs)",
+        a50.as_secs_f64() / e50.as_secs_f64(),
+        pct(&auth, 0.99).as_secs_f64() / pct(&echo, 0.99).as_secs_f64()
+    );
+
+    for i in 0..1_000 {
+        let _ = ready_session(&mut c, root, &format!("bench-rss-{i}"));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let busy = rss_kib(pid);
+    println!("resident memory");
+    println!(
+        "  idle after initialize        {:.1} MB  (target <= 20 MB)",
+        idle as f64 / 1024.0
+    );
+    println!(
+        "  with 1,000 open sessions     {:.1} MB  (target <= 64 MB)",
+        busy as f64 / 1024.0
+    );
+}
+
+fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
+    let socket = state.join("bench.sock");
+    let child = Command::new(BIN)
+        .args(["serve", "--state-dir"])
+        .arg(state)
+        .arg("--socket")
+        .arg(&socket)
+        .env("PLANHOST_LOG", "error")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _guard = Host(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Client::connect_socket(&socket).is_err() {
+        assert!(Instant::now() < deadline, "socket never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let clients = 50;
+    let calls = 1_000;
+    let started = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|k| {
+            let (socket, root) = (socket.clone(), root.to_owned());
+            std::thread::spawn(move || {
+                let mut c = Client::connect_socket(&socket).unwrap();
+                c.initialize("bench").unwrap();
+                let (session, turn) = ready_session(&mut c, &root, &format!("bench-sock-{k}"));
+                let mut lat = Vec::with_capacity(calls);
+                let mut errors = 0;
+                for i in 0..calls {
+                    let s = Instant::now();
+                    match authorize(&mut c, &session, &turn, i) {
+                        Ok(r) if r.decision == DecisionKind::Allow => {}
+                        Ok(_) | Err(_) => errors += 1,
+                    }
+                    lat.push(s.elapsed());
+                }
+                (lat, errors)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for w in workers {
+        let (lat, e) = w.join().unwrap();
+        all.extend(lat);
+        errors += e;
+    }
+    let took = started.elapsed();
+    all.sort();
+    println!("socket: {clients} concurrent clients x {calls} tools.authorize");
+    println!(
+        "  errors {errors}  p50 {}  p99 {}  max {}  total {:.0} calls/s",
+        us(pct(&all, 0.5)),
+        us(pct(&all, 0.99)),
+        us(*all.last().unwrap()),
+        (clients * calls) as f64 / took.as_secs_f64()
+    );
+}
+
+fn main() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::Builder::new()
+        .prefix("phb")
+        .tempdir_in("/tmp")
+        .unwrap();
+    stdio_round_trips(&state.path().join("stdio"), root.path());
+    socket_clients(&state.path().join("sock"), root.path());
+}

@@ -1,0 +1,108 @@
+//! The policy view of each session, cached between state changes so `tools.authorize` does not
+//! wait on the host thread. Correctness rests on two rules:
+//!
+//! - every committed change that can alter a decision (mode, permission mode, preset, turns,
+//!   settings) invalidates the session's entry on the host thread *before* the change's caller
+//!   gets its reply (the actor publishes events before replying);
+//! - an entry read from the store is inserted only if no invalidation happened since it was
+//!   read (a generation check), so a read racing a change can never resurrect stale state.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use planhost_core::{EffectivePermission, Mode, PolicyPreset};
+
+/// What the policy needs, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PolicyView {
+    pub preset: PolicyPreset,
+    pub mode: Mode,
+    pub permission: EffectivePermission,
+}
+
+/// A cached entry: the view and the session's running turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub view: PolicyView,
+    pub active_turn: Option<String>,
+}
+
+#[derive(Default)]
+struct Inner {
+    generation: u64,
+    entries: HashMap<String, Entry>,
+}
+
+/// The cache.
+#[derive(Default)]
+pub struct PolicyCache {
+    inner: Mutex<Inner>,
+}
+
+impl PolicyCache {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The cached entry, if still valid.
+    pub fn get(&self, session_id: &str) -> Option<Entry> {
+        self.lock().entries.get(session_id).cloned()
+    }
+
+    /// The current generation; read it on the host thread together with the store.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// Inserts an entry read at `generation`, unless something was invalidated since.
+    pub fn insert_if_current(&self, session_id: &str, entry: Entry, generation: u64) {
+        let mut inner = self.lock();
+        if inner.generation == generation {
+            inner.entries.insert(session_id.to_owned(), entry);
+        }
+    }
+
+    /// A session changed.
+    pub fn invalidate(&self, session_id: &str) {
+        let mut inner = self.lock();
+        inner.generation += 1;
+        inner.entries.remove(session_id);
+    }
+
+    /// Host-wide defaults changed.
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        inner.generation += 1;
+        inner.entries.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(mode: Mode) -> Entry {
+        Entry {
+            view: PolicyView {
+                preset: PolicyPreset::Host,
+                mode,
+                permission: EffectivePermission::Ask,
+            },
+            active_turn: Some("t".into()),
+        }
+    }
+
+    #[test]
+    fn a_read_that_raced_an_invalidation_is_not_cached() {
+        let cache = PolicyCache::default();
+        let read_at = cache.generation();
+        cache.invalidate("s");
+        cache.insert_if_current("s", entry(Mode::Agent), read_at);
+        assert_eq!(cache.get("s"), None);
+        let now = cache.generation();
+        cache.insert_if_current("s", entry(Mode::Plan), now);
+        assert_eq!(cache.get("s"), Some(entry(Mode::Plan)));
+        cache.clear();
+        assert_eq!(cache.get("s"), None);
+    }
+}
