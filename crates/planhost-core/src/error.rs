@@ -96,6 +96,23 @@ pub enum CoreError {
     /// The absolute deadline passed; the proposal is now `expired` (§3 rule 4).
     #[error("the plan approval deadline has passed")]
     ApprovalTimeout,
+    /// `expectedRevision` is not the branch's current checkpoint revision (seed 003).
+    #[error("stale expectedRevision {expected}: the current revision is {current}")]
+    CheckpointStale {
+        /// What the caller expected.
+        expected: i64,
+        /// The branch's current revision.
+        current: i64,
+    },
+    /// A handoff step that the current phase does not allow (seed 004).
+    #[error("not allowed while the plan handoff is {phase}")]
+    HandoffPhaseInvalid {
+        /// The current phase.
+        phase: &'static str,
+    },
+    /// The tool set changed outside planhost's control; approval waits until it is resolved.
+    #[error("the active tool set changed since Plan mode applied it; resolve the conflict first")]
+    ToolsConflict,
     /// No live execution has that id.
     #[error("no execution {0}")]
     ExecutionNotFound(String),
@@ -124,6 +141,9 @@ impl CoreError {
             CoreError::ApprovalNotPending(_) => "PLAN_APPROVAL_NOT_PENDING",
             CoreError::ResolveInvalid(_) => "PLAN_RESOLVE_INVALID",
             CoreError::ApprovalTimeout => "PLAN_APPROVAL_TIMEOUT",
+            CoreError::CheckpointStale { .. } => "CHECKPOINT_REVISION_STALE",
+            CoreError::HandoffPhaseInvalid { .. } => "PLAN_HANDOFF_PHASE_INVALID",
+            CoreError::ToolsConflict => "PLAN_TOOLS_CONFLICT",
             CoreError::ExecutionNotFound(_) => "EXECUTION_NOT_FOUND",
             CoreError::ExecutionStateInvalid(_) => "EXECUTION_STATE_INVALID",
         }

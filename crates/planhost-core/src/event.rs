@@ -87,6 +87,27 @@ pub enum EventBody {
         /// `allow` or `deny`.
         decision: String,
     },
+    /// A plan checkpoint was saved.
+    CheckpointSaved {
+        /// Its branch-local revision.
+        revision: i64,
+        /// SHA-256 of its bytes.
+        sha256: String,
+        /// The branch leaf it was created at.
+        anchor: String,
+    },
+    /// A publication approval changed status.
+    PublicationChanged {
+        /// Its id.
+        publication_id: String,
+        /// New status.
+        status: String,
+    },
+    /// The handoff phase changed (seed 004).
+    HandoffChanged {
+        /// New phase.
+        phase: crate::HandoffPhase,
+    },
     /// An execution was queued, claimed or finished.
     ExecutionChanged {
         /// Execution id.

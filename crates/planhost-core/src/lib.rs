@@ -20,18 +20,39 @@
 //! assert_eq!(refused.code(), "PLAN_REQUIRES_INTERACTIVE_SESSION");
 //! ```
 
+// Defines `wire_enum!`, used by later modules.
+#[macro_use]
+mod vocab;
+
+mod capture;
+mod checkpoint;
 mod digest;
 mod error;
 mod event;
+mod lifecycle;
+mod plan_command;
 mod plan_input;
 mod policy;
 mod session;
 mod time;
-mod vocab;
 
+pub use capture::{
+    AssistantMessage, CLOSE_DELIMITER, Capture, CaptureError, CaptureErrorKind, ContentBlock,
+    Ineligible, OPEN_DELIMITER, PlanBlock, ProposedPlanParser, StopReason, canonical_encoding,
+    capture, eligibility, fingerprint,
+};
+pub use checkpoint::{
+    CheckpointRef, DiskState, PublicationState, latest_on_branch, next_revision, plan_title,
+    projection, publication_state,
+};
 pub use digest::sha256_hex;
 pub use error::{Blocker, CoreError, Result, UnknownValue};
 pub use event::{Event, EventBody};
+pub use lifecycle::{
+    ExitChoice, ExitOffer, HandoffPhase, HandoffStep, ToolsConflict, exit_offer, handoff_next,
+    tools_drifted, tools_to_restore,
+};
+pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
     AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, ToolKind,

@@ -1,11 +1,9 @@
 //! The vocabulary of seed 000 §2, each value with its stable wire string.
 
-use serde::{Deserialize, Serialize};
-
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
@@ -26,7 +24,7 @@ macro_rules! wire_enum {
         impl std::str::FromStr for $name {
             type Err = crate::UnknownValue;
 
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
+            fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
                 match s {
                     $($text => Ok($name::$variant),)+
                     other => Err(crate::UnknownValue {

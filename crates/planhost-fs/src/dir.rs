@@ -170,6 +170,17 @@ impl Dir {
         }
     }
 
+    /// Device and inode of `name` without following it (`fstatat(AT_SYMLINK_NOFOLLOW)`), or
+    /// `None` when it does not exist. Lets a caller check that a name still refers to the file
+    /// it opened.
+    pub(crate) fn file_id(&self, name: Name<'_>) -> Result<Option<FileId>> {
+        match rfs::statat(&self.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(FileId::from_stat(&st))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(FsError::io("fstatat", self.child(name), e.into())),
+        }
+    }
+
     /// Removes, deepest first, the directories a [`MissingDirs::Create`] walk over `names`
     /// created (`created_from` as reported in [`Walked`]). Best effort: stops at the first
     /// directory that is no longer empty or no longer a real directory.
@@ -416,6 +427,30 @@ impl Dir {
     /// fsyncs the directory itself, making created, renamed and removed names durable.
     pub fn sync(&self) -> Result<()> {
         rfs::fsync(&self.fd).map_err(|e| FsError::io("fsync", &self.path, e.into()))
+    }
+}
+
+/// A file's identity (device and inode), used to tell whether a name was swapped under us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of an open file (`fstat`).
+    pub(crate) fn of_file(file: &File, path: &Path) -> Result<Self> {
+        let st = rfs::fstat(file).map_err(|e| FsError::io("fstat", path, e.into()))?;
+        Ok(Self::from_stat(&st))
+    }
+
+    // The field widths differ between architectures; on 64-bit Linux the conversion is a no-op.
+    #[allow(clippy::useless_conversion)]
+    fn from_stat(st: &rfs::Stat) -> Self {
+        Self {
+            dev: u64::from(st.st_dev),
+            ino: u64::from(st.st_ino),
+        }
     }
 }
 

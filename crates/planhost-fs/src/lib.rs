@@ -32,6 +32,7 @@ mod artifact;
 mod atomic;
 mod dir;
 mod error;
+mod publish;
 mod workspace;
 
 pub use artifact::{ArtifactError, PI_DIR, PLAN_DIR, PlanArtifact, write_plan_artifact};
@@ -40,4 +41,9 @@ pub use dir::{
     Dir, Entry, EntryKind, MissingDirs, Name, Origin, Permissions, Probe, Replace, Walked,
 };
 pub use error::{FsError, Result};
+pub use publish::{
+    Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, Preflight, PublishError, Published,
+    Reconciled, inspect, next_name, plan_file_name, preflight, publish_new, publish_update,
+    reconcile,
+};
 pub use workspace::{OutsidePath, PathRequest, Resolved, Workspace, WorkspacePath};

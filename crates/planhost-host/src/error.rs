@@ -12,6 +12,15 @@ pub enum HostError {
     /// SubmitPlan's artifact could not be written; no approval row exists.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
+    /// Publication to `.pi/plans/` failed (path, symlink, collision, conflict, write).
+    #[error(transparent)]
+    Publish(planhost_fs::PublishError),
+    /// `/plan save`, `/plan preview` or a publication needs a checkpoint and the branch has none.
+    #[error("there is no plan checkpoint on this branch yet")]
+    NoCheckpoint,
+    /// The published file no longer holds what was published; it is never overwritten.
+    #[error("the published plan file was changed outside planhost; it will not be overwritten")]
+    PublishedFileChanged,
     /// A session was opened with a root that is not an absolute, existing directory.
     #[error("workspace root {root:?} is invalid: {reason}")]
     WorkspaceInvalid {
@@ -29,6 +38,9 @@ impl HostError {
             HostError::Store(e) => e.code(),
             HostError::Artifact(e) => e.code(),
             HostError::WorkspaceInvalid { .. } => "WORKSPACE_INVALID",
+            HostError::Publish(e) => e.code(),
+            HostError::NoCheckpoint => "CHECKPOINT_NONE",
+            HostError::PublishedFileChanged => "PUBLISH_CONFLICT",
         }
     }
 }

@@ -32,18 +32,25 @@ pub struct Startup {
     pub migration: MigrationReport,
     /// What the startup fence interrupted.
     pub fence: FenceReport,
+    /// Publication approvals reconciled against the disk at startup.
+    pub reconciled: Vec<planhost_store::PublicationRecord>,
 }
 
 impl Host {
     /// Opens the database, migrates it and runs the startup fence.
     pub fn open(db_path: &Path, clock: Arc<dyn Clock>) -> Result<Startup> {
         let opened = Store::open(db_path, clock)?;
+        let mut host = Host {
+            store: opened.store,
+        };
+        // Part of the fence: a publication whose write may have completed before the crash is
+        // reconciled against the disk before anything is served, never repeated.
+        let reconciled = host.reconcile_publications()?;
         Ok(Startup {
-            host: Host {
-                store: opened.store,
-            },
+            host,
             migration: opened.migration,
             fence: opened.fence,
+            reconciled,
         })
     }
 

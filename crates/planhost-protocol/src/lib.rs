@@ -12,6 +12,7 @@
 
 mod jsonrpc;
 mod methods;
+mod plans;
 mod types;
 
 pub use jsonrpc::{
@@ -19,4 +20,5 @@ pub use jsonrpc::{
 };
 pub use methods::{METHODS, MethodSpec, PROTOCOL_VERSION, method, notifications, protocol_schema};
 pub use planhost_core::{Event, EventBody};
+pub use plans::*;
 pub use types::*;

@@ -4,6 +4,7 @@
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use crate::plans::*;
 use crate::types::*;
 
 /// The protocol version this crate describes. Bumped on any incompatible change.
@@ -56,6 +57,17 @@ methods! {
     "plans.list" => PlansFilter, ApprovalList, "Every approval, newest first.";
     "plans.get" => ProposalRef, PlanDetail, "One approval with its exact Markdown.";
     "plans.resolve" => ResolvePlanParams, ApprovalInfo, "Approve (with a permission mode) or reject.";
+    "plans.checkpoint" => CheckpointParams, CheckpointInfo, "Save a complete plan snapshot (update_plan_draft) with optimistic revision.";
+    "plans.capture" => CaptureParams, CaptureResult, "Offer a final assistant message for <proposed_plan> capture.";
+    "plans.projection" => BranchRef, ProjectionResult, "The labelled latest checkpoint to inject into a model call.";
+    "plans.preview" => BranchRef, PreviewResult, "The latest exact checkpoint of the branch (/plan preview).";
+    "plans.status" => BranchRef, PlanStatusResult, "Mode, revision, publication state, path (/plan status).";
+    "plans.publish" => BranchRef, PublishResult, "Publish the latest checkpoint to .pi/plans (/plan save): synced or an approval.";
+    "plans.publishResolve" => PublishResolveParams, PublishResolveResult, "Approve (write) or reject a publication.";
+    "plans.exit" => ExitParams, ExitResult, "The /plan exit offer, or the chosen exit.";
+    "plans.command" => CommandParams, CommandResult, "Parse a typed /plan command line.";
+    "plans.handoff" => HandoffParams, HandoffResult, "The seed 004 handoff: enter, approve, accept, cancel, retry, exit.";
+    "plans.tools" => ToolsParams, ToolsResult, "Tool baseline and drift: enter, observe, resolve, exit.";
     "executions.claim" => ExecutionRef, TurnInfo, "The worker claims the queued execution; starts its turn.";
     "executions.finish" => FinishExecutionParams, ApprovalInfo, "The worker finishes the execution.";
     "shell.catalog" => Empty, ShellCatalog, "The platform's shell catalog and the effective shell.";

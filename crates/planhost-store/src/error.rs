@@ -16,6 +16,24 @@ pub enum StoreError {
     /// No turn has this id.
     #[error("no turn {0}")]
     TurnNotFound(String),
+    /// A branch path was empty (the last entry is the checkpoint's anchor).
+    #[error("branchPath must name at least the current branch leaf")]
+    BranchInvalid,
+    /// No publication approval has this id.
+    #[error("no publication {0}")]
+    PublicationNotFound(String),
+    /// Another publication is pending or being written for the session.
+    #[error("publication {0} is still pending")]
+    PublicationOpen(String),
+    /// The publication is in a status that does not allow this step.
+    #[error("publication is {status}")]
+    PublicationState {
+        /// Its status.
+        status: String,
+    },
+    /// A handoff accept named a capability this host process did not issue (e.g. after a restart).
+    #[error("the handoff capability is not current; review and retry the handoff")]
+    HandoffStale,
     /// An external id was reopened with a different workspace root.
     #[error("session {external_id} belongs to workspace {existing}, not {requested}")]
     WorkspaceMismatch {
@@ -85,6 +103,11 @@ impl StoreError {
             StoreError::SessionNotFound(_) => "SESSION_NOT_FOUND",
             StoreError::TurnNotFound(_) => "TURN_NOT_FOUND",
             StoreError::WorkspaceMismatch { .. } => "SESSION_WORKSPACE_MISMATCH",
+            StoreError::BranchInvalid => "CHECKPOINT_BRANCH_INVALID",
+            StoreError::PublicationNotFound(_) => "PUBLICATION_NOT_FOUND",
+            StoreError::PublicationOpen(_) => "PUBLICATION_PENDING",
+            StoreError::PublicationState { .. } => "PUBLICATION_STATE_INVALID",
+            StoreError::HandoffStale => "PLAN_HANDOFF_STALE",
             StoreError::SettingsInvalid { .. } => "SETTINGS_INVALID",
             StoreError::SchemaTooNew { .. } => "STORE_SCHEMA_TOO_NEW",
             StoreError::MigrationFailed { .. } => "STORE_MIGRATION_FAILED",

@@ -58,6 +58,27 @@ impl Store {
                 )?
                 .query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
+            // A publication not yet approved is not carried across a restart; one approved (its
+            // write may have happened) stays `approved` for the host to reconcile against the disk.
+            let publications: Vec<(String, String)> = t
+                .tx
+                .prepare(
+                    "UPDATE publication_approvals SET status = 'interrupted', error_code = ?1, updated_at = ?2 \
+                     WHERE status = 'pending' RETURNING id, session_id",
+                )?
+                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            for (id, session_id) in &publications {
+                let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+                t.audit(subject, "fence.publication_interrupted", &json!({ "id": id }))?;
+            }
+            // A pending handoff has no in-process capability any more: it is never dispatched by
+            // itself; review, retry or cancel it (seed 004).
+            t.tx.execute(
+                "UPDATE plan_identities SET handoff_restarted = 1, handoff_token = NULL, updated_at = ?1 \
+                 WHERE phase = 'handoff_pending'",
+                params![now],
+            )?;
             // A pending interruption stops Plan; the mode stays whatever it durably is.
             t.tx.execute(
                 "UPDATE sessions SET plan_state = ?1, updated_at = ?2 WHERE plan_state = ?3",

@@ -25,10 +25,12 @@
 
 mod approvals;
 mod audit_writer;
+mod blobs;
 mod error;
 mod executions;
 mod fence;
 pub mod migrate;
+mod plans;
 mod queries;
 mod records;
 mod schema;
@@ -40,12 +42,20 @@ mod tx;
 
 pub use approvals::{ApprovalFilter, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext};
 pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
+pub use blobs::Stored;
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};
 pub use migrate::{Migration, MigrationReport, Migrator};
+pub use plans::steering::HandoffRequest;
+pub use plans::{
+    CaptureBinding, CheckpointRecord, CheckpointSource, PlanIdentity, PublicationRecord,
+    SavedCheckpoint,
+};
 pub use queries::{AskRecord, PolicySnapshot};
 pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
 pub use schema::CURRENT_VERSION;
+#[doc(hidden)]
+pub use schema::SCHEMA_V1;
 pub use sessions::{Configure, OpenSession};
 pub use settings::SettingKey;
 pub use store::{MIGRATOR, Opened, Store};

@@ -1,10 +1,11 @@
 //! The current schema. Rows are never deleted: terminal rows are the audit trail.
 
 /// The schema this build writes. `PRAGMA user_version` holds it, written last.
-pub const CURRENT_VERSION: u32 = 1;
+/// v1: sessions, turns, approvals, settings, audit. v2: plan checkpoints, identities, publication.
+pub const CURRENT_VERSION: u32 = 2;
 
-/// DDL for a fresh database at [`CURRENT_VERSION`].
-pub(crate) const SCHEMA_V1: &str = r#"
+/// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
+pub const SCHEMA_V1: &str = r#"
 CREATE TABLE settings (
     key   TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
@@ -91,4 +92,76 @@ CREATE TABLE audit_log (
     detail       TEXT NOT NULL
 ) STRICT;
 CREATE INDEX audit_by_session ON audit_log(session_id, id);
+"#;
+
+/// v1 → v2: plan checkpoints (content-addressed blobs, branch anchors, capture identity), the
+/// per-session plan identity (publication, handoff phase, tool baseline) and publication
+/// approvals. Additive only: no v1 row changes.
+pub(crate) const SCHEMA_V2: &str = r#"
+CREATE TABLE plan_blobs (
+    sha256      TEXT PRIMARY KEY NOT NULL,
+    size_bytes  INTEGER NOT NULL,
+    encoding    TEXT NOT NULL CHECK (encoding IN ('raw', 'deflate', 'delta')),
+    base_sha256 TEXT REFERENCES plan_blobs(sha256),
+    depth       INTEGER NOT NULL,
+    data        BLOB NOT NULL,
+    CHECK ((encoding = 'delta') = (base_sha256 IS NOT NULL))
+) STRICT;
+
+CREATE TABLE plan_identities (
+    session_id          TEXT PRIMARY KEY NOT NULL REFERENCES sessions(id),
+    plan_id             TEXT NOT NULL UNIQUE,
+    phase               TEXT NOT NULL CHECK (phase IN ('off', 'planning', 'ready', 'handoff_pending')),
+    published_path      TEXT,
+    published_sha256    TEXT,
+    published_revision  INTEGER,
+    session_name        TEXT,
+    tool_baseline       TEXT,
+    tool_applied        TEXT,
+    tool_conflict       INTEGER NOT NULL DEFAULT 0,
+    handoff_checkpoint  INTEGER,
+    handoff_token       TEXT,
+    handoff_restarted   INTEGER NOT NULL DEFAULT 0,
+    created_at          INTEGER NOT NULL,
+    updated_at          INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE plan_checkpoints (
+    id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id          TEXT NOT NULL REFERENCES sessions(id),
+    revision            INTEGER NOT NULL CHECK (revision >= 1),
+    anchor              TEXT NOT NULL,
+    sha256              TEXT NOT NULL REFERENCES plan_blobs(sha256),
+    size_bytes          INTEGER NOT NULL,
+    source              TEXT NOT NULL CHECK (source IN ('draft', 'capture', 'submit')),
+    capture_entry_id    TEXT,
+    capture_fingerprint TEXT,
+    capture_block       INTEGER,
+    capture_start       INTEGER,
+    capture_end         INTEGER,
+    created_at          INTEGER NOT NULL
+) STRICT;
+-- The same captured block offered again never creates another revision (seed 004).
+CREATE UNIQUE INDEX checkpoints_capture_identity
+    ON plan_checkpoints(session_id, capture_entry_id, capture_fingerprint, capture_block)
+    WHERE capture_entry_id IS NOT NULL;
+CREATE INDEX checkpoints_by_anchor ON plan_checkpoints(session_id, anchor);
+
+CREATE TABLE publication_approvals (
+    id            TEXT PRIMARY KEY NOT NULL,
+    session_id    TEXT NOT NULL REFERENCES sessions(id),
+    checkpoint_id INTEGER NOT NULL REFERENCES plan_checkpoints(id),
+    revision      INTEGER NOT NULL,
+    sha256        TEXT NOT NULL,
+    relative_path TEXT NOT NULL,
+    base_sha256   TEXT,
+    status        TEXT NOT NULL CHECK (status IN
+                  ('pending', 'approved', 'completed', 'rejected', 'revoked', 'conflict', 'failed', 'interrupted')),
+    error_code    TEXT,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+) STRICT;
+-- At most one publication awaiting approval or being written per session.
+CREATE UNIQUE INDEX publication_one_open ON publication_approvals(session_id)
+    WHERE status IN ('pending', 'approved');
 "#;

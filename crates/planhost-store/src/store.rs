@@ -8,20 +8,28 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
-use crate::schema::{CURRENT_VERSION, SCHEMA_V1};
+use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2};
 use crate::tx::Tx;
 use crate::{Result, settings};
 
-/// The production migrator: fresh databases get [`SCHEMA_V1`]; there is no older planhost schema.
+/// The production migrator: fresh databases get every schema at once; v1 databases step to v2.
 pub const MIGRATOR: Migrator<'static> = Migrator {
     target: CURRENT_VERSION,
     create: create_current,
-    steps: &[] as &[Migration],
+    steps: &[Migration {
+        from: 1,
+        apply: v1_to_v2,
+    }],
     validate: validate_current,
 };
 
 fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA_V1)
+    tx.execute_batch(SCHEMA_V1)?;
+    tx.execute_batch(SCHEMA_V2)
+}
+
+fn v1_to_v2(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V2)
 }
 
 fn validate_current(tx: &Transaction<'_>) -> Result<()> {

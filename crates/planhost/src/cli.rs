@@ -188,9 +188,13 @@ pub fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// The last 8 characters of a UUID v7: its random part, unique enough to type.
+/// The last 8 characters of a UUID v7: its random part, unique enough to type. (The first 8 are
+/// the high bits of the creation time, shared by every plan of the same minute or so.)
 fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+    id.len()
+        .checked_sub(8)
+        .and_then(|start| id.get(start..))
+        .unwrap_or(id)
 }
 
 pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCode> {

@@ -58,14 +58,14 @@ enum Command {
     },
     /// Show one plan: title, question, file, live expiry, status, and the plan itself.
     Show {
-        /// Proposal id (or a unique prefix of at least 8 characters).
+        /// Proposal id (or a unique prefix or suffix of at least 8 characters, as `plans` prints).
         proposal: String,
         #[command(flatten)]
         output: cli::Output,
     },
     /// Approve a pending plan; the session switches to Agent with the chosen permission mode.
     Approve {
-        /// Proposal id (or a unique prefix).
+        /// Proposal id (or a unique prefix or suffix of at least 8 characters).
         proposal: String,
         /// Permission mode for the execution.
         #[arg(long, value_parser = ["ask", "accept-edits", "auto"], default_value = "ask")]
@@ -73,7 +73,7 @@ enum Command {
     },
     /// Reject a pending plan; the session stays in Plan.
     Reject {
-        /// Proposal id (or a unique prefix).
+        /// Proposal id (or a unique prefix or suffix of at least 8 characters).
         proposal: String,
         /// A note for the agent.
         #[arg(long)]
@@ -133,8 +133,10 @@ fn init_logging(serving: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("PLANHOST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colour only for a person at a terminal: a log captured to a file or pipe stays plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }

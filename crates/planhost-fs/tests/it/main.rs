@@ -9,4 +9,5 @@
 
 mod artifact;
 mod dir;
+mod publish;
 mod workspace;

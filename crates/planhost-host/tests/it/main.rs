@@ -8,5 +8,6 @@
 mod bad_input;
 mod fixture;
 mod plan_and_storage;
+mod plans;
 mod properties;
 mod timer;

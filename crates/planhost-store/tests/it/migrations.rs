@@ -169,7 +169,7 @@ fn a_newer_schema_is_refused_untouched() {
             err,
             StoreError::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: planhost_store::CURRENT_VERSION
             }
         ),
         "{err}"
@@ -227,4 +227,60 @@ fn a_foreign_database_is_not_adopted() {
         .unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
     assert_eq!(Store::open(&db, clock).unwrap_err().code(), "STORE_CORRUPT");
+}
+
+/// The real v1 → v2 step: a database written by the v1 schema, with live data, is backed up
+/// exactly and gains the checkpoint tables in one transaction; its rows are unchanged.
+#[test]
+fn production_v1_database_migrates_to_v2_with_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planhost.sqlite");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch(planhost_store::SCHEMA_V1).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, workspace_root, interactivity, mode, plan_state, permission_mode, \
+             created_at, updated_at) VALUES ('s1', '/w', 'interactive', 'plan', 'planning', 'ask', 1, 1)",
+            [],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO settings VALUES ('default_shell', 'bash')", [])
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    }
+    let clock = Arc::new(ManualClock::new(Timestamp(0)));
+    let opened = Store::open(&db, clock).unwrap();
+    let backup = backup_path(&db, 1);
+    assert_eq!(
+        opened.migration,
+        MigrationReport::Migrated {
+            from: 1,
+            to: 2,
+            backup: backup.clone()
+        }
+    );
+    let mut store = opened.store;
+    assert_eq!(store.session("s1").unwrap().mode, planhost_core::Mode::Plan);
+    drop(store);
+    let conn = Connection::open(&db).unwrap();
+    assert_eq!(user_version(&conn).unwrap(), 2);
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'plan_checkpoints'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1);
+    let copy = Connection::open(&backup).unwrap();
+    assert_eq!(user_version(&copy).unwrap(), 1);
+    let v1_tables: i64 = copy
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'plan_checkpoints'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v1_tables, 0, "the backup is the v1 database as it was");
 }

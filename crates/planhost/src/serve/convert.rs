@@ -100,11 +100,19 @@ pub fn host_error(error: &HostError) -> RpcError {
             | StoreError::SessionNotFound(_)
             | StoreError::TurnNotFound(_)
             | StoreError::WorkspaceMismatch { .. }
+            | StoreError::BranchInvalid
+            | StoreError::PublicationNotFound(_)
+            | StoreError::PublicationOpen(_)
+            | StoreError::PublicationState { .. }
+            | StoreError::HandoffStale
             | StoreError::SettingsInvalid { .. }
             | StoreError::SchemaTooNew { .. }
             | StoreError::MigrationFailed { .. },
         )
         | HostError::Artifact(_)
+        | HostError::Publish(_)
+        | HostError::NoCheckpoint
+        | HostError::PublishedFileChanged
         | HostError::WorkspaceInvalid { .. } => codes::REFUSED,
     };
     RpcError::new(numeric, error.code(), error.to_string())

@@ -6,6 +6,7 @@ mod convert;
 mod execute;
 mod lines;
 pub mod lock;
+mod plans;
 mod policy_cache;
 mod service;
 mod shells;
@@ -252,22 +253,23 @@ async fn serve_stream(svc: Arc<Service>, stream: tokio::net::UnixStream) {
     let writer_kill = kill.clone();
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, &mut write);
-        loop {
-            let line = tokio::select! {
-                () = writer_kill.cancelled() => break,
-                line = out_rx.recv() => match line { Some(line) => line, None => break },
-            };
-            let mut ok =
-                out.write_all(line.as_bytes()).await.is_ok() && out.write_all(b"\n").await.is_ok();
-            if ok && out_rx.is_empty() {
-                ok = out.flush().await.is_ok();
-            }
-            if !ok {
-                writer_kill.cancel();
-                break;
-            }
+        // The kill races every write, not only the wait for the next line: a client that stopped
+        // reading leaves a write pending forever, and a dropped client's socket must close now.
+        let written = writer_kill
+            .run_until_cancelled(async {
+                while let Some(line) = out_rx.recv().await {
+                    out.write_all(line.as_bytes()).await?;
+                    out.write_all(b"\n").await?;
+                    if out_rx.is_empty() {
+                        out.flush().await?;
+                    }
+                }
+                out.flush().await
+            })
+            .await;
+        if let Some(Err(_)) = written {
+            writer_kill.cancel();
         }
-        let _ = out.flush().await;
     });
     conn::serve(svc, conn::next_id(), line_rx, out_tx, kill.clone()).await;
     kill.cancel();

@@ -423,6 +423,16 @@ impl Service {
                     .collect();
                 to_value(AuditList { entries })
             }
+            other if other.starts_with("plans.") => {
+                match super::plans::dispatch(self, other, p).await {
+                    Some(result) => result,
+                    None => Err(RpcError::new(
+                        planhost_protocol::codes::METHOD_NOT_FOUND,
+                        "METHOD_NOT_FOUND",
+                        format!("unknown method {other:?}"),
+                    )),
+                }
+            }
             other => Err(RpcError::new(
                 planhost_protocol::codes::METHOD_NOT_FOUND,
                 "METHOD_NOT_FOUND",
@@ -478,7 +488,8 @@ fn internal(e: serde_json::Error) -> RpcError {
     )
 }
 
-/// Accepts a full proposal id or a unique prefix of at least 8 characters (for people typing).
+/// Accepts a full proposal id, or a unique prefix or suffix of at least 8 characters (for people
+/// typing; `planhost plans` prints the random suffix).
 fn resolve_proposal_id(h: &mut Host, id: &str) -> Result<String, HostError> {
     let not_found = || HostError::from(planhost_core::CoreError::ApprovalNotFound(id.to_owned()));
     if h.store().approval(id).is_ok() {
@@ -492,7 +503,7 @@ fn resolve_proposal_id(h: &mut Host, id: &str) -> Result<String, HostError> {
         .approvals(ApprovalFilter::All)?
         .into_iter()
         .map(|a| a.proposal_id)
-        .filter(|p| p.starts_with(id))
+        .filter(|p| p.starts_with(id) || p.ends_with(id))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.clone()),

@@ -1,0 +1,790 @@
+//! Publication of the human-facing plan: `<root>/.pi/plans/<name>.md` (seed 003, "Publication
+//! and approval").
+//!
+//! - **First publication** ([`publish_new`]) stages a fsynced temp file in `.pi/plans/` and
+//!   renames it onto the name with `RENAME_NOREPLACE`: the file appears complete or not at all,
+//!   and an existing name (file, directory or symlink) is never replaced.
+//! - **Updates** ([`publish_update`]) stage the new bytes first, then verify that the name still
+//!   holds a regular file whose bytes hash to the last published digest, then rename over it.
+//!   Anything else there is a [`PublishError::Conflict`]; nothing is written and the temp file is
+//!   removed.
+//! - **Status and crash reconciliation** ([`inspect`], [`reconcile`]) read what is on disk
+//!   without writing.
+//!
+//! # Race windows (honest version)
+//!
+//! This is verify-then-rename, not a compare-and-swap: Linux has no rename that is conditional on
+//! the target's content. An external writer that is not cooperating with planhost can still win:
+//!
+//! - Between the verifying read and the rename, the file can be modified in place, or replaced
+//!   by another file or a symlink. The rename then replaces that *name* with the new plan: a
+//!   modification made in that gap is lost, and a symlink is replaced as a name — it is never
+//!   followed, so its target is untouched. A directory substituted there makes the rename fail
+//!   (`EISDIR`), which is reported as a [`ConflictKind::Directory`] conflict.
+//! - The verification narrows the gap: after reading, the name is `lstat`ed again and must still
+//!   be the inode that was read, so a swap during the read is caught. What remains is the span of
+//!   one `fstatat` and one `renameat` system call.
+//! - A process that still holds the old file open keeps writing to the old inode after the
+//!   rename; those writes do not reach the published name.
+//!
+//! Durability: the temp file is fsynced before the rename and the directory after it. A crash
+//! can leave a stray `.planhost-tmp-*` file in `.pi/plans/` (never at the plan's name).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use rustix::io::Errno;
+
+use crate::artifact::PI_DIR;
+use crate::atomic::Staged;
+use crate::dir::{Dir, EntryKind, FileId, MissingDirs, Name, Permissions, Probe, Replace};
+use crate::error::FsError;
+
+/// Directory under [`PI_DIR`] that holds published, human-facing plans.
+pub const PLANS_DIR: &str = "plans";
+
+/// Longest file name Linux accepts for one component, in bytes.
+const NAME_MAX: usize = 255;
+
+/// Longest slug [`plan_file_name`] keeps, so names stay readable in a directory listing.
+const SLUG_MAX: usize = 64;
+
+/// Slug used when a title has no ASCII letters or digits.
+const FALLBACK_SLUG: &str = "plan";
+
+/// `yyyymmdd-hhmmss`: the timestamp suffix of a generated name.
+const STAMP_LEN: usize = 15;
+
+/// Latest instant a generated name can carry (9999-12-31 23:59:59 UTC), keeping the year at four
+/// digits so [`next_name`] can parse every name [`plan_file_name`] makes.
+const LAST_STAMP_SECS: i64 = 253_402_300_799;
+
+/// Why a publication call wrote nothing (or, for [`PublishError::WriteFailed`], may not have
+/// completed). Every variant leaves no temp file behind.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// The root is not an absolute existing directory, or the name is not a plain, visible
+    /// `*.md` name (or not a generated name, for [`next_name`]). Code `PUBLISH_PATH_INVALID`.
+    #[error("invalid publication path: {reason}")]
+    PathInvalid {
+        /// Why the path was refused.
+        reason: String,
+    },
+    /// `.pi`, `.pi/plans` or (for a first publication) the target is a symlink, dangling or not.
+    /// Code `PUBLISH_SYMLINK`.
+    #[error("publication path contains a symlink: {}", path.display())]
+    Symlink {
+        /// The symlink.
+        path: PathBuf,
+    },
+    /// `.pi` or `.pi/plans` exists but is not a directory. Code `PUBLISH_NOT_DIRECTORY`.
+    #[error("publication directory is not a directory: {}", path.display())]
+    NotDirectory {
+        /// The non-directory.
+        path: PathBuf,
+    },
+    /// [`publish_new`] found the name taken at write time. The caller advances the name
+    /// ([`next_name`]), revokes approval and asks again. Code `PUBLISH_COLLISION`.
+    #[error("published plan name is already taken: {}", path.display())]
+    Collision {
+        /// The existing target.
+        path: PathBuf,
+    },
+    /// [`publish_update`] found the target not at the base digest; nothing was written.
+    /// Code `PUBLISH_CONFLICT`.
+    #[error("published plan changed on disk ({kind:?}): {}", path.display())]
+    Conflict {
+        /// What was found instead of the base bytes.
+        kind: ConflictKind,
+        /// The published path.
+        path: PathBuf,
+    },
+    /// An I/O failure. If it happened after the rename (the directory fsync), the new bytes
+    /// may be in place: call [`reconcile`] before retrying. Code `PUBLISH_WRITE_FAILED`.
+    #[error("publication write failed: {source}")]
+    WriteFailed {
+        /// The underlying failure.
+        #[source]
+        source: FsError,
+    },
+}
+
+impl PublishError {
+    /// The stable wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::PathInvalid { .. } => "PUBLISH_PATH_INVALID",
+            Self::Symlink { .. } => "PUBLISH_SYMLINK",
+            Self::NotDirectory { .. } => "PUBLISH_NOT_DIRECTORY",
+            Self::Collision { .. } => "PUBLISH_COLLISION",
+            Self::Conflict { .. } => "PUBLISH_CONFLICT",
+            Self::WriteFailed { .. } => "PUBLISH_WRITE_FAILED",
+        }
+    }
+
+    /// The conflict kind, for [`PublishError::Conflict`] only.
+    pub fn conflict_kind(&self) -> Option<ConflictKind> {
+        match self {
+            Self::Conflict { kind, .. } => Some(*kind),
+            Self::PathInvalid { .. }
+            | Self::Symlink { .. }
+            | Self::NotDirectory { .. }
+            | Self::Collision { .. }
+            | Self::WriteFailed { .. } => None,
+        }
+    }
+}
+
+impl From<FsError> for PublishError {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => {
+                Self::Symlink { path }
+            }
+            FsError::NotDirectory { path } => Self::NotDirectory { path },
+            FsError::AlreadyExists { path } => Self::Collision { path },
+            FsError::InvalidName { .. }
+            | FsError::InvalidPath { .. }
+            | FsError::OutsideWorkspace { .. }
+            | FsError::NonUtf8 { .. } => Self::PathInvalid {
+                reason: e.to_string(),
+            },
+            FsError::NotFound { .. }
+            | FsError::IsDirectory { .. }
+            | FsError::NotRegularFile { .. }
+            | FsError::Io { .. } => Self::WriteFailed { source: e },
+        }
+    }
+}
+
+/// What an update found at the published path instead of the base bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// A regular file whose bytes do not hash to the base digest (or a different file swapped in).
+    Modified,
+    /// Nothing: the file (or `.pi/plans`) is gone.
+    Deleted,
+    /// A symlink, dangling or not.
+    Symlink,
+    /// A directory.
+    Directory,
+    /// A FIFO, socket or device.
+    NotRegular,
+}
+
+/// Whether a name is free for a first publication, as seen by [`preflight`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preflight {
+    /// Nothing exists at the name (possibly because `.pi` or `.pi/plans` does not exist yet).
+    Free,
+    /// A file or directory exists at the name: pick the next name before asking approval.
+    Taken,
+}
+
+/// What a publication call did to the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// [`publish_new`] created the file.
+    Created,
+    /// [`publish_update`] replaced the file.
+    Replaced,
+    /// [`publish_update`] verified that the disk already holds these bytes and wrote nothing.
+    Unchanged,
+}
+
+/// A completed publication: the identity the store records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// `.pi/plans/<file_name>`, `/`-separated, relative to the workspace root.
+    pub relative_path: String,
+    /// Lowercase hex SHA-256 of the exact bytes now at that path.
+    pub sha256: String,
+    /// Their length.
+    pub size_bytes: u64,
+    /// Whether this call created, replaced or left the file.
+    pub change: Change,
+}
+
+/// What a non-regular entry at the published name is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occupant {
+    /// A symlink, dangling or not (never followed).
+    Symlink,
+    /// A directory.
+    Directory,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// What is at the published path now, read without following symlinks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnDisk {
+    /// Nothing (including a missing `.pi` or `.pi/plans`).
+    Missing,
+    /// A regular file with these bytes.
+    File {
+        /// Lowercase hex SHA-256 of its bytes.
+        sha256: String,
+        /// Its length.
+        size: u64,
+    },
+    /// Something that is not a regular file.
+    NotAFile(Occupant),
+}
+
+/// The outcome of checking an approved publication after a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reconciled {
+    /// The disk holds the expected bytes: the write completed; do not repeat it.
+    AlreadyWritten,
+    /// The disk holds the base bytes (or, for a first publication, nothing): safe to retry.
+    NotWritten,
+    /// Neither: an external change. For a first publication (no base) this means something
+    /// else occupies the name; treat it as a collision.
+    Conflict(ConflictKind),
+}
+
+/// Validates what exists of `.pi` and `.pi/plans` without creating anything, and reports whether
+/// `file_name` is free.
+///
+/// A symlinked `.pi`, `.pi/plans` or target is refused with [`PublishError::Symlink`]; a
+/// non-directory `.pi` or `.pi/plans` with [`PublishError::NotDirectory`].
+pub fn preflight(workspace_root: &Path, file_name: &str) -> Result<Preflight, PublishError> {
+    let name = validate_file_name(file_name)?;
+    let plans = match probe_plans(workspace_root)? {
+        Some(plans) => plans,
+        None => return Ok(Preflight::Free),
+    };
+    match plans.kind_of(name)? {
+        None => Ok(Preflight::Free),
+        Some(EntryKind::Symlink) => Err(PublishError::Symlink {
+            path: plans.path().join(file_name),
+        }),
+        Some(EntryKind::File | EntryKind::Directory | EntryKind::Other) => Ok(Preflight::Taken),
+    }
+}
+
+/// First publication: creates `.pi` and `.pi/plans` one at a time when missing, then creates
+/// `file_name` exclusively with exactly `bytes` (temp file, fsync, `RENAME_NOREPLACE`, fsync
+/// the directory).
+///
+/// An existing name is never replaced: [`PublishError::Collision`] (or
+/// [`PublishError::Symlink`] for a symlink). On failure, directories this call created are
+/// removed again.
+pub fn publish_new(
+    workspace_root: &Path,
+    file_name: &str,
+    bytes: &[u8],
+) -> Result<Published, PublishError> {
+    let name = validate_file_name(file_name)?;
+    let root = open_root(workspace_root)?;
+    let names = plans_names()?;
+    let walked = root
+        .walk(&names, MissingDirs::Create)
+        .map_err(directory_error)?;
+    let created = create_exclusive(&walked.dir, name, bytes);
+    if created.is_err() {
+        root.undo_created(&names, walked.created_from);
+    }
+    created?;
+    Ok(published(file_name, bytes, Change::Created))
+}
+
+/// Updates the published file in place: stages a temp file, verifies that the name still holds
+/// a regular file whose bytes hash to `base_sha256`, then renames the temp file over it and
+/// fsyncs the directory. The file's permission bits are kept.
+///
+/// When `bytes` already hash to `base_sha256`, the disk is verified and nothing is written
+/// ([`Change::Unchanged`]). Anything other than the base bytes at the name — or a missing
+/// `.pi/plans` — is a [`PublishError::Conflict`]: nothing is overwritten and the temp file is
+/// removed. If the new bytes may already be on disk (a crash after the rename), call
+/// [`reconcile`] first: this function reports that as a conflict. See the module docs for the
+/// remaining race window.
+pub fn publish_update(
+    workspace_root: &Path,
+    file_name: &str,
+    bytes: &[u8],
+    base_sha256: &str,
+) -> Result<Published, PublishError> {
+    let name = validate_file_name(file_name)?;
+    let Some(plans) = probe_plans(workspace_root)? else {
+        return Err(conflict(ConflictKind::Deleted, workspace_root, file_name));
+    };
+    let target = plans.path().join(file_name);
+    let digest = planhost_core::sha256_hex(bytes);
+    if digest.eq_ignore_ascii_case(base_sha256) {
+        verify_base(&plans, name, base_sha256)?;
+        return Ok(published(file_name, bytes, Change::Unchanged));
+    }
+    // Checked before staging so a plain conflict creates no temp file at all.
+    let mode = match plans.entry(name)? {
+        Some(entry) => match entry.kind {
+            EntryKind::File => entry.permissions & 0o777,
+            EntryKind::Directory | EntryKind::Symlink | EntryKind::Other => {
+                return Err(conflict_at(kind_conflict(entry.kind), target));
+            }
+        },
+        None => return Err(conflict_at(ConflictKind::Deleted, target)),
+    };
+    let staged: Staged<'_> = plans
+        .stage(name, bytes, Permissions::Exact(mode))
+        .map_err(write_failed)?;
+    // On a conflict `staged` is dropped here, which removes the temp file.
+    verify_base(&plans, name, base_sha256)?;
+    staged
+        .commit(Replace::Allow)
+        .map_err(|e| match plans.kind_of(name) {
+            // A directory swapped in after verification: rename(2) refuses with EISDIR.
+            Ok(Some(EntryKind::Directory)) => conflict_at(ConflictKind::Directory, target),
+            Ok(Some(EntryKind::File | EntryKind::Symlink | EntryKind::Other) | None) | Err(_) => {
+                PublishError::WriteFailed { source: e }
+            }
+        })?;
+    Ok(published(file_name, bytes, Change::Replaced))
+}
+
+/// Reports what is at `.pi/plans/<file_name>` now, without following symlinks and without
+/// writing, for `/plan status` (synced, dirty, conflict) and for [`reconcile`].
+///
+/// A symlinked or non-directory `.pi` or `.pi/plans` is an error, as in [`preflight`].
+pub fn inspect(workspace_root: &Path, file_name: &str) -> Result<OnDisk, PublishError> {
+    let name = validate_file_name(file_name)?;
+    let Some(plans) = probe_plans(workspace_root)? else {
+        return Ok(OnDisk::Missing);
+    };
+    match read_regular(&plans, name) {
+        Ok((bytes, _)) => Ok(OnDisk::File {
+            sha256: planhost_core::sha256_hex(&bytes),
+            size: bytes.len() as u64,
+        }),
+        Err(FsError::NotFound { .. }) => Ok(OnDisk::Missing),
+        Err(FsError::Symlink { .. }) => Ok(OnDisk::NotAFile(Occupant::Symlink)),
+        Err(FsError::IsDirectory { .. }) => Ok(OnDisk::NotAFile(Occupant::Directory)),
+        Err(FsError::NotRegularFile { .. }) => Ok(OnDisk::NotAFile(Occupant::Other)),
+        Err(
+            e @ (FsError::InvalidName { .. }
+            | FsError::InvalidPath { .. }
+            | FsError::NotDirectory { .. }
+            | FsError::AlreadyExists { .. }
+            | FsError::OutsideWorkspace { .. }
+            | FsError::SymlinkEscape { .. }
+            | FsError::NonUtf8 { .. }
+            | FsError::Io { .. }),
+        ) => Err(e.into()),
+    }
+}
+
+/// Decides, after a restart, whether an approved publication of `expected_sha256` over
+/// `base_sha256` (`None` for a first publication) already completed.
+pub fn reconcile(
+    workspace_root: &Path,
+    file_name: &str,
+    expected_sha256: &str,
+    base_sha256: Option<&str>,
+) -> Result<Reconciled, PublishError> {
+    Ok(match inspect(workspace_root, file_name)? {
+        OnDisk::File { sha256, .. } if sha256.eq_ignore_ascii_case(expected_sha256) => {
+            Reconciled::AlreadyWritten
+        }
+        OnDisk::File { sha256, .. } => match base_sha256 {
+            Some(base) if sha256.eq_ignore_ascii_case(base) => Reconciled::NotWritten,
+            Some(_) | None => Reconciled::Conflict(ConflictKind::Modified),
+        },
+        OnDisk::Missing => match base_sha256 {
+            None => Reconciled::NotWritten,
+            Some(_) => Reconciled::Conflict(ConflictKind::Deleted),
+        },
+        OnDisk::NotAFile(occupant) => Reconciled::Conflict(match occupant {
+            Occupant::Symlink => ConflictKind::Symlink,
+            Occupant::Directory => ConflictKind::Directory,
+            Occupant::Other => ConflictKind::NotRegular,
+        }),
+    })
+}
+
+/// A generated name: `<slug>-<yyyymmdd-hhmmss>.md`, the timestamp in UTC.
+///
+/// The slug keeps ASCII letters and digits of `title` (lowercased), joins the runs between them
+/// with `-`, is cut to 64 bytes, and is `plan` when nothing is left. `at_unix_ms` is clamped to
+/// 1970-01-01..=9999-12-31 so every generated name can be advanced by [`next_name`].
+pub fn plan_file_name(title: &str, at_unix_ms: i64) -> String {
+    let secs = at_unix_ms.div_euclid(1000).clamp(0, LAST_STAMP_SECS);
+    format!("{}-{}.md", slug(title), stamp(secs))
+}
+
+/// The generated name one second after `file_name`, for a collision.
+///
+/// Fails with [`PublishError::PathInvalid`] when `file_name` is not a generated name or its
+/// timestamp is the last one representable.
+pub fn next_name(file_name: &str) -> Result<String, PublishError> {
+    let invalid = |why: &str| PublishError::PathInvalid {
+        reason: format!("{file_name:?} {why}"),
+    };
+    let stem = file_name
+        .strip_suffix(".md")
+        .ok_or_else(|| invalid("does not end in `.md`"))?;
+    let split = stem
+        .len()
+        .checked_sub(STAMP_LEN + 1)
+        .filter(|at| stem.is_char_boundary(*at))
+        .ok_or_else(|| invalid("has no `-yyyymmdd-hhmmss` timestamp"))?;
+    let (slug, dash_stamp) = stem.split_at(split);
+    let secs = dash_stamp
+        .strip_prefix('-')
+        .and_then(parse_stamp)
+        .ok_or_else(|| invalid("has no valid `-yyyymmdd-hhmmss` timestamp"))?;
+    if secs >= LAST_STAMP_SECS {
+        return Err(invalid("has the last representable timestamp"));
+    }
+    Ok(format!("{slug}-{}.md", stamp(secs + 1)))
+}
+
+fn slug(title: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push('-');
+            }
+            gap = false;
+            out.push(c.to_ascii_lowercase());
+            if out.len() >= SLUG_MAX {
+                break;
+            }
+        } else {
+            gap = true;
+        }
+    }
+    if out.is_empty() {
+        out.push_str(FALLBACK_SLUG);
+    }
+    out
+}
+
+/// Formats seconds since the epoch (UTC) as `yyyymmdd-hhmmss`.
+fn stamp(secs: i64) -> String {
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+/// Parses `yyyymmdd-hhmmss` back to seconds; `None` unless it formats back to the same text,
+/// which rejects days like February 30th and hours like 24.
+fn parse_stamp(text: &str) -> Option<i64> {
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse().ok()
+        } else {
+            None
+        }
+    };
+    if text.len() != STAMP_LEN || text.as_bytes().get(8) != Some(&b'-') {
+        return None;
+    }
+    let days = days_from_civil(digits(0..4)?, digits(4..6)?, digits(6..8)?);
+    let secs = days * 86_400 + digits(9..11)? * 3600 + digits(11..13)? * 60 + digits(13..15)?;
+    (stamp(secs) == text).then_some(secs)
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.
+///
+/// Counts in 400-year eras (146 097 days each) of years that start on March 1st, so the leap
+/// day is the last day of its year.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let shifted = days + 719_468; // days from 0000-03-01 to 1970-01-01
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let march_month = (5 * day_of_year + 2) / 153; // 0 = March .. 11 = February
+    let day = day_of_year - (153 * march_month + 2) / 5 + 1;
+    let month = if march_month < 10 {
+        march_month + 3
+    } else {
+        march_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// (year, month, day) → days since 1970-01-01; the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let march_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * march_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+fn plans_names() -> Result<[Name<'static>; 2], PublishError> {
+    Ok([Name::new(PI_DIR)?, Name::new(PLANS_DIR)?])
+}
+
+fn open_root(workspace_root: &Path) -> Result<Dir, PublishError> {
+    let invalid = |why: &str| PublishError::PathInvalid {
+        reason: format!("workspace root {} {why}", workspace_root.display()),
+    };
+    if !workspace_root.is_absolute() {
+        return Err(invalid("is not absolute"));
+    }
+    Dir::open_anchor(workspace_root).map_err(|e| match e {
+        FsError::NotFound { .. } | FsError::NotDirectory { .. } => {
+            invalid("is not an existing directory")
+        }
+        other @ (FsError::InvalidName { .. }
+        | FsError::InvalidPath { .. }
+        | FsError::Symlink { .. }
+        | FsError::IsDirectory { .. }
+        | FsError::NotRegularFile { .. }
+        | FsError::AlreadyExists { .. }
+        | FsError::OutsideWorkspace { .. }
+        | FsError::SymlinkEscape { .. }
+        | FsError::NonUtf8 { .. }
+        | FsError::Io { .. }) => other.into(),
+    })
+}
+
+/// Opens `.pi/plans` without creating anything; `None` when it (or `.pi`) does not exist.
+fn probe_plans(workspace_root: &Path) -> Result<Option<Dir>, PublishError> {
+    let root = open_root(workspace_root)?;
+    match root.probe(&plans_names()?).map_err(directory_error)? {
+        Probe::Complete(dir) => Ok(Some(dir)),
+        Probe::MissingFrom { .. } => Ok(None),
+    }
+}
+
+/// On the way to `.pi/plans`, a FIFO or device is just another non-directory.
+fn directory_error(e: FsError) -> PublishError {
+    match e {
+        FsError::NotRegularFile { path } => PublishError::NotDirectory { path },
+        other @ (FsError::InvalidName { .. }
+        | FsError::InvalidPath { .. }
+        | FsError::NotFound { .. }
+        | FsError::Symlink { .. }
+        | FsError::NotDirectory { .. }
+        | FsError::IsDirectory { .. }
+        | FsError::AlreadyExists { .. }
+        | FsError::OutsideWorkspace { .. }
+        | FsError::SymlinkEscape { .. }
+        | FsError::NonUtf8 { .. }
+        | FsError::Io { .. }) => other.into(),
+    }
+}
+
+/// Stages and renames with `RENAME_NOREPLACE`; where the filesystem lacks that flag, falls back
+/// to `O_CREAT|O_EXCL` (still never overwriting, but a crash mid-write can leave a short file).
+fn create_exclusive(plans: &Dir, name: Name<'_>, bytes: &[u8]) -> Result<(), PublishError> {
+    // A failure to stage is never a collision at the plan's name, whatever the temp name hit.
+    let staged = plans
+        .stage(name, bytes, Permissions::UmaskDefault)
+        .map_err(write_failed)?;
+    match staged.commit(Replace::Forbid) {
+        Ok(()) => Ok(()),
+        Err(FsError::Io { source, .. }) if is_unsupported(&source) => {
+            Ok(plans.write_new(name, bytes, Permissions::UmaskDefault)?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn write_failed(source: FsError) -> PublishError {
+    PublishError::WriteFailed { source }
+}
+
+fn is_unsupported(e: &std::io::Error) -> bool {
+    [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
+}
+
+/// Opens `name` (regular files only, never following), reads it whole, and returns its bytes
+/// with the identity of the inode read.
+fn read_regular(plans: &Dir, name: Name<'_>) -> Result<(Vec<u8>, FileId), FsError> {
+    let path = plans.path().join(name.as_str());
+    let mut file = plans.open_file(name)?;
+    let id = FileId::of_file(&file, &path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| FsError::io("read", &path, e))?;
+    Ok((bytes, id))
+}
+
+/// Succeeds only if `name` is a regular file whose bytes hash to `base`, and the name still
+/// refers to that same inode after the read.
+fn verify_base(plans: &Dir, name: Name<'_>, base: &str) -> Result<(), PublishError> {
+    let target = plans.path().join(name.as_str());
+    let (bytes, read_id) = match read_regular(plans, name) {
+        Ok(read) => read,
+        Err(e) => return Err(conflict_at(open_conflict(e)?, target)),
+    };
+    if !planhost_core::sha256_hex(&bytes).eq_ignore_ascii_case(base) {
+        return Err(conflict_at(ConflictKind::Modified, target));
+    }
+    if plans.file_id(name)? == Some(read_id) {
+        return Ok(());
+    }
+    // Swapped during the read: report what is there now.
+    let kind = match plans.kind_of(name)? {
+        None => ConflictKind::Deleted,
+        Some(kind) => kind_conflict(kind),
+    };
+    Err(conflict_at(kind, target))
+}
+
+/// Classifies a failure to open the target as a conflict; other failures pass through.
+fn open_conflict(e: FsError) -> Result<ConflictKind, FsError> {
+    match e {
+        FsError::NotFound { .. } => Ok(ConflictKind::Deleted),
+        FsError::Symlink { .. } => Ok(ConflictKind::Symlink),
+        FsError::IsDirectory { .. } => Ok(ConflictKind::Directory),
+        FsError::NotRegularFile { .. } => Ok(ConflictKind::NotRegular),
+        other @ (FsError::InvalidName { .. }
+        | FsError::InvalidPath { .. }
+        | FsError::NotDirectory { .. }
+        | FsError::AlreadyExists { .. }
+        | FsError::OutsideWorkspace { .. }
+        | FsError::SymlinkEscape { .. }
+        | FsError::NonUtf8 { .. }
+        | FsError::Io { .. }) => Err(other),
+    }
+}
+
+fn kind_conflict(kind: EntryKind) -> ConflictKind {
+    match kind {
+        EntryKind::File => ConflictKind::Modified,
+        EntryKind::Directory => ConflictKind::Directory,
+        EntryKind::Symlink => ConflictKind::Symlink,
+        EntryKind::Other => ConflictKind::NotRegular,
+    }
+}
+
+fn conflict(kind: ConflictKind, workspace_root: &Path, file_name: &str) -> PublishError {
+    conflict_at(
+        kind,
+        workspace_root.join(PI_DIR).join(PLANS_DIR).join(file_name),
+    )
+}
+
+fn conflict_at(kind: ConflictKind, path: PathBuf) -> PublishError {
+    PublishError::Conflict { kind, path }
+}
+
+fn published(file_name: &str, bytes: &[u8], change: Change) -> Published {
+    Published {
+        relative_path: format!("{PI_DIR}/{PLANS_DIR}/{file_name}"),
+        sha256: planhost_core::sha256_hex(bytes),
+        size_bytes: bytes.len() as u64,
+        change,
+    }
+}
+
+/// A plain, visible `*.md` component. A leading `.` is refused, which also keeps a plan name
+/// from ever matching a staged temp file (`.planhost-tmp-*`).
+fn validate_file_name(file_name: &str) -> Result<Name<'_>, PublishError> {
+    let invalid = |why: &str| PublishError::PathInvalid {
+        reason: format!("file name {file_name:?} {why}"),
+    };
+    if file_name.starts_with('.') {
+        return Err(invalid("starts with `.`"));
+    }
+    if file_name.contains('\\') {
+        return Err(invalid("contains a backslash"));
+    }
+    if file_name.len() > NAME_MAX {
+        return Err(invalid("is longer than 255 bytes"));
+    }
+    let name = Name::new(file_name).map_err(|_| invalid("is not a single path component"))?;
+    match file_name.strip_suffix(".md") {
+        Some(stem) if !stem.is_empty() => Ok(name),
+        Some(_) | None => Err(invalid("must be a non-empty name ending in `.md`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn file_name_rules() {
+        for bad in [
+            "",
+            ".md",
+            ".hidden.md",
+            ".planhost-tmp-1-2",
+            "a/b.md",
+            "a\0.md",
+            "../a.md",
+            "plan.txt",
+            "a\\b.md",
+        ] {
+            let err = validate_file_name(bad).unwrap_err();
+            assert_eq!(err.code(), "PUBLISH_PATH_INVALID", "{bad:?}");
+        }
+        assert!(validate_file_name(&"a".repeat(256)).is_err());
+        assert!(validate_file_name("add-auth-20260805-120000.md").is_ok());
+    }
+
+    #[test]
+    fn generated_names() {
+        // 2026-08-05 12:34:56.789 UTC
+        let at = 1_785_933_296_789;
+        assert_eq!(
+            plan_file_name("Plan: Add OAuth2 login (v2)!", at),
+            "plan-add-oauth2-login-v2-20260805-123456.md"
+        );
+        assert_eq!(plan_file_name("  日本語  ", 0), "plan-19700101-000000.md");
+        assert_eq!(plan_file_name("x", -5), "x-19700101-000000.md");
+        assert_eq!(plan_file_name("x", i64::MAX), "x-99991231-235959.md");
+        let long = plan_file_name(&"word ".repeat(100), 0);
+        assert!(long.len() <= SLUG_MAX + 1 + STAMP_LEN + 3, "{long}");
+        assert!(validate_file_name(&long).is_ok());
+    }
+
+    #[test]
+    fn next_name_carries_across_days_months_and_leap_years() {
+        for (from, to) in [
+            ("a-20260805-123456.md", "a-20260805-123457.md"),
+            ("a-b-20261231-235959.md", "a-b-20270101-000000.md"),
+            ("p-20240228-235959.md", "p-20240229-000000.md"),
+            ("p-20230228-235959.md", "p-20230301-000000.md"),
+            ("p-21000228-235959.md", "p-21000301-000000.md"),
+            ("p-20000228-235959.md", "p-20000229-000000.md"),
+        ] {
+            assert_eq!(next_name(from).unwrap(), to, "{from}");
+        }
+        for bad in [
+            "a.md",
+            "a-2026080-123456.md",
+            "a-20260230-000000.md",
+            "a-20260805-240000.md",
+            "a-20260805x123456.md",
+            "a-2026080+-123456.md",
+            "a-20260805-123456.txt",
+            "a-99991231-235959.md",
+            "é-20260805-12345é.md",
+        ] {
+            assert_eq!(next_name(bad).unwrap_err().code(), "PUBLISH_PATH_INVALID");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn stamps_round_trip(secs in 0..LAST_STAMP_SECS) {
+            let text = stamp(secs);
+            prop_assert_eq!(parse_stamp(&text), Some(secs));
+            let name = plan_file_name("t", secs * 1000);
+            prop_assert_eq!(next_name(&name).unwrap(), plan_file_name("t", (secs + 1) * 1000));
+        }
+    }
+}

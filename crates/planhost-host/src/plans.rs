@@ -1,0 +1,333 @@
+//! The `/plan` lifecycle operations that span the store and the workspace: status, publication
+//! (first create, verified update, crash reconciliation) and exit (seed 003).
+
+use std::path::Path;
+
+use planhost_core::{
+    DiskState, ExitOffer, Mode, PublicationState, exit_offer, plan_title, publication_state,
+};
+use planhost_fs::{OnDisk, PublishError, Reconciled};
+use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StoreError};
+use serde::Serialize;
+
+use crate::{Host, HostError, Result, new_id};
+
+/// Where a published plan lives under the workspace.
+const PLANS_PREFIX: &str = ".pi/plans/";
+/// How many names a first publication tries before giving up on collisions.
+const MAX_NAME_ATTEMPTS: usize = 100;
+
+/// `/plan status` (seed 003).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    /// Plan mode is active (the durable mode is Plan).
+    pub active: bool,
+    /// The branch's latest checkpoint revision, if any.
+    pub revision: Option<i64>,
+    /// Its digest.
+    pub sha256: Option<String>,
+    /// unpublished / dirty / synced / conflict.
+    pub publication: PublicationState,
+    /// The published (or to-be-published) path.
+    pub path: Option<String>,
+    /// The plan identity.
+    pub identity: PlanIdentity,
+}
+
+/// The result of asking to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PublishStart {
+    /// The latest checkpoint is already published and the disk verified: nothing to write.
+    Synced(PlanStatus),
+    /// A publication approval is pending; a person must approve exactly this binding.
+    Pending(PublicationRecord),
+}
+
+/// The result of resolving a publication approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PublishOutcome {
+    /// Written (or verified already written) and recorded.
+    Completed(PublicationRecord),
+    /// Rejected by the person; nothing written.
+    Rejected(PublicationRecord),
+    /// A first publication lost a race for its name: approval revoked, a new name asks again.
+    Reapprove {
+        /// The revoked approval.
+        revoked: PublicationRecord,
+        /// The new pending approval.
+        next: PublicationRecord,
+    },
+    /// The file changed outside planhost: nothing overwritten; Plan mode stays.
+    Conflict(PublicationRecord),
+}
+
+fn file_name(relative_path: &str) -> Result<&str> {
+    relative_path.strip_prefix(PLANS_PREFIX).ok_or_else(|| {
+        HostError::Store(StoreError::PublicationState {
+            status: "path outside .pi/plans".into(),
+        })
+    })
+}
+
+fn disk_state(on_disk: &OnDisk) -> DiskState {
+    match on_disk {
+        OnDisk::File { sha256, .. } => DiskState::File(sha256.clone()),
+        OnDisk::Missing => DiskState::Missing,
+        OnDisk::NotAFile(_) => DiskState::NotAFile,
+    }
+}
+
+impl From<PublishError> for HostError {
+    fn from(value: PublishError) -> Self {
+        HostError::Publish(value)
+    }
+}
+
+impl Host {
+    fn root(&mut self, session_id: &str) -> Result<String> {
+        Ok(self.store().session(session_id)?.workspace_root)
+    }
+
+    /// `/plan status`: mode, branch revision, publication state against the disk, path.
+    pub fn plan_status(&mut self, session_id: &str, branch_path: &[String]) -> Result<PlanStatus> {
+        let session = self.store().session(session_id)?;
+        let identity = self.store().plan_identity(session_id)?;
+        let latest = self
+            .store()
+            .latest_checkpoint(session_id, branch_path)?
+            .map(|(c, _)| c);
+        let disk = match &identity.published_path {
+            Some(path) => disk_state(&planhost_fs::inspect(
+                Path::new(&session.workspace_root),
+                file_name(path)?,
+            )?),
+            None => DiskState::Missing,
+        };
+        let publication = publication_state(
+            identity.published_sha256.as_deref(),
+            latest.as_ref().map(|c| c.sha256.as_str()),
+            &disk,
+        );
+        Ok(PlanStatus {
+            active: session.mode == Mode::Plan,
+            revision: latest.as_ref().map(|c| c.revision),
+            sha256: latest.map(|c| c.sha256),
+            publication,
+            path: identity.published_path.clone(),
+            identity,
+        })
+    }
+
+    /// `/plan exit` before a choice: synced → exit now; otherwise the choices of seed 003.
+    pub fn exit_offer(&mut self, session_id: &str, branch_path: &[String]) -> Result<ExitOffer> {
+        let status = self.plan_status(session_id, branch_path)?;
+        Ok(exit_offer(status.revision.is_some(), status.publication))
+    }
+
+    /// Leaves Plan mode keeping the checkpoints and identity (Exit without publishing).
+    pub fn exit_plan(&mut self, session_id: &str) -> Result<()> {
+        self.store().set_mode(session_id, Mode::Agent)?;
+        self.store()
+            .handoff(session_id, &planhost_store::HandoffRequest::Exit)?;
+        Ok(())
+    }
+
+    /// `/plan save`: binds the exact latest checkpoint, its path and the update baseline in a
+    /// pending publication approval — or reports synced after verifying the disk.
+    pub fn start_publication(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<PublishStart> {
+        let (checkpoint, markdown) = self
+            .store()
+            .latest_checkpoint(session_id, branch_path)?
+            .ok_or(HostError::NoCheckpoint)?;
+        let status = self.plan_status(session_id, branch_path)?;
+        if status.identity.tool_conflict {
+            return Err(planhost_core::CoreError::ToolsConflict.into());
+        }
+        let root = self.root(session_id)?;
+        match (&status.identity.published_path, status.publication) {
+            (Some(_), PublicationState::Synced) => Ok(PublishStart::Synced(status)),
+            (Some(_), PublicationState::Conflict) => Err(HostError::PublishedFileChanged),
+            (Some(path), PublicationState::Dirty | PublicationState::Unpublished) => {
+                let base = status.identity.published_sha256.clone();
+                let record =
+                    self.store()
+                        .open_publication(&new_id(), &checkpoint, path, base.as_deref())?;
+                Ok(PublishStart::Pending(record))
+            }
+            (None, _) => {
+                let name = self.free_name(&root, &markdown, &status.identity)?;
+                let record = self.store().open_publication(
+                    &new_id(),
+                    &checkpoint,
+                    &format!("{PLANS_PREFIX}{name}"),
+                    None,
+                )?;
+                Ok(PublishStart::Pending(record))
+            }
+        }
+    }
+
+    fn free_name(&mut self, root: &str, markdown: &str, identity: &PlanIdentity) -> Result<String> {
+        let title = plan_title(markdown)
+            .or_else(|| identity.session_name.clone())
+            .unwrap_or_else(|| "plan".into());
+        let mut name = planhost_fs::plan_file_name(&title, self.now().0);
+        for _ in 0..MAX_NAME_ATTEMPTS {
+            match planhost_fs::preflight(Path::new(root), &name)? {
+                planhost_fs::Preflight::Free => return Ok(name),
+                planhost_fs::Preflight::Taken => name = planhost_fs::next_name(&name)?,
+            }
+        }
+        Err(HostError::Publish(PublishError::PathInvalid {
+            reason: "no free plan file name".into(),
+        }))
+    }
+
+    /// A person answers a publication approval. Approve persists the approval, then writes:
+    /// exclusive create for a first publication, verify-then-rename for an update.
+    pub fn resolve_publication(&mut self, id: &str, approve: bool) -> Result<PublishOutcome> {
+        let record = self.store().publication(id)?;
+        if !approve {
+            let rejected =
+                self.store()
+                    .set_publication_status(id, &["pending"], "rejected", None)?;
+            return Ok(PublishOutcome::Rejected(rejected));
+        }
+        if self
+            .store()
+            .plan_identity(&record.session_id)?
+            .tool_conflict
+        {
+            return Err(planhost_core::CoreError::ToolsConflict.into());
+        }
+        let record = self
+            .store()
+            .set_publication_status(id, &["pending"], "approved", None)?;
+        self.write_publication(&record)
+    }
+
+    fn write_publication(&mut self, record: &PublicationRecord) -> Result<PublishOutcome> {
+        let root = self.root(&record.session_id)?;
+        let (checkpoint, bytes) = self.store().checkpoint_bytes(record.checkpoint_id)?;
+        let name = file_name(&record.relative_path)?.to_owned();
+        let written = match &record.base_sha256 {
+            None => planhost_fs::publish_new(Path::new(&root), &name, &bytes),
+            Some(base) => planhost_fs::publish_update(Path::new(&root), &name, &bytes, base),
+        };
+        match written {
+            Ok(_) => self.complete(record, &bytes),
+            Err(PublishError::Collision { .. }) => {
+                let revoked = self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "revoked",
+                    Some("PUBLISH_COLLISION"),
+                )?;
+                let markdown = String::from_utf8_lossy(&bytes).into_owned();
+                let identity = self.store().plan_identity(&record.session_id)?;
+                let name = self.free_name(&root, &markdown, &identity)?;
+                let next = self.reopen(&checkpoint, &format!("{PLANS_PREFIX}{name}"))?;
+                Ok(PublishOutcome::Reapprove { revoked, next })
+            }
+            Err(error @ PublishError::Conflict { .. }) => {
+                let conflicted = self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "conflict",
+                    Some(error.code()),
+                )?;
+                Ok(PublishOutcome::Conflict(conflicted))
+            }
+            Err(error) => {
+                self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "failed",
+                    Some(error.code()),
+                )?;
+                Err(error.into())
+            }
+        }
+    }
+
+    fn reopen(&mut self, checkpoint: &CheckpointRecord, path: &str) -> Result<PublicationRecord> {
+        Ok(self
+            .store()
+            .open_publication(&new_id(), checkpoint, path, None)?)
+    }
+
+    fn complete(&mut self, record: &PublicationRecord, bytes: &[u8]) -> Result<PublishOutcome> {
+        let markdown = String::from_utf8_lossy(bytes);
+        Ok(PublishOutcome::Completed(
+            self.store().complete_publication(&record.id, &markdown)?,
+        ))
+    }
+
+    /// At startup: an approval whose write may have happened before a crash is checked against
+    /// the disk — completed writes are recorded, not repeated; unwritten ones are interrupted
+    /// (a person asks again); anything else is a conflict.
+    pub fn reconcile_publications(&mut self) -> Result<Vec<PublicationRecord>> {
+        let mut out = Vec::new();
+        for record in self.store().publications_with_status("approved")? {
+            let root = self.root(&record.session_id)?;
+            let name = file_name(&record.relative_path)?.to_owned();
+            let outcome = planhost_fs::reconcile(
+                Path::new(&root),
+                &name,
+                &record.sha256,
+                record.base_sha256.as_deref(),
+            );
+            let updated = match outcome {
+                Ok(Reconciled::AlreadyWritten) => {
+                    let (_, bytes) = self.store().checkpoint_bytes(record.checkpoint_id)?;
+                    self.store()
+                        .complete_publication(&record.id, &String::from_utf8_lossy(&bytes))?
+                }
+                Ok(Reconciled::NotWritten) => self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "interrupted",
+                    Some("HOST_RESTARTED"),
+                )?,
+                Ok(Reconciled::Conflict(_)) => self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "conflict",
+                    Some("PUBLISH_CONFLICT"),
+                )?,
+                Err(error) => self.store().set_publication_status(
+                    &record.id,
+                    &["approved"],
+                    "failed",
+                    Some(error.code()),
+                )?,
+            };
+            out.push(updated);
+        }
+        Ok(out)
+    }
+}
+
+impl Host {
+    /// The text a client injects into every model call (empty without a checkpoint).
+    pub fn projection(&mut self, session_id: &str, branch_path: &[String]) -> Result<String> {
+        let latest = self.store().latest_checkpoint(session_id, branch_path)?;
+        Ok(match latest {
+            Some((record, text)) => {
+                let reference = planhost_core::CheckpointRef {
+                    id: record.id,
+                    anchor: record.anchor,
+                    revision: record.revision,
+                    sha256: record.sha256,
+                };
+                planhost_core::projection(Some((&reference, &text)))
+            }
+            None => String::new(),
+        })
+    }
+}

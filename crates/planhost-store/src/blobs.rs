@@ -1,0 +1,198 @@
+//! Content-addressed plan bodies: identical bytes are stored once; a body is stored raw,
+//! deflated, or as a splice against an earlier body, whichever is smallest. Every read is
+//! verified against its SHA-256.
+
+use std::io::{Read, Write};
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use crate::Result;
+use crate::error::corrupt;
+
+/// Longest chain of deltas before a body is stored whole: bounds the work of one read.
+const MAX_DEPTH: i64 = 16;
+/// Delta format version byte.
+const DELTA_V1: u8 = 1;
+
+/// How a stored body was encoded, and its stored size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// `raw`, `deflate` or `delta`.
+    pub encoding: &'static str,
+    /// Bytes stored in the row (0 when the body already existed).
+    pub stored_bytes: usize,
+}
+
+fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes)?;
+    encoder.finish()
+}
+
+fn inflate(bytes: &[u8], limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(limit);
+    flate2::read::DeflateDecoder::new(bytes)
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// A splice: keep `prefix` bytes and `suffix` bytes of the base, put `middle` between them.
+fn splice_delta(base: &[u8], new: &[u8]) -> std::io::Result<Vec<u8>> {
+    let prefix = base.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let max_suffix = base.len().min(new.len()) - prefix;
+    let suffix = base
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let middle = &new[prefix..new.len() - suffix];
+    let mut out = Vec::with_capacity(middle.len() + 32);
+    out.push(DELTA_V1);
+    out.extend_from_slice(&(prefix as u64).to_le_bytes());
+    out.extend_from_slice(&(suffix as u64).to_le_bytes());
+    let packed = deflate(middle)?;
+    if packed.len() < middle.len() {
+        out.push(1);
+        out.extend_from_slice(&packed);
+    } else {
+        out.push(0);
+        out.extend_from_slice(middle);
+    }
+    Ok(out)
+}
+
+fn apply_delta(base: &[u8], delta: &[u8], size: usize) -> Option<Vec<u8>> {
+    let (&version, rest) = delta.split_first()?;
+    if version != DELTA_V1 || rest.len() < 17 {
+        return None;
+    }
+    let prefix = usize::try_from(u64::from_le_bytes(rest[..8].try_into().ok()?)).ok()?;
+    let suffix = usize::try_from(u64::from_le_bytes(rest[8..16].try_into().ok()?)).ok()?;
+    let middle = match rest[16] {
+        0 => rest[17..].to_vec(),
+        1 => inflate(&rest[17..], size).ok()?,
+        _ => return None,
+    };
+    if prefix.checked_add(suffix)? > base.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&base[..prefix]);
+    out.extend_from_slice(&middle);
+    out.extend_from_slice(&base[base.len() - suffix..]);
+    Some(out)
+}
+
+/// Stores `bytes` (if not stored yet), trying a delta against `base_sha256`.
+pub(crate) fn put(
+    tx: &Transaction<'_>,
+    bytes: &[u8],
+    base_sha256: Option<&str>,
+) -> Result<(String, Stored)> {
+    let sha = planhost_core::sha256_hex(bytes);
+    let exists: Option<i64> = tx
+        .prepare_cached("SELECT 1 FROM plan_blobs WHERE sha256 = ?1")?
+        .query_row([&sha], |r| r.get(0))
+        .optional()?;
+    if exists.is_some() {
+        return Ok((
+            sha,
+            Stored {
+                encoding: "raw",
+                stored_bytes: 0,
+            },
+        ));
+    }
+    let io = |e: std::io::Error| corrupt("plan_blobs", e);
+    let mut best: (&'static str, Vec<u8>, Option<String>, i64) = ("raw", bytes.to_vec(), None, 0);
+    let packed = deflate(bytes).map_err(io)?;
+    if packed.len() < best.1.len() {
+        best = ("deflate", packed, None, 0);
+    }
+    if let Some(base) = base_sha256 {
+        let depth: Option<i64> = tx
+            .prepare_cached("SELECT depth FROM plan_blobs WHERE sha256 = ?1")?
+            .query_row([base], |r| r.get(0))
+            .optional()?;
+        if let Some(depth) = depth.filter(|d| *d < MAX_DEPTH) {
+            let base_bytes = get(tx, base)?;
+            let delta = splice_delta(&base_bytes, bytes).map_err(io)?;
+            if delta.len() < best.1.len() {
+                best = ("delta", delta, Some(base.to_owned()), depth + 1);
+            }
+        }
+    }
+    let size = i64::try_from(bytes.len()).map_err(|e| corrupt("plan_blobs", e))?;
+    tx.prepare_cached(
+        "INSERT INTO plan_blobs (sha256, size_bytes, encoding, base_sha256, depth, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![sha, size, best.0, best.2, best.3, best.1])?;
+    Ok((
+        sha,
+        Stored {
+            encoding: best.0,
+            stored_bytes: best.1.len(),
+        },
+    ))
+}
+
+/// Reads a body back, following deltas, and checks its digest.
+pub(crate) fn get(tx: &Transaction<'_>, sha256: &str) -> Result<Vec<u8>> {
+    let row: Option<(i64, String, Option<String>, Vec<u8>)> = tx
+        .prepare_cached(
+            "SELECT size_bytes, encoding, base_sha256, data FROM plan_blobs WHERE sha256 = ?1",
+        )?
+        .query_row([sha256], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((size, encoding, base, data)) = row else {
+        return Err(corrupt("plan_blobs", format!("missing body {sha256}")));
+    };
+    let size = usize::try_from(size).map_err(|e| corrupt("plan_blobs", e))?;
+    let bytes = match (encoding.as_str(), base) {
+        ("raw", None) => data,
+        ("deflate", None) => inflate(&data, size).map_err(|e| corrupt("plan_blobs", e))?,
+        ("delta", Some(base)) => {
+            let base_bytes = get(tx, &base)?;
+            apply_delta(&base_bytes, &data, size)
+                .ok_or_else(|| corrupt("plan_blobs", "bad delta"))?
+        }
+        (other, _) => return Err(corrupt("plan_blobs", format!("bad encoding {other}"))),
+    };
+    if bytes.len() != size || planhost_core::sha256_hex(&bytes) != sha256 {
+        return Err(corrupt(
+            "plan_blobs",
+            format!("body {sha256} does not match its digest"),
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_round_trips_every_shape() {
+        let cases: [(&[u8], &[u8]); 6] = [
+            (b"abcdef", b"abXYZef"),
+            (b"abcdef", b"abcdef"),
+            (b"", b"new"),
+            (b"old", b""),
+            (b"aaaa", b"aaaaaa"),
+            (b"aaaaaa", b"aaaa"),
+        ];
+        for (base, new) in cases {
+            let delta = splice_delta(base, new).unwrap();
+            assert_eq!(
+                apply_delta(base, &delta, new.len()).as_deref(),
+                Some(new),
+                "{base:?} -> {new:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! Plan checkpoints, the per-session plan identity, publication approvals, the handoff phase and
+//! the tool baseline (seeds 003 and 004), each change one transaction.
+
+use planhost_core::{
+    CheckpointRef, CoreError, EventBody, HandoffPhase, HandoffStep, Mode, ToolsConflict,
+    handoff_next, latest_on_branch, next_revision,
+};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::blobs::{self, Stored};
+use crate::records::parse;
+use crate::tx::{AuditSubject, Tx};
+use crate::{Result, Store, StoreError};
+
+/// How a checkpoint arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CheckpointSource {
+    /// `update_plan_draft` / `plans.checkpoint` (seed 003).
+    Draft,
+    /// A `<proposed_plan>` block captured from an assistant message (seed 004).
+    Capture,
+    /// A SubmitPlan (seed 000).
+    Submit,
+}
+
+impl CheckpointSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            CheckpointSource::Draft => "draft",
+            CheckpointSource::Capture => "capture",
+            CheckpointSource::Submit => "submit",
+        }
+    }
+}
+
+/// What binds a captured checkpoint to its source (seed 004): offered again, it is the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureBinding {
+    /// The persisted entry id of the assistant message.
+    pub entry_id: String,
+    /// SHA-256 of the whole message.
+    pub fingerprint: String,
+    /// The content block.
+    pub block_index: i64,
+    /// Body start offset in the block.
+    pub start: i64,
+    /// Body end offset in the block.
+    pub end: i64,
+}
+
+/// A stored checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointRecord {
+    /// Store id (newer is larger).
+    pub id: i64,
+    /// Session.
+    pub session_id: String,
+    /// Branch-local revision.
+    pub revision: i64,
+    /// The branch leaf it was created at.
+    pub anchor: String,
+    /// SHA-256 of the exact bytes.
+    pub sha256: String,
+    /// Size of the exact bytes.
+    pub size_bytes: i64,
+    /// How it arrived.
+    pub source: String,
+    /// When.
+    pub created_at: i64,
+}
+
+/// The result of saving a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedCheckpoint {
+    /// The checkpoint (new, or the existing one for a capture offered again).
+    pub record: CheckpointRecord,
+    /// False when the same capture was offered again and nothing was stored.
+    pub created: bool,
+    /// How the body was stored (`stored_bytes` 0 when identical bytes already existed).
+    pub stored: Stored,
+}
+
+/// The per-session plan identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanIdentity {
+    /// Session.
+    pub session_id: String,
+    /// Stable plan id.
+    pub plan_id: String,
+    /// Handoff phase.
+    pub phase: HandoffPhase,
+    /// `.pi/plans/<name>.md` once published.
+    pub published_path: Option<String>,
+    /// Digest last published.
+    pub published_sha256: Option<String>,
+    /// Revision last published.
+    pub published_revision: Option<i64>,
+    /// The name the first publication derived from `# Plan: <title>`.
+    pub session_name: Option<String>,
+    /// Tools active at plan entry.
+    pub tool_baseline: Option<Vec<String>>,
+    /// Tools Plan mode last applied.
+    pub tool_applied: Option<Vec<String>>,
+    /// An external tool change is unresolved.
+    pub tool_conflict: bool,
+    /// The checkpoint a pending handoff binds.
+    pub handoff_checkpoint: Option<i64>,
+    /// The in-process capability of a pending handoff (absent after a restart).
+    pub handoff_token: Option<String>,
+    /// A pending handoff survived a restart and waits for review, retry or cancel.
+    pub handoff_restarted: bool,
+}
+
+/// A publication approval: binds revision, digest, path and base digest (seed 003).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicationRecord {
+    /// Id.
+    pub id: String,
+    /// Session.
+    pub session_id: String,
+    /// The checkpoint to publish.
+    pub checkpoint_id: i64,
+    /// Its revision.
+    pub revision: i64,
+    /// Its digest.
+    pub sha256: String,
+    /// `.pi/plans/<name>.md`.
+    pub relative_path: String,
+    /// The digest the file must still have (updates), `None` for a first publication.
+    pub base_sha256: Option<String>,
+    /// `pending`, `approved`, `completed`, `rejected`, `revoked`, `conflict`, `failed`, `interrupted`.
+    pub status: String,
+    /// Why it ended badly.
+    pub error_code: Option<String>,
+}
+
+const CHECKPOINT_COLUMNS: &str =
+    "id, session_id, revision, anchor, sha256, size_bytes, source, created_at";
+
+fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointRecord> {
+    Ok(CheckpointRecord {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        revision: r.get(2)?,
+        anchor: r.get(3)?,
+        sha256: r.get(4)?,
+        size_bytes: r.get(5)?,
+        source: r.get(6)?,
+        created_at: r.get(7)?,
+    })
+}
+
+const PUBLICATION_COLUMNS: &str = "id, session_id, checkpoint_id, revision, sha256, relative_path, base_sha256, status, error_code";
+
+fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublicationRecord> {
+    Ok(PublicationRecord {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        checkpoint_id: r.get(2)?,
+        revision: r.get(3)?,
+        sha256: r.get(4)?,
+        relative_path: r.get(5)?,
+        base_sha256: r.get(6)?,
+        status: r.get(7)?,
+        error_code: r.get(8)?,
+    })
+}
+
+fn list(json: Option<String>) -> Result<Option<Vec<String>>> {
+    json.map(|j| serde_json::from_str(&j).map_err(|e| crate::error::corrupt("plan_identities", e)))
+        .transpose()
+}
+
+impl Tx<'_> {
+    /// The session's plan identity, created on first use with a fresh plan id.
+    pub(crate) fn identity(&self, session_id: &str) -> Result<PlanIdentity> {
+        self.session(session_id)?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO plan_identities (session_id, plan_id, phase, created_at, updated_at) \
+                 VALUES (?1, ?2, 'off', ?3, ?3) ON CONFLICT(session_id) DO NOTHING",
+            )?
+            .execute(params![
+                session_id,
+                uuid::Uuid::now_v7().to_string(),
+                self.now.0
+            ])?;
+        let row = self
+            .tx
+            .prepare_cached(
+                "SELECT plan_id, phase, published_path, published_sha256, published_revision, session_name, \
+                 tool_baseline, tool_applied, tool_conflict, handoff_checkpoint, handoff_token, handoff_restarted \
+                 FROM plan_identities WHERE session_id = ?1",
+            )?
+            .query_row([session_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, Option<i64>>(9)?,
+                    r.get::<_, Option<String>>(10)?,
+                    r.get::<_, i64>(11)?,
+                ))
+            })?;
+        Ok(PlanIdentity {
+            session_id: session_id.to_owned(),
+            plan_id: row.0,
+            phase: parse("plan_identities", row.1)?,
+            published_path: row.2,
+            published_sha256: row.3,
+            published_revision: row.4,
+            session_name: row.5,
+            tool_baseline: list(row.6)?,
+            tool_applied: list(row.7)?,
+            tool_conflict: row.8 != 0,
+            handoff_checkpoint: row.9,
+            handoff_token: row.10,
+            handoff_restarted: row.11 != 0,
+        })
+    }
+
+    pub(crate) fn checkpoint_refs(&self, session_id: &str) -> Result<Vec<CheckpointRef>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT id, anchor, revision, sha256 FROM plan_checkpoints WHERE session_id = ?1",
+        )?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok(CheckpointRef {
+                id: r.get(0)?,
+                anchor: r.get(1)?,
+                revision: r.get(2)?,
+                sha256: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub(crate) fn checkpoint(&self, id: i64) -> Result<CheckpointRecord> {
+        let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints WHERE id = ?1");
+        self.tx
+            .prepare_cached(&sql)?
+            .query_row([id], checkpoint_from_row)
+            .optional()?
+            .ok_or_else(|| crate::error::corrupt("plan_checkpoints", format!("no checkpoint {id}")))
+    }
+
+    pub(crate) fn latest(
+        &self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<Option<CheckpointRecord>> {
+        let refs = self.checkpoint_refs(session_id)?;
+        latest_on_branch(&refs, branch_path)
+            .map(|c| self.checkpoint(c.id))
+            .transpose()
+    }
+
+    fn set_phase(&mut self, session_id: &str, phase: HandoffPhase) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "UPDATE plan_identities SET phase = ?2, updated_at = ?3 WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, phase.as_str(), self.now.0])?;
+        Ok(())
+    }
+}
+
+fn require_branch(branch_path: &[String]) -> Result<&str> {
+    branch_path
+        .last()
+        .map(String::as_str)
+        .filter(|leaf| !leaf.is_empty())
+        .ok_or(StoreError::BranchInvalid)
+}
+
+impl Store {
+    /// Saves a complete snapshot (never a patch). Drafts name the revision they last saw
+    /// (`expected`); captures take the next one, and a capture offered again returns the
+    /// existing checkpoint without storing anything.
+    pub fn save_checkpoint(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+        markdown: &str,
+        expected: Option<i64>,
+        source: CheckpointSource,
+        capture: Option<&CaptureBinding>,
+    ) -> Result<SavedCheckpoint> {
+        let anchor = require_branch(branch_path)?.to_owned();
+        planhost_core::SubmitPlanInput {
+            title: "checkpoint".into(),
+            markdown: markdown.into(),
+            question: String::new(),
+        }
+        .validate()?;
+        self.transact(|t| {
+            let session = t.session(session_id)?;
+            if session.mode != Mode::Plan {
+                return Err(CoreError::PlanModeNotActive.into());
+            }
+            let identity = t.identity(session_id)?;
+            if let Some(c) = capture {
+                let existing: Option<i64> = t
+                    .tx
+                    .prepare_cached(
+                        "SELECT id FROM plan_checkpoints WHERE session_id = ?1 AND capture_entry_id = ?2 \
+                         AND capture_fingerprint = ?3 AND capture_block = ?4",
+                    )?
+                    .query_row(params![session_id, c.entry_id, c.fingerprint, c.block_index], |r| r.get(0))
+                    .optional()?;
+                if let Some(id) = existing {
+                    return Ok(SavedCheckpoint {
+                        record: t.checkpoint(id)?,
+                        created: false,
+                        stored: Stored { encoding: "raw", stored_bytes: 0 },
+                    });
+                }
+            }
+            let refs = t.checkpoint_refs(session_id)?;
+            let current = latest_on_branch(&refs, branch_path);
+            let revision = match expected {
+                Some(expected) => next_revision(current, expected)?,
+                None => current.map_or(1, |c| c.revision + 1),
+            };
+            let (sha, stored) = blobs::put(&t.tx, markdown.as_bytes(), current.map(|c| c.sha256.as_str()))?;
+            let size = i64::try_from(markdown.len()).map_err(|e| crate::error::corrupt("plan_checkpoints", e))?;
+            t.tx.prepare_cached(
+                "INSERT INTO plan_checkpoints (session_id, revision, anchor, sha256, size_bytes, source, \
+                 capture_entry_id, capture_fingerprint, capture_block, capture_start, capture_end, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?
+            .execute(params![
+                session_id,
+                revision,
+                anchor,
+                sha,
+                size,
+                source.as_str(),
+                capture.map(|c| &c.entry_id),
+                capture.map(|c| &c.fingerprint),
+                capture.map(|c| c.block_index),
+                capture.map(|c| c.start),
+                capture.map(|c| c.end),
+                t.now.0,
+            ])?;
+            let id = t.tx.last_insert_rowid();
+            let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None).unwrap_or(identity.phase);
+            t.set_phase(session_id, phase)?;
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(
+                subject,
+                "plan.checkpoint",
+                &json!({ "revision": revision, "sha256": sha, "anchor": anchor, "source": source,
+                         "encoding": stored.encoding, "storedBytes": stored.stored_bytes }),
+            )?;
+            t.emit(session_id, EventBody::CheckpointSaved { revision, sha256: sha.clone(), anchor: anchor.clone() })?;
+            Ok(SavedCheckpoint { record: t.checkpoint(id)?, created: true, stored })
+        })
+    }
+
+    /// The newest checkpoint on the branch and its exact bytes.
+    pub fn latest_checkpoint(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<Option<(CheckpointRecord, String)>> {
+        self.read(|t| {
+            t.session(session_id)?;
+            let Some(record) = t.latest(session_id, branch_path)? else {
+                return Ok(None);
+            };
+            let bytes = blobs::get(&t.tx, &record.sha256)?;
+            let text =
+                String::from_utf8(bytes).map_err(|e| crate::error::corrupt("plan_blobs", e))?;
+            Ok(Some((record, text)))
+        })
+    }
+
+    /// The exact bytes of one checkpoint.
+    pub fn checkpoint_bytes(&mut self, id: i64) -> Result<(CheckpointRecord, Vec<u8>)> {
+        self.read(|t| {
+            let record = t.checkpoint(id)?;
+            let bytes = blobs::get(&t.tx, &record.sha256)?;
+            Ok((record, bytes))
+        })
+    }
+
+    /// The session's plan identity (created on first use).
+    pub fn plan_identity(&mut self, session_id: &str) -> Result<PlanIdentity> {
+        self.transact(|t| t.identity(session_id))
+    }
+
+    /// Stored bytes of every plan body, for the storage benchmark.
+    pub fn blob_bytes(&mut self) -> Result<i64> {
+        self.read(|t| {
+            Ok(t.tx.query_row(
+                "SELECT coalesce(sum(length(data)), 0) FROM plan_blobs",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+    }
+}
+
+mod publication;
+pub mod steering;

@@ -1,0 +1,186 @@
+//! The handoff phase (seed 004) and the tool baseline with drift detection.
+
+use planhost_core::{
+    HandoffPhase, HandoffStep, ToolsConflict, handoff_next, tools_drifted, tools_to_restore,
+};
+use rusqlite::params;
+use serde_json::json;
+
+use super::PlanIdentity;
+use crate::tx::AuditSubject;
+use crate::{Result, Store, StoreError};
+
+/// A handoff request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandoffRequest {
+    /// Plan mode entered (phase → planning).
+    Enter,
+    /// A person approved the latest checkpoint for execution; binds it and issues a token.
+    Approve {
+        /// The checkpoint approved.
+        checkpoint_id: i64,
+        /// The new in-process capability.
+        token: String,
+    },
+    /// The client saw the execution prompt start; the token must be this process's.
+    Accept {
+        /// The capability from `Approve` (or `Retry`).
+        token: String,
+    },
+    /// Back to ready.
+    Cancel,
+    /// After a restart: review again and issue a fresh token.
+    Retry {
+        /// The new capability.
+        token: String,
+    },
+    /// Plan mode left.
+    Exit,
+}
+
+impl Store {
+    /// Applies one handoff step and returns the identity after it.
+    pub fn handoff(&mut self, session_id: &str, request: &HandoffRequest) -> Result<PlanIdentity> {
+        self.transact(|t| {
+            let id = t.identity(session_id)?;
+            let conflict = if id.tool_conflict { ToolsConflict::Unresolved } else { ToolsConflict::None };
+            let (step, token, checkpoint, restarted) = match request {
+                HandoffRequest::Enter => (HandoffStep::Enter, None, None, false),
+                HandoffRequest::Approve { checkpoint_id, token } => {
+                    (HandoffStep::Approve, Some(token.clone()), Some(*checkpoint_id), false)
+                }
+                HandoffRequest::Accept { token } => {
+                    if id.handoff_restarted || id.handoff_token.as_deref() != Some(token.as_str()) {
+                        return Err(StoreError::HandoffStale);
+                    }
+                    (HandoffStep::Accept, None, None, false)
+                }
+                HandoffRequest::Cancel => (HandoffStep::Cancel, None, None, false),
+                HandoffRequest::Retry { token } => {
+                    if id.phase != HandoffPhase::HandoffPending {
+                        return Err(planhost_core::CoreError::HandoffPhaseInvalid { phase: id.phase.as_str() }.into());
+                    }
+                    if conflict == ToolsConflict::Unresolved {
+                        return Err(planhost_core::CoreError::ToolsConflict.into());
+                    }
+                    t.tx.prepare_cached(
+                        "UPDATE plan_identities SET handoff_token = ?2, handoff_restarted = 0, updated_at = ?3 \
+                         WHERE session_id = ?1",
+                    )?
+                    .execute(params![session_id, token, t.now.0])?;
+                    let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+                    t.audit(subject, "handoff.retry", &json!({}))?;
+                    return t.identity(session_id);
+                }
+                HandoffRequest::Exit => (HandoffStep::Exit, None, None, false),
+            };
+            let phase = handoff_next(id.phase, step, conflict)?;
+            let keep_binding = phase == HandoffPhase::HandoffPending;
+            t.tx.prepare_cached(
+                "UPDATE plan_identities SET phase = ?2, handoff_token = ?3, handoff_checkpoint = ?4, \
+                 handoff_restarted = ?5, updated_at = ?6 WHERE session_id = ?1",
+            )?
+            .execute(params![
+                session_id,
+                phase.as_str(),
+                if keep_binding { token.or(id.handoff_token.clone()) } else { None },
+                if keep_binding { checkpoint.or(id.handoff_checkpoint) } else { None },
+                i64::from(restarted),
+                t.now.0,
+            ])?;
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(subject, "handoff.step", &json!({ "from": id.phase, "to": phase }))?;
+            t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase })?;
+            t.identity(session_id)
+        })
+    }
+
+    /// Records the tool set at plan entry (`baseline`) and what Plan mode applied.
+    pub fn tools_enter(
+        &mut self,
+        session_id: &str,
+        baseline: &[String],
+        applied: &[String],
+    ) -> Result<PlanIdentity> {
+        self.set_tools(
+            session_id,
+            Some(baseline),
+            Some(applied),
+            false,
+            "tools.enter",
+        )
+    }
+
+    /// Compares the observed tool set with the applied one; a difference is a conflict that
+    /// blocks approval until resolved. Returns the identity (its `tool_conflict`).
+    pub fn tools_observe(&mut self, session_id: &str, observed: &[String]) -> Result<PlanIdentity> {
+        let id = self.plan_identity(session_id)?;
+        let Some(applied) = id.tool_applied.clone() else {
+            return Ok(id);
+        };
+        if !tools_drifted(&applied, observed) || id.tool_conflict {
+            return Ok(id);
+        }
+        self.set_tools(
+            session_id,
+            id.tool_baseline.as_deref(),
+            Some(&applied),
+            true,
+            "tools.conflict",
+        )
+    }
+
+    /// A person accepts the observed set as the applied one; the conflict clears.
+    pub fn tools_resolve(&mut self, session_id: &str, observed: &[String]) -> Result<PlanIdentity> {
+        let id = self.plan_identity(session_id)?;
+        self.set_tools(
+            session_id,
+            id.tool_baseline.as_deref(),
+            Some(observed),
+            false,
+            "tools.resolved",
+        )
+    }
+
+    /// Exit: the tools to restore are the baseline intersected with what exists now; the
+    /// baseline is cleared (re-entering records a new one).
+    pub fn tools_exit(
+        &mut self,
+        session_id: &str,
+        available_now: &[String],
+    ) -> Result<Vec<String>> {
+        let id = self.plan_identity(session_id)?;
+        let restore = id
+            .tool_baseline
+            .as_deref()
+            .map(|b| tools_to_restore(b, available_now))
+            .unwrap_or_default();
+        self.set_tools(session_id, None, None, false, "tools.exit")?;
+        Ok(restore)
+    }
+
+    fn set_tools(
+        &mut self,
+        session_id: &str,
+        baseline: Option<&[String]>,
+        applied: Option<&[String]>,
+        conflict: bool,
+        action: &str,
+    ) -> Result<PlanIdentity> {
+        let encode = |v: Option<&[String]>| {
+            v.map(|v| serde_json::to_string(v).unwrap_or_else(|_| "[]".into()))
+        };
+        let (baseline, applied) = (encode(baseline), encode(applied));
+        self.transact(|t| {
+            t.identity(session_id)?;
+            t.tx.prepare_cached(
+                "UPDATE plan_identities SET tool_baseline = ?2, tool_applied = ?3, tool_conflict = ?4, updated_at = ?5 \
+                 WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, baseline, applied, i64::from(conflict), t.now.0])?;
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(subject, action, &json!({ "baseline": baseline, "applied": applied, "conflict": conflict }))?;
+            t.identity(session_id)
+        })
+    }
+}
