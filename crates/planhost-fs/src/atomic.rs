@@ -4,10 +4,13 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::dir::{Dir, Name, Permissions, Replace};
-use crate::error::Result;
+use crate::error::{FsError, Result};
 
 /// Distinguishes temp names made by one process; the pid distinguishes processes.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Stale temp names skipped before staging gives up.
+const MAX_TEMP_ATTEMPTS: u32 = 64;
 
 /// Prefix of every staged temp name, so stray temps from a crash are recognisable.
 pub const TEMP_PREFIX: &str = ".planhost-tmp-";
@@ -32,13 +35,22 @@ impl Dir {
         bytes: &[u8],
         permissions: Permissions,
     ) -> Result<Staged<'d>> {
-        let temp_name = format!(
-            "{TEMP_PREFIX}{}-{}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let temp = Name::new(&temp_name)?;
-        self.create_file_with(temp, permissions, |f| f.write_all(bytes))?;
+        // A crashed run may have left a temp with the same pid and counter (pids repeat in
+        // containers): such a name is skipped, never reused or overwritten.
+        let mut attempts = 0;
+        let temp_name = loop {
+            let candidate = format!(
+                "{TEMP_PREFIX}{}-{}",
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            );
+            let temp = Name::new(&candidate)?;
+            match self.create_file_with(temp, permissions, |f| f.write_all(bytes)) {
+                Ok(_) => break candidate,
+                Err(FsError::AlreadyExists { .. }) if attempts < MAX_TEMP_ATTEMPTS => attempts += 1,
+                Err(error) => return Err(error),
+            }
+        };
         Ok(Staged {
             dir: self,
             temp_name,

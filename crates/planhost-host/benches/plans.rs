@@ -20,16 +20,60 @@ const TRANSITIONS_PER_REVISION: usize = 3;
 /// does not flatter the figures (a fixed LCG picks the words).
 fn plan() -> String {
     const WORDS: [&str; 48] = [
-        "add", "the", "handler", "validate", "request", "module", "session", "cookie", "store",
-        "migrate", "schema", "index", "cache", "invalidate", "test", "fixture", "error", "code",
-        "retry", "timeout", "parser", "token", "client", "server", "config", "flag", "route",
-        "payload", "limit", "audit", "log", "metric", "queue", "worker", "lock", "file", "path",
-        "render", "template", "docs", "benchmark", "review", "rollback", "deploy", "feature",
-        "guard", "policy", "branch",
+        "add",
+        "the",
+        "handler",
+        "validate",
+        "request",
+        "module",
+        "session",
+        "cookie",
+        "store",
+        "migrate",
+        "schema",
+        "index",
+        "cache",
+        "invalidate",
+        "test",
+        "fixture",
+        "error",
+        "code",
+        "retry",
+        "timeout",
+        "parser",
+        "token",
+        "client",
+        "server",
+        "config",
+        "flag",
+        "route",
+        "payload",
+        "limit",
+        "audit",
+        "log",
+        "metric",
+        "queue",
+        "worker",
+        "lock",
+        "file",
+        "path",
+        "render",
+        "template",
+        "docs",
+        "benchmark",
+        "review",
+        "rollback",
+        "deploy",
+        "feature",
+        "guard",
+        "policy",
+        "branch",
     ];
     let mut seed: u64 = 0x5eed;
     let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
     let mut out = String::from("# Plan: benchmark plan\n\n");
@@ -41,7 +85,11 @@ fn plan() -> String {
             out.push_str(WORDS[next() % WORDS.len()]);
             out.push(' ');
         }
-        out.push_str(&format!("(`src/{}_{}.rs`).\n", WORDS[next() % WORDS.len()], next() % 1000));
+        out.push_str(&format!(
+            "(`src/{}_{}.rs`).\n",
+            WORDS[next() % WORDS.len()],
+            next() % 1000
+        ));
     }
     out.truncate(PLAN_BYTES);
     out
@@ -52,7 +100,13 @@ fn edit(plan: &str, revision: usize) -> String {
     let line = 7 + revision * 37 % 500;
     plan.lines()
         .enumerate()
-        .map(|(i, l)| if i == line { format!("{l} (revised in revision {revision})") } else { l.to_owned() })
+        .map(|(i, l)| {
+            if i == line {
+                format!("{l} (revised in revision {revision})")
+            } else {
+                l.to_owned()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -61,8 +115,13 @@ fn run(revisions: usize) {
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(1_764_460_800_000)));
-    let mut host = Host::open(&state.path().join("planhost.sqlite"), clock).unwrap().host;
-    let s = host.open_session(workspace.path(), None, Interactivity::Interactive).unwrap().id;
+    let mut host = Host::open(&state.path().join("planhost.sqlite"), clock)
+        .unwrap()
+        .host;
+    let s = host
+        .open_session(workspace.path(), None, Interactivity::Interactive)
+        .unwrap()
+        .id;
     host.store().set_mode(&s, Mode::Plan).unwrap();
     host.store().handoff(&s, &HandoffRequest::Enter).unwrap();
     let mut body = plan();
@@ -78,14 +137,32 @@ fn run(revisions: usize) {
         let before = host.store().blob_bytes().unwrap();
         let saved = host
             .store()
-            .save_checkpoint(&s, &branch, &body, Some(r as i64 - 1), CheckpointSource::Draft, None)
+            .save_checkpoint(
+                &s,
+                &branch,
+                &body,
+                Some(r as i64 - 1),
+                CheckpointSource::Draft,
+                None,
+            )
             .unwrap();
         stored_per_revision.push((host.store().blob_bytes().unwrap() - before) as usize);
         // Three transitions per revision (ready → handoff_pending → ready): planhost's state
         // rows carry no body; seed 004's earlier approach wrote the full body in each snapshot.
-        host.store().handoff(&s, &HandoffRequest::Approve { checkpoint_id: saved.record.id, token: "t".into() }).unwrap();
+        host.store()
+            .handoff(
+                &s,
+                &HandoffRequest::Approve {
+                    checkpoint_id: saved.record.id,
+                    token: "t".into(),
+                },
+            )
+            .unwrap();
         host.store().handoff(&s, &HandoffRequest::Cancel).unwrap();
-        assert_eq!(host.store().plan_identity(&s).unwrap().phase, HandoffPhase::Ready);
+        assert_eq!(
+            host.store().plan_identity(&s).unwrap().phase,
+            HandoffPhase::Ready
+        );
         legacy_stored += TRANSITIONS_PER_REVISION * body.len();
         projected = host.projection(&s, &branch).unwrap().len();
     }
@@ -103,7 +180,9 @@ fn run(revisions: usize) {
 }
 
 fn main() {
-    println!("50 KiB plans, small edit per revision, {TRANSITIONS_PER_REVISION} transitions per revision");
+    println!(
+        "50 KiB plans, small edit per revision, {TRANSITIONS_PER_REVISION} transitions per revision"
+    );
     for revisions in [1, 5, 10] {
         run(revisions);
     }

@@ -277,3 +277,20 @@ wire! {
         pub restore: Option<Vec<String>>,
     }
 }
+
+wire! {
+    /// `plans.publications`.
+    pub struct PublicationsParams {
+        /// Only pending approvals.
+        #[serde(default)]
+        pub pending: bool,
+    }
+}
+
+wire! {
+    /// Publication approvals, newest first.
+    pub struct PublicationList {
+        /// The approvals.
+        pub publications: Vec<PublicationInfo>,
+    }
+}

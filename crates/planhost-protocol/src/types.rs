@@ -244,8 +244,42 @@ wire! {
     }
 }
 
-/// Where a tool came from, as the client knows it (the domain type, on the wire).
-pub use planhost_core::ToolProvenance as Provenance;
+/// Where a tool came from, as the client knows it: `{"kind":"builtIn"}` or
+/// `{"kind":"extension","package":…,"sourcePath":…}`. A plain struct on the wire (not a tagged
+/// enum) so that a bad field is reported by its full path, e.g. `provenance.package`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Provenance {
+    /// `builtIn` or `extension`.
+    pub kind: ProvenanceKind,
+    /// The extension's package name (extension only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Where the extension's code was loaded from (extension only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_path: Option<String>,
+}
+
+/// The two provenance kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ProvenanceKind {
+    /// The agent runtime's own tool.
+    BuiltIn,
+    /// A tool registered by an extension.
+    Extension,
+}
+
+impl Provenance {
+    /// A built-in tool.
+    pub fn built_in() -> Self {
+        Self {
+            kind: ProvenanceKind::BuiltIn,
+            package: None,
+            source_path: None,
+        }
+    }
+}
 
 wire! {
     /// Identifies one tool call inside a turn.
@@ -517,7 +551,7 @@ wire! {
 wire! {
     /// `plans.get`.
     pub struct ProposalRef {
-        /// Proposal id (a unique prefix of at least 8 characters is accepted).
+        /// Proposal id (a unique prefix or suffix of at least 8 characters is accepted).
         pub proposal_id: String,
     }
 }

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use planhost_client::Client;
-use planhost_core::{Interactivity, PermissionMode, ToolProvenance};
+use planhost_core::{Interactivity, PermissionMode};
 use planhost_protocol::{
     AuthorizeParams, AuthorizeResult, BeginTurnParams, ConfigureParams, DecisionKind, Empty,
     HealthResult, OpenSessionParams, SessionInfo, TurnInfo,
@@ -101,7 +101,7 @@ fn authorize(
             tool_name: "Read".into(),
             batch_index: 0,
             batch_size: 1,
-            provenance: ToolProvenance::BuiltIn,
+            provenance: planhost_protocol::Provenance::built_in(),
             input: serde_json::json!({ "path": "src/lib.rs" }),
         },
     )

@@ -444,3 +444,87 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         ExitCode::FAILURE
     })
 }
+
+pub fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
+    let mut c = connect(paths)?;
+    let list: planhost_protocol::PublicationList = call(
+        &mut c,
+        "plans.publications",
+        &planhost_protocol::PublicationsParams { pending },
+    )?;
+    if out.json {
+        return print_json(&list);
+    }
+    let mut o = std::io::stdout().lock();
+    if list.publications.is_empty() {
+        writeln!(
+            o,
+            "no {}publications",
+            if pending { "pending " } else { "" }
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(o, "{:<10} {:<12} {:<5} PATH", "ID", "STATUS", "REV")?;
+    for p in &list.publications {
+        writeln!(
+            o,
+            "{:<10} {:<12} {:<5} {}",
+            short(&p.publication_id),
+            p.status,
+            p.revision,
+            p.relative_path
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn publish(paths: &Paths, publication: &str, reject: bool) -> anyhow::Result<ExitCode> {
+    let mut c = connect(paths)?;
+    let list: planhost_protocol::PublicationList = call(
+        &mut c,
+        "plans.publications",
+        &planhost_protocol::PublicationsParams { pending: true },
+    )?;
+    let matches: Vec<_> = list
+        .publications
+        .iter()
+        .filter(|p| {
+            p.publication_id == publication
+                || (publication.len() >= 8 && p.publication_id.starts_with(publication))
+        })
+        .collect();
+    let [target] = matches.as_slice() else {
+        return Err(Failure {
+            code: "PUBLICATION_NOT_FOUND".into(),
+            message: format!("no single pending publication matches {publication:?}"),
+            status: 1,
+        }
+        .into());
+    };
+    let action = if reject {
+        ApprovalAction::Reject
+    } else {
+        ApprovalAction::Approve
+    };
+    let result: planhost_protocol::PublishResolveResult = call(
+        &mut c,
+        "plans.publishResolve",
+        &planhost_protocol::PublishResolveParams {
+            publication_id: target.publication_id.clone(),
+            action,
+        },
+    )?;
+    match (result.outcome.as_str(), &result.next) {
+        ("reapprove", Some(next)) => println!(
+            "the name was taken while writing; approval revoked. New pending publication {} for {}",
+            short(&next.publication_id),
+            next.relative_path
+        ),
+        (outcome, _) => println!("{outcome}: {}", result.publication.relative_path),
+    }
+    Ok(if result.outcome == "conflict" {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -10,7 +10,6 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use planhost_client::Client;
-use planhost_core::ToolProvenance;
 use planhost_core::{ApprovalAction, ExecutionOutcome, Interactivity, Mode, TargetPermissionMode};
 use planhost_protocol::{
     ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, ExecuteParams, ExecuteResult,
@@ -127,7 +126,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         tool_name: tool.into(),
         batch_index: 0,
         batch_size: 1,
-        provenance: ToolProvenance::BuiltIn,
+        provenance: planhost_protocol::Provenance::built_in(),
         input: json!({}),
     };
     let denied: AuthorizeResult = call(

@@ -79,6 +79,22 @@ enum Command {
         #[arg(long)]
         feedback: Option<String>,
     },
+    /// List publication approvals (`/plan save` asks to write `.pi/plans/<name>.md`).
+    Publications {
+        /// Only pending approvals.
+        #[arg(long)]
+        pending: bool,
+        #[command(flatten)]
+        output: cli::Output,
+    },
+    /// Approve (write) or, with --reject, reject a pending publication.
+    Publish {
+        /// Publication id (or a unique prefix of at least 8 characters).
+        publication: String,
+        /// Reject instead of approving.
+        #[arg(long)]
+        reject: bool,
+    },
     /// The shell catalog of this platform.
     Shells(cli::Output),
     /// Check the state directory, lock, socket, shells and SQLite.
@@ -114,6 +130,11 @@ fn main() -> ExitCode {
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),
         Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, &mode),
         Command::Reject { proposal, feedback } => cli::reject(&paths, &proposal, feedback),
+        Command::Publications { pending, output } => cli::publications(&paths, pending, output),
+        Command::Publish {
+            publication,
+            reject,
+        } => cli::publish(&paths, &publication, reject),
         Command::Shells(out) => cli::shells(&paths, out),
         Command::Doctor(out) => cli::doctor(&paths, out),
         Command::Demo => demo::run().map(|()| ExitCode::SUCCESS),

@@ -112,6 +112,25 @@ impl Store {
         self.read(|t| t.publication(id))
     }
 
+    /// Publication approvals, newest first; only pending ones with [`crate::ApprovalFilter::Pending`].
+    pub fn publications(
+        &mut self,
+        filter: crate::ApprovalFilter,
+    ) -> Result<Vec<PublicationRecord>> {
+        self.read(|t| {
+            let condition = match filter {
+                crate::ApprovalFilter::All => "1 = 1",
+                crate::ApprovalFilter::Pending => "status = 'pending'",
+            };
+            let sql = format!(
+                "SELECT {PUBLICATION_COLUMNS} FROM publication_approvals WHERE {condition} ORDER BY created_at DESC, id DESC"
+            );
+            let mut stmt = t.tx.prepare(&sql)?;
+            let rows = stmt.query_map([], publication_from_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
     /// Publication approvals in the given statuses (the host reconciles `approved` at startup).
     pub fn publications_with_status(&mut self, status: &str) -> Result<Vec<PublicationRecord>> {
         self.read(|t| {

@@ -7,11 +7,12 @@ use planhost_host::{PublishOutcome, PublishStart};
 use planhost_protocol::{
     BranchRef, CaptureParams, CaptureResult, CheckpointInfo, CheckpointParams, CommandParams,
     CommandResult, ExitParams, ExitResult, HandoffParams, HandoffResult, PlanStatusResult,
-    PreviewResult, ProjectionResult, PublicationInfo, PublishResolveParams, PublishResolveResult,
-    PublishResult, RpcError, ToolsParams, ToolsResult,
+    PreviewResult, ProjectionResult, PublicationInfo, PublicationList, PublicationsParams,
+    PublishResolveParams, PublishResolveResult, PublishResult, RpcError, ToolsParams, ToolsResult,
 };
 use planhost_store::{
-    CaptureBinding, CheckpointSource, HandoffRequest, PublicationRecord, SavedCheckpoint,
+    ApprovalFilter, CaptureBinding, CheckpointSource, HandoffRequest, PublicationRecord,
+    SavedCheckpoint,
 };
 use serde_json::Value;
 
@@ -120,6 +121,7 @@ pub async fn dispatch(
         }
         "plans.publishResolve" => publish_resolve(svc, p).await,
         "plans.exit" => exit(svc, p).await,
+        "plans.publications" => publications(svc, p).await,
         "plans.command" => command(p),
         "plans.handoff" => handoff(svc, p).await,
         "plans.tools" => tools(svc, p).await,
@@ -242,6 +244,21 @@ async fn publish_resolve(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError
             publication: publication(revoked),
             next: Some(publication(next)),
         },
+    })
+}
+
+async fn publications(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError> {
+    let p: PublicationsParams = params(p)?;
+    let filter = if p.pending {
+        ApprovalFilter::Pending
+    } else {
+        ApprovalFilter::All
+    };
+    let list = svc
+        .host(move |h| Ok(h.store().publications(filter)?))
+        .await?;
+    to_value(PublicationList {
+        publications: list.into_iter().map(publication).collect(),
     })
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
     AuthorizeInput, BatchPosition, Decision, EffectivePermission, PolicyPreset, Timestamp,
-    default_strict_allow_list, effective_permission,
+    ToolProvenance, default_strict_allow_list, effective_permission,
 };
 use planhost_protocol::{
     AuthorizeParams, AuthorizeResult, CancelParams, CancelResult, DecisionKind, ExecuteParams,
@@ -115,6 +115,7 @@ impl ToolRuntime {
         svc: &Arc<Service>,
         p: AuthorizeParams,
     ) -> Result<Value, RpcError> {
+        let provenance = domain_provenance(&p.provenance)?;
         let view = Self::policy_view(svc, p.session_id.clone(), p.turn_id.clone()).await?;
         let allow_list = default_strict_allow_list();
         let decision = planhost_core::authorize(&AuthorizeInput {
@@ -122,7 +123,7 @@ impl ToolRuntime {
             mode: view.mode,
             permission_mode: view.permission,
             tool_name: &p.tool_name,
-            provenance: &p.provenance,
+            provenance: &provenance,
             batch: BatchPosition {
                 index: p.batch_index,
                 size: p.batch_size,
@@ -383,6 +384,28 @@ impl ToolRuntime {
         for running in lock(&self.running).values().filter(|r| r.conn == conn) {
             running.cancel.cancel();
         }
+    }
+}
+
+/// The wire's flat provenance as the domain's enum; an extension must name its package and path.
+fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance, RpcError> {
+    let missing = |field: &str| {
+        let mut e = RpcError::new(
+            planhost_protocol::codes::INVALID_PARAMS,
+            "INVALID_PARAMS",
+            format!("invalid params: provenance.{field}: required for an extension tool"),
+        );
+        if let Some(d) = e.data.as_mut() {
+            d.field = Some(format!("provenance.{field}"));
+        }
+        e
+    };
+    match p.kind {
+        planhost_protocol::ProvenanceKind::BuiltIn => Ok(ToolProvenance::BuiltIn),
+        planhost_protocol::ProvenanceKind::Extension => Ok(ToolProvenance::Extension {
+            package: p.package.clone().ok_or_else(|| missing("package"))?,
+            source_path: p.source_path.clone().ok_or_else(|| missing("sourcePath"))?,
+        }),
     }
 }
 

@@ -1,0 +1,254 @@
+//! The CLI a person types, against a running socket host — and against none.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::steps::*;
+use crate::support::*;
+
+/// What one CLI run did.
+#[derive(Debug)]
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn ok(self) -> Self {
+        assert_eq!(self.code, Some(0), "{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    fn json(self) -> Value {
+        let run = self.ok();
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:#?}"))
+    }
+}
+
+/// Runs `planhost --state-dir … --socket … <args>`, bounded.
+fn cli(env: &Env, args: &[&str]) -> Run {
+    let mut child = Reaped(
+        env.command()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Both pipes are drained by threads so a chatty command cannot block on a full pipe.
+    let out = child.0.stdout.take().unwrap();
+    let err = child.0.stderr.take().unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let (out, err) = (drain(Box::new(out)), drain(Box::new(err)));
+    let status = child.wait_exit(&format!("planhost {args:?} to exit"));
+    Run {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+fn approvals(list: &Value) -> &Vec<Value> {
+    list["approvals"].as_array().unwrap()
+}
+
+fn find<'a>(list: &'a Value, proposal: &str) -> &'a Value {
+    approvals(list)
+        .iter()
+        .find(|a| a["proposalId"] == proposal)
+        .unwrap_or_else(|| panic!("{proposal} not in {list}"))
+}
+
+#[test]
+fn the_cli_reads_and_resolves_plans_on_a_running_host() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-cli-setup");
+    let a = open_session(&mut c, &env.workspace(), "interactive");
+    let (turn, first) = submit_plan(&mut c, &a, "Ship the CLI");
+    end_turn(&mut c, &a, &turn);
+    let first_id = first["proposalId"].as_str().unwrap().to_owned();
+
+    let status = cli(&env, &["status"]).ok();
+    assert!(status.stdout.contains("sessions  1"), "{status:#?}");
+    assert!(
+        status.stdout.contains("pending   1 plan approval(s)"),
+        "{status:#?}"
+    );
+    assert!(
+        status.stdout.contains(&format!("pid {}", host.pid())),
+        "{status:#?}"
+    );
+    let status = cli(&env, &["status", "--json"]).json();
+    assert_eq!(status["pendingApprovals"], 1);
+    assert_eq!(status["health"]["pid"], host.pid());
+
+    let pending = cli(&env, &["plans", "--pending", "--json"]).json();
+    assert_eq!(approvals(&pending).len(), 1, "{pending}");
+    assert_eq!(find(&pending, &first_id)["status"], "pending");
+    assert_eq!(find(&pending, &first_id)["title"], "Ship the CLI");
+
+    let show = cli(&env, &["show", &first_id[..8]]).ok();
+    for expected in [
+        "Ship the CLI",
+        "question  Shall I implement this plan?",
+        &format!("file      {}", first["artifactPath"].as_str().unwrap()),
+        "status    pending",
+        "expiry    expires in ",
+        &format!("proposal  {first_id}"),
+        "1. Write `out.txt`.",
+        "2. Run Bash.",
+    ] {
+        assert!(
+            show.stdout.contains(expected),
+            "{expected:?} missing:\n{}",
+            show.stdout
+        );
+    }
+    let detail = cli(&env, &["show", &first_id, "--json"]).json();
+    assert_eq!(detail["markdown"], PLAN);
+
+    let approved = cli(&env, &["approve", &first_id, "--mode", "auto"]).ok();
+    assert!(approved.stdout.contains("approved"), "{approved:#?}");
+    let all = cli(&env, &["plans", "--json"]).json();
+    let row = find(&all, &first_id);
+    assert_eq!(row["status"], "approved");
+    assert_eq!(row["targetPermissionMode"], "auto");
+    assert_eq!(row["executionState"], "queued");
+    let session = get_session(&mut c, &a);
+    assert_eq!(session["mode"], "agent");
+    assert_eq!(session["permissionMode"], "auto");
+
+    // A second plan, in another session, rejected with a note.
+    let b = open_session(&mut c, &env.workspace(), "interactive");
+    let (turn, second) = submit_plan(&mut c, &b, "Too risky");
+    end_turn(&mut c, &b, &turn);
+    let second_id = second["proposalId"].as_str().unwrap().to_owned();
+    let rejected = cli(&env, &["reject", &second_id, "--feedback", "smaller steps"]).ok();
+    assert!(rejected.stdout.contains("rejected"), "{rejected:#?}");
+    let all = cli(&env, &["plans", "--json"]).json();
+    assert_eq!(find(&all, &second_id)["status"], "rejected");
+    assert_eq!(find(&all, &second_id)["feedback"], "smaller steps");
+    let sb = get_session(&mut c, &b);
+    assert_eq!(
+        (sb["mode"].as_str(), sb["planState"].as_str()),
+        (Some("plan"), Some("stopped"))
+    );
+
+    // Refusals carry the stable code and exit 1.
+    let unknown = cli(&env, &["approve", "0123456789abcdef"]);
+    assert_eq!(unknown.code, Some(1), "{unknown:#?}");
+    assert!(
+        unknown.stderr.contains("PLAN_APPROVAL_NOT_FOUND"),
+        "{unknown:#?}"
+    );
+    let twice = cli(&env, &["reject", &second_id]);
+    assert_eq!(twice.code, Some(1), "{twice:#?}");
+    assert!(
+        twice.stderr.contains("PLAN_APPROVAL_NOT_PENDING"),
+        "{twice:#?}"
+    );
+
+    let shells = cli(&env, &["shells", "--json"]).json();
+    assert_eq!(shells["platform"], "linux");
+    assert!(
+        shells["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "bash"),
+        "{shells}"
+    );
+    let doctor = cli(&env, &["doctor", "--json"]).json();
+    assert_eq!(doctor["healthy"], true, "{doctor}");
+    let lock = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "lock")
+        .unwrap();
+    assert!(
+        lock["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&host.pid().to_string()),
+        "{lock}"
+    );
+}
+
+#[test]
+fn every_id_plans_prints_opens_its_plan() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-cli-ids");
+    let mut ids = Vec::new();
+    for title in ["First plan", "Second plan", "Third plan"] {
+        let s = open_session(&mut c, &env.workspace(), "interactive");
+        let (turn, approval) = submit_plan(&mut c, &s, title);
+        end_turn(&mut c, &s, &turn);
+        ids.push((title, approval["proposalId"].as_str().unwrap().to_owned()));
+    }
+    let table = cli(&env, &["plans"]).ok();
+    for (title, id) in &ids {
+        let row = table
+            .stdout
+            .lines()
+            .find(|l| l.ends_with(title))
+            .unwrap_or_else(|| panic!("{title} missing:\n{}", table.stdout));
+        let printed = row.split_whitespace().next().unwrap();
+        let detail = cli(&env, &["show", printed, "--json"]);
+        assert_eq!(
+            detail.code,
+            Some(0),
+            "`plans` printed {printed:?} for {title}, but `show {printed}` fails: {detail:#?}"
+        );
+        let detail: Value = serde_json::from_str(&detail.stdout).unwrap();
+        assert_eq!(detail["approval"]["proposalId"], id.as_str());
+    }
+}
+
+#[test]
+fn without_a_host_the_cli_says_so() {
+    let env = Env::new();
+    for args in [
+        &["status"][..],
+        &["status", "--json"][..],
+        &["plans"][..],
+        &["plans", "--pending", "--json"][..],
+        &["show", "0123456789"][..],
+        &["shells", "--json"][..],
+        &["approve", "0123456789"][..],
+    ] {
+        let run = cli(&env, args);
+        assert_eq!(run.code, Some(4), "{args:?}: {run:#?}");
+        assert!(
+            run.stderr.contains("HOST_UNREACHABLE"),
+            "{args:?}: {run:#?}"
+        );
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+    let doctor = cli(&env, &["doctor", "--json"]);
+    assert_eq!(doctor.code, Some(1), "{doctor:#?}");
+    let report: Value = serde_json::from_str(&doctor.stdout).unwrap();
+    assert_eq!(report["healthy"], false);
+
+    // A crashed host leaves its socket file behind; nobody answers on it.
+    let mut host = SocketHost::start(&env);
+    host.kill();
+    assert!(env.socket().exists());
+    let run = cli(&env, &["plans", "--pending", "--json"]);
+    assert_eq!(run.code, Some(4), "{run:#?}");
+    assert!(run.stderr.contains("HOST_UNREACHABLE"), "{run:#?}");
+}

@@ -1,0 +1,17 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::wildcard_enum_match_arm
+)]
+//! End-to-end tests: the real `planhost` binary over its real transports (`serve --stdio` and the
+//! unix socket) and its CLI. Every host a test starts is killed and reaped when the test ends.
+
+mod asks;
+mod cli;
+mod errors;
+mod flow;
+mod process;
+mod restart;
+mod robustness;
+mod steps;
+mod support;

@@ -1,0 +1,130 @@
+//! Process trees: when the client that runs a command goes away, or anyone cancels the call, the
+//! whole tree dies — including a child that escaped into its own session with `setsid`.
+
+use planhost_protocol::RequestId;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::steps::*;
+use crate::support::*;
+
+/// Prints the shell's pid, an escapee's (own session) and a plain child's, then waits.
+const TREE: &str =
+    r#"echo "sh $$"; setsid sleep 600 & echo "esc $!"; sleep 600 & echo "fg $!"; wait"#;
+
+/// An Agent/auto session with a running turn in which Bash `call` is authorized.
+fn ready_for_bash(c: &mut Conn, env: &Env, call: &str) -> (String, String) {
+    let sid = open_session(c, &env.workspace(), "interactive");
+    c.call(
+        "sessions.configure",
+        json!({ "sessionId": sid, "permissionMode": "auto" }),
+    );
+    let turn = begin_turn(c, &sid);
+    let allowed = authorize(c, &sid, &turn, call, "Bash");
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    (sid, turn)
+}
+
+/// The pid printed after `label` on a line of its own, once the whole line arrived.
+fn printed(stdout: &str, label: &str) -> Option<i32> {
+    stdout
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .find_map(|l| l.trim_end().strip_prefix(label)?.trim().parse().ok())
+}
+
+/// Starts the tree without waiting for the result; returns the request id and the pids the
+/// command printed (shell, escapee, child), read from the streamed stdout. The pids are also
+/// handed to `leftovers`, so that a failing test still kills them.
+fn start_tree(
+    c: &mut Conn,
+    sid: &str,
+    turn: &str,
+    call: &str,
+    leftovers: &mut Leftovers,
+) -> (RequestId, Vec<i32>) {
+    let id = c.send(
+        "tools.execute",
+        execute_params(sid, turn, call, "Bash", json!({ "command": TREE })),
+    );
+    let pids = c.wait_until("the tree's pids on stdout", |notes| {
+        let out = streamed(notes, call, "stdout");
+        ["sh ", "esc ", "fg "]
+            .iter()
+            .map(|label| printed(&out, label))
+            .collect::<Option<Vec<i32>>>()
+    });
+    leftovers.0.extend(&pids);
+    for pid in &pids {
+        assert!(alive(*pid), "pid {pid} should be running");
+    }
+    (id, pids)
+}
+
+#[test]
+fn a_client_that_disconnects_mid_bash_has_its_tree_killed() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut leftovers = Leftovers::default();
+    let mut agent = host.connect("e2e-doomed");
+    let mut other = host.connect("e2e-survivor");
+    let (sid, turn) = ready_for_bash(&mut agent, &env, "bash-1");
+    let (_, pids) = start_tree(&mut agent, &sid, &turn, "bash-1", &mut leftovers);
+
+    agent.close();
+    wait_gone(&pids);
+    // The host itself is fine and the others' connections too.
+    assert_eq!(other.call("app.health", json!({}))["status"], "ok");
+    let executed = poll_until("the tool.executed audit row", BOUND, || {
+        let entries = other.call("audit.list", json!({ "sessionId": sid }))["entries"].clone();
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["action"] == "tool.executed" && e["toolCallId"] == "bash-1")
+            .cloned()
+    });
+    assert_eq!(executed["detail"]["tool"], "Bash", "{executed}");
+}
+
+#[test]
+fn tools_cancel_from_another_client_kills_the_tree() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut leftovers = Leftovers::default();
+    let mut agent = host.connect("e2e-agent");
+    let mut approver = host.connect("e2e-canceller");
+    let (sid, turn) = ready_for_bash(&mut agent, &env, "bash-1");
+    let (id, pids) = start_tree(&mut agent, &sid, &turn, "bash-1", &mut leftovers);
+
+    let cancel = json!({ "sessionId": sid, "toolCallId": "bash-1" });
+    let cancelled = approver.call("tools.cancel", cancel.clone());
+    assert_eq!(cancelled["cancelled"], true);
+    let response = agent.response_to(&id);
+    let result = response.result.expect("a result for a cancelled call");
+    assert_eq!(result["output"]["cancelled"], true, "{result}");
+    wait_gone(&pids);
+    // Nothing runs under that id any more.
+    assert_eq!(approver.call("tools.cancel", cancel)["cancelled"], false);
+    // The agent's connection still works.
+    assert_eq!(agent.call("app.health", json!({}))["status"], "ok");
+}
+
+#[test]
+fn closing_stdin_of_serve_stdio_mid_bash_kills_the_tree() {
+    let env = Env::new();
+    let mut leftovers = Leftovers::default();
+    let (mut host, mut agent) = StdioHost::start(&env);
+    let (sid, turn) = ready_for_bash(&mut agent, &env, "bash-1");
+    let (_, pids) = start_tree(&mut agent, &sid, &turn, "bash-1", &mut leftovers);
+
+    agent.close();
+    wait_gone(&pids);
+    let status = host.child.wait_exit("serve --stdio to exit");
+    assert!(
+        status.success(),
+        "{status}; stderr:\n{}",
+        host.stderr.text()
+    );
+    host.assert_stdout_is_protocol();
+}

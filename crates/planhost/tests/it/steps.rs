@@ -1,0 +1,91 @@
+//! The protocol steps of the Plan flow, as an agent or an approval surface takes them.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::Conn;
+
+pub fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> String {
+    let s = c.call(
+        "sessions.open",
+        json!({ "workspaceRoot": root.display().to_string(), "interactivity": interactivity }),
+    );
+    s["id"].as_str().expect("session id").to_owned()
+}
+
+pub fn get_session(c: &mut Conn, sid: &str) -> Value {
+    c.call("sessions.get", json!({ "sessionId": sid }))
+}
+
+pub fn set_mode(c: &mut Conn, sid: &str, mode: &str) -> Value {
+    c.call(
+        "sessions.setMode",
+        json!({ "sessionId": sid, "mode": mode }),
+    )
+}
+
+pub fn begin_turn(c: &mut Conn, sid: &str) -> String {
+    let t = c.call("turns.begin", json!({ "sessionId": sid }));
+    t["id"].as_str().expect("turn id").to_owned()
+}
+
+pub fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
+    c.call("turns.end", json!({ "sessionId": sid, "turnId": turn }))
+}
+
+pub fn authorize_params(sid: &str, turn: &str, call: &str, tool: &str, size: u32) -> Value {
+    json!({
+        "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": tool,
+        "batchIndex": 0, "batchSize": size, "provenance": { "kind": "builtIn" }, "input": {},
+    })
+}
+
+pub fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) -> Value {
+    c.call(
+        "tools.authorize",
+        authorize_params(sid, turn, call, tool, 1),
+    )
+}
+
+pub fn execute_params(sid: &str, turn: &str, call: &str, tool: &str, input: Value) -> Value {
+    json!({ "sessionId": sid, "turnId": turn, "toolCallId": call, "tool": tool, "input": input })
+}
+
+pub const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
+
+pub fn submit_params(sid: &str, turn: &str, call: &str, title: &str, size: u32) -> Value {
+    json!({
+        "sessionId": sid, "turnId": turn, "toolCallId": call, "batchIndex": 0,
+        "batchSize": size, "title": title, "markdown": PLAN,
+        "question": "Shall I implement this plan?",
+    })
+}
+
+/// Plan mode, a turn, SubmitPlan allowed and submitted; returns (turn, approval).
+pub fn submit_plan(c: &mut Conn, sid: &str, title: &str) -> (String, Value) {
+    set_mode(c, sid, "plan");
+    let turn = begin_turn(c, sid);
+    let allowed = authorize(c, sid, &turn, "submit-1", "SubmitPlan");
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    let approval = c.call(
+        "plans.submit",
+        submit_params(sid, &turn, "submit-1", title, 1),
+    );
+    assert_eq!(approval["status"], "pending");
+    (turn, approval)
+}
+
+/// `plans.resolve` params naming exactly this approval.
+pub fn resolve_params(approval: &Value, action: &str, mode: Option<&str>) -> Value {
+    let mut p = json!({
+        "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
+        "turnId": approval["turnId"], "toolCallId": approval["toolCallId"],
+        "version": approval["version"], "artifactSha256": approval["artifactSha256"],
+        "action": action,
+    });
+    if let Some(mode) = mode {
+        p["targetPermissionMode"] = json!(mode);
+    }
+    p
+}
