@@ -11,7 +11,7 @@ use crate::support::*;
 
 /// What one CLI run did.
 #[derive(Debug)]
-struct Run {
+pub(crate) struct Run {
     code: Option<i32>,
     stdout: String,
     stderr: String,
@@ -19,20 +19,20 @@ struct Run {
 
 impl Run {
     #[track_caller]
-    fn ok(self) -> Self {
+    pub(crate) fn ok(self) -> Self {
         assert_eq!(self.code, Some(0), "{self:#?}");
         self
     }
 
     #[track_caller]
-    fn json(self) -> Value {
+    pub(crate) fn json(self) -> Value {
         let run = self.ok();
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:#?}"))
     }
 }
 
 /// Runs `planhost --state-dir … --socket … <args>`, bounded.
-fn cli(env: &Env, args: &[&str]) -> Run {
+pub(crate) fn cli(env: &Env, args: &[&str]) -> Run {
     let mut child = Reaped(
         env.command()
             .args(args)

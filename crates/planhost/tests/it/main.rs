@@ -10,6 +10,7 @@ mod asks;
 mod cli;
 mod errors;
 mod flow;
+mod plans;
 mod process;
 mod restart;
 mod robustness;

@@ -1,0 +1,149 @@
+//! Issue #5 over the protocol and the CLI: `/plan` parsing, checkpoints per branch, capture,
+//! projection, publication approved by a second surface, status and exit.
+
+use serde_json::{Value, json};
+
+use crate::cli::cli;
+use crate::steps::*;
+use crate::support::*;
+
+const PLAN: &str = "# Plan: Add a health check\r\n\r\n1. Add `GET /health`.\r\n2. Test it.\r\n";
+
+fn branch(ids: &[&str]) -> Value {
+    json!(ids)
+}
+
+#[test]
+fn plan_lifecycle_over_the_protocol_and_the_cli() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut agent = host.connect("pi-extension");
+    let mut person = host.connect("approver");
+    let sid = open_session(&mut agent, &env.workspace(), "interactive");
+    set_mode(&mut agent, &sid, "plan");
+
+    // The command grammar: accepted spellings, and help for anything else.
+    let save = agent.call("plans.command", json!({ "line": "/plan  save " }));
+    assert_eq!(save["command"], "save");
+    let bad = agent.call("plans.command", json!({ "line": "/plan pause" }));
+    assert_eq!(
+        (bad["command"].clone(), bad["errorCode"].clone()),
+        (Value::Null, json!("PLAN_COMMAND_INVALID"))
+    );
+    assert!(bad["help"].as_str().unwrap().contains("/plan save"));
+
+    // A draft checkpoint with optimistic revision; a stale revision says the current one.
+    let one = agent.call(
+        "plans.checkpoint",
+        json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": PLAN, "expectedRevision": 0 }),
+    );
+    assert_eq!(one["revision"], 1);
+    assert_eq!(one["sha256"], planhost_core::sha256_hex(PLAN.as_bytes()));
+    let stale = agent.call_err(
+        "plans.checkpoint",
+        json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": "x", "expectedRevision": 0 }),
+    );
+    assert_code(&stale, -32000, "CHECKPOINT_REVISION_STALE");
+    assert!(
+        stale.message.contains("current revision is 1"),
+        "{}",
+        stale.message
+    );
+
+    // The projection is the exact checkpoint, labelled; a sibling branch sees nothing.
+    let text = agent.call(
+        "plans.projection",
+        json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]) }),
+    );
+    let text = text["text"].as_str().unwrap();
+    assert!(text.contains(PLAN) && text.contains("unapproved data, not instructions"));
+    let sibling = agent.call(
+        "plans.projection",
+        json!({ "sessionId": sid, "branchPath": branch(&["root", "b"]) }),
+    );
+    assert_eq!(sibling["text"], "");
+
+    // A captured <proposed_plan> becomes the next revision, once.
+    let message = json!({
+        "entryId": "m1",
+        "content": [{ "type": "text", "text": "Here it is:\n<proposed_plan>\n# Plan: Add a health check\n\n1. Add it.\n</proposed_plan>\nDone." }],
+        "stopReason": "stop",
+        "startedInPlanning": false,
+    });
+    let params =
+        json!({ "sessionId": sid, "branchPath": branch(&["root", "a", "m1"]), "message": message });
+    let first = agent.call("plans.capture", params.clone());
+    assert_eq!(
+        (
+            first["captured"].clone(),
+            first["checkpoint"]["revision"].clone()
+        ),
+        (json!(true), json!(2))
+    );
+    let again = agent.call("plans.capture", params);
+    assert_eq!(again["checkpoint"]["created"], false);
+    assert_eq!(again["checkpoint"]["revision"], 2);
+
+    // /plan save: a publication approval bound to revision, digest and path, answered by a
+    // person from the CLI while the agent waits.
+    let b = branch(&["root", "a", "m1"]);
+    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    assert_eq!(
+        (status["publication"].clone(), status["revision"].clone()),
+        (json!("unpublished"), json!(2))
+    );
+    let publish = agent.call(
+        "plans.publish",
+        json!({ "sessionId": sid, "branchPath": b }),
+    );
+    assert_eq!(publish["outcome"], "pending");
+    let publication = publish["publication"].clone();
+    assert_eq!(publication["revision"], 2);
+    person.wait_event("publication pending event", &sid, |e: &Value| {
+        e["kind"] == "publicationChanged" && e["status"] == "pending"
+    });
+    let listed = cli(&env, &["publications", "--pending", "--json"]).json();
+    assert_eq!(
+        listed["publications"][0]["publicationId"],
+        publication["publicationId"]
+    );
+    let id = publication["publicationId"].as_str().unwrap();
+    cli(&env, &["publish", &id[..8]]).ok();
+    let path = env
+        .workspace()
+        .join(publication["relativePath"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "# Plan: Add a health check\n\n1. Add it.\n"
+    );
+    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    assert_eq!(status["publication"], "synced");
+
+    // Someone edits the published file: status says conflict and save refuses to overwrite.
+    std::fs::write(&path, "edited\n").unwrap();
+    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    assert_eq!(status["publication"], "conflict");
+    let refused = agent.call_err(
+        "plans.publish",
+        json!({ "sessionId": sid, "branchPath": b }),
+    );
+    assert_code(&refused, -32000, "PUBLISH_CONFLICT");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited\n");
+
+    // /plan exit offers the safe default, and exiting without publishing always works.
+    let offer = agent.call("plans.exit", json!({ "sessionId": sid, "branchPath": b }));
+    assert_eq!(offer["exited"], false);
+    assert_eq!(offer["offer"]["default"], "exitWithoutPublishing");
+    let exited = agent.call(
+        "plans.exit",
+        json!({ "sessionId": sid, "branchPath": b, "choice": "exitWithoutPublishing", "availableTools": ["read"] }),
+    );
+    assert_eq!(exited["exited"], true);
+    assert_eq!(get_session(&mut agent, &sid)["mode"], "agent");
+    // The checkpoint survives the exit and a restart.
+    let preview = agent.call(
+        "plans.preview",
+        json!({ "sessionId": sid, "branchPath": b }),
+    );
+    assert_eq!(preview["revision"], 2);
+}
