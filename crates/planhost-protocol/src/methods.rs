@@ -65,6 +65,7 @@ methods! {
     "plans.publish" => BranchRef, PublishResult, "Publish the latest checkpoint to .pi/plans (/plan save): synced or an approval.";
     "plans.publishResolve" => PublishResolveParams, PublishResolveResult, "Approve (write) or reject a publication.";
     "plans.publications" => PublicationsParams, PublicationList, "Publication approvals (for approval surfaces).";
+    "plans.branchSwitched" => SessionRef, BranchSwitchResult, "The client moved to another branch: clears every pending plan approval.";
     "plans.exit" => ExitParams, ExitResult, "The /plan exit offer, or the chosen exit.";
     "plans.command" => CommandParams, CommandResult, "Parse a typed /plan command line.";
     "plans.handoff" => HandoffParams, HandoffResult, "The seed 004 handoff: enter, approve, accept, cancel, retry, exit.";

@@ -294,3 +294,11 @@ wire! {
         pub publications: Vec<PublicationInfo>,
     }
 }
+
+wire! {
+    /// `plans.branchSwitched`: what the client's `/tree` cleared.
+    pub struct BranchSwitchResult {
+        /// Publication approvals revoked because they were bound to the old position.
+        pub revoked_publications: Vec<String>,
+    }
+}

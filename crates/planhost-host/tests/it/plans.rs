@@ -592,3 +592,42 @@ fn tool_drift_is_a_conflict_that_blocks_approval_until_resolved() {
         .unwrap();
     assert_eq!(restore, tools(&["read", "edit"]));
 }
+
+#[test]
+fn a_branch_switch_clears_every_pending_approval() {
+    let mut f = Fixture::new();
+    let s = f.plan_session();
+    f.store().handoff(&s, &HandoffRequest::Enter).unwrap();
+    let saved = draft(&mut f, &s, &["root", "a"], V1, 0);
+    let p = pending(
+        f.host()
+            .start_publication(&s, &path(&["root", "a"]))
+            .unwrap(),
+    );
+    f.store()
+        .handoff(
+            &s,
+            &HandoffRequest::Approve {
+                checkpoint_id: saved.record.id,
+                token: "t".into(),
+            },
+        )
+        .unwrap();
+    let revoked = f.store().branch_switched(&s).unwrap();
+    assert_eq!(revoked, vec![p.id.clone()]);
+    let after = f.store().publication(&p.id).unwrap();
+    assert_eq!(
+        (after.status.as_str(), after.error_code.as_deref()),
+        ("revoked", Some("BRANCH_SWITCHED"))
+    );
+    assert_eq!(
+        f.host()
+            .resolve_publication(&p.id, true)
+            .unwrap_err()
+            .code(),
+        "PUBLICATION_STATE_INVALID"
+    );
+    let id = f.store().plan_identity(&s).unwrap();
+    assert_eq!((id.phase, id.handoff_token), (HandoffPhase::Ready, None));
+    assert!(!f.workspace_root().join(&p.relative_path).exists());
+}

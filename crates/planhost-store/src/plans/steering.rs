@@ -184,3 +184,39 @@ impl Store {
         })
     }
 }
+
+impl Store {
+    /// The client moved to another branch (`/tree`): every approval bound to the old position is
+    /// cleared — a pending publication is revoked, a pending handoff goes back to ready (seed
+    /// 003: "/tree always clears approval"). Returns the revoked publication ids.
+    pub fn branch_switched(&mut self, session_id: &str) -> Result<Vec<String>> {
+        self.transact(|t| {
+            let identity = t.identity(session_id)?;
+            let revoked: Vec<String> = t
+                .tx
+                .prepare(
+                    "UPDATE publication_approvals SET status = 'revoked', error_code = 'BRANCH_SWITCHED', \
+                     updated_at = ?2 WHERE session_id = ?1 AND status = 'pending' RETURNING id",
+                )?
+                .query_map(params![session_id, t.now.0], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for id in &revoked {
+                t.emit(
+                    session_id,
+                    planhost_core::EventBody::PublicationChanged { publication_id: id.clone(), status: "revoked".into() },
+                )?;
+            }
+            if identity.phase == HandoffPhase::HandoffPending {
+                t.tx.prepare_cached(
+                    "UPDATE plan_identities SET phase = 'ready', handoff_token = NULL, handoff_checkpoint = NULL, \
+                     handoff_restarted = 0, updated_at = ?2 WHERE session_id = ?1",
+                )?
+                .execute(params![session_id, t.now.0])?;
+                t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase: HandoffPhase::Ready })?;
+            }
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(subject, "plan.branch_switched", &json!({ "revokedPublications": revoked }))?;
+            Ok(revoked)
+        })
+    }
+}

@@ -122,6 +122,20 @@ pub async fn dispatch(
         "plans.publishResolve" => publish_resolve(svc, p).await,
         "plans.exit" => exit(svc, p).await,
         "plans.publications" => publications(svc, p).await,
+        "plans.branchSwitched" => {
+            let p: planhost_protocol::SessionRef = match params(p) {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            let revoked = svc
+                .host(move |h| Ok(h.store().branch_switched(&p.session_id)?))
+                .await;
+            revoked.and_then(|revoked_publications| {
+                to_value(planhost_protocol::BranchSwitchResult {
+                    revoked_publications,
+                })
+            })
+        }
         "plans.command" => command(p),
         "plans.handoff" => handoff(svc, p).await,
         "plans.tools" => tools(svc, p).await,
