@@ -172,16 +172,22 @@ fn validate_file_name(file_name: &str) -> Result<Name<'_>, ArtifactError> {
     if file_name.contains("..") {
         return Err(invalid("contains `..`"));
     }
+    markdown_name(file_name).map_err(invalid)
+}
+
+/// The rules every plan file name shares (artifacts and publications): one plain path component
+/// of at most 255 bytes, no backslash, a non-empty stem and the `.md` ending.
+pub(crate) fn markdown_name(file_name: &str) -> Result<Name<'_>, &'static str> {
     if file_name.contains('\\') {
-        return Err(invalid("contains a backslash"));
+        return Err("contains a backslash");
     }
     if file_name.len() > NAME_MAX {
-        return Err(invalid("is longer than 255 bytes"));
+        return Err("is longer than 255 bytes");
     }
-    let name = Name::new(file_name).map_err(|_| invalid("is not a single path component"))?;
+    let name = Name::new(file_name).map_err(|_| "is not a single path component")?;
     match file_name.strip_suffix(".md") {
         Some(stem) if !stem.is_empty() => Ok(name),
-        Some(_) | None => Err(invalid("must be a non-empty name ending in `.md`")),
+        Some(_) | None => Err("must be a non-empty name ending in `.md`"),
     }
 }
 

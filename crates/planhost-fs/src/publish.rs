@@ -43,9 +43,6 @@ use crate::error::FsError;
 /// Directory under [`PI_DIR`] that holds published, human-facing plans.
 pub const PLANS_DIR: &str = "plans";
 
-/// Longest file name Linux accepts for one component, in bytes.
-const NAME_MAX: usize = 255;
-
 /// Longest slug [`plan_file_name`] keeps, so names stay readable in a directory listing.
 const SLUG_MAX: usize = 64;
 
@@ -697,17 +694,7 @@ fn validate_file_name(file_name: &str) -> Result<Name<'_>, PublishError> {
     if file_name.starts_with('.') {
         return Err(invalid("starts with `.`"));
     }
-    if file_name.contains('\\') {
-        return Err(invalid("contains a backslash"));
-    }
-    if file_name.len() > NAME_MAX {
-        return Err(invalid("is longer than 255 bytes"));
-    }
-    let name = Name::new(file_name).map_err(|_| invalid("is not a single path component"))?;
-    match file_name.strip_suffix(".md") {
-        Some(stem) if !stem.is_empty() => Ok(name),
-        Some(_) | None => Err(invalid("must be a non-empty name ending in `.md`")),
-    }
+    crate::artifact::markdown_name(file_name).map_err(invalid)
 }
 
 #[cfg(test)]
