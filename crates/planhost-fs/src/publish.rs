@@ -222,7 +222,7 @@ pub enum OnDisk {
     File {
         /// Lowercase hex SHA-256 of its bytes.
         sha256: String,
-        /// Its length.
+        /// Its length, read up to one byte past the largest plan (a larger file stops there).
         size: u64,
     },
     /// Something that is not a regular file.
@@ -604,14 +604,18 @@ fn is_unsupported(e: &std::io::Error) -> bool {
         .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
-/// Opens `name` (regular files only, never following), reads it whole, and returns its bytes
-/// with the identity of the inode read.
+/// Opens `name` (regular files only, never following), reads it, and returns its bytes with the
+/// identity of the inode read. At most one byte more than the largest plan is read: a file
+/// planted larger than any plan can never hash to a published digest, so it reads as modified
+/// without the host reading gigabytes (or running out of memory) to find that out.
 fn read_regular(plans: &Dir, name: Name<'_>) -> Result<(Vec<u8>, FileId), FsError> {
     let path = plans.path().join(name.as_str());
-    let mut file = plans.open_file(name)?;
+    let file = plans.open_file(name)?;
     let id = FileId::of_file(&file, &path)?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
+    let cap = planhost_core::MAX_PLAN_BYTES as u64 + 1;
+    file.take(cap)
+        .read_to_end(&mut bytes)
         .map_err(|e| FsError::io("read", &path, e))?;
     Ok((bytes, id))
 }

@@ -127,9 +127,7 @@ impl Host {
 
     /// Leaves Plan mode keeping the checkpoints and identity (Exit without publishing).
     pub fn exit_plan(&mut self, session_id: &str) -> Result<()> {
-        self.store().set_mode(session_id, Mode::Agent)?;
-        self.store()
-            .handoff(session_id, &planhost_store::HandoffRequest::Exit)?;
+        self.store().exit_plan(session_id)?;
         Ok(())
     }
 

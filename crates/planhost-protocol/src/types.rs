@@ -372,6 +372,8 @@ wire! {
         pub tool_name: String,
         /// Why the policy asks.
         pub reason: String,
+        /// The input the person is asked about (summarised above 4 KiB); the grant binds its digest.
+        pub input: Value,
         /// The answer, once given.
         pub decision: Option<DecisionKind>,
     }

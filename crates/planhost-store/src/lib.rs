@@ -59,5 +59,5 @@ pub use schema::SCHEMA_V1;
 pub use sessions::{Configure, OpenSession};
 pub use settings::SettingKey;
 pub use store::{MIGRATOR, Opened, Store};
-pub use turns::ShellPin;
+pub use turns::{PolicyPin, ShellPin};
 pub use tx::AuditSubject;

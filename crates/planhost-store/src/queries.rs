@@ -131,9 +131,14 @@ impl Store {
         })
     }
 
-    /// Records an ask (audit row + `permissionAsked` event) in one durable transaction.
+    /// Records an ask (audit row + `permissionAsked` event) in one durable transaction; refused
+    /// unless the ask's turn is the session's running turn.
     pub fn record_ask(&mut self, ask: &AskRecord<'_>) -> Result<()> {
         self.transact(|t| {
+            let view = t.view(ask.session_id)?;
+            if view.active_turn.as_ref().is_none_or(|turn| turn.id != ask.turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.into() }.into());
+            }
             let subject = AuditSubject {
                 session_id: Some(ask.session_id),
                 turn_id: Some(ask.turn_id),
@@ -158,7 +163,8 @@ impl Store {
         })
     }
 
-    /// Records an ask's answer (audit row + `permissionResolved` event) in one transaction.
+    /// Records an ask's answer (audit row + `permissionResolved` event) in one transaction;
+    /// refused unless the ask's turn is still running.
     pub fn record_ask_answer(
         &mut self,
         ask: &AskRecord<'_>,
@@ -166,6 +172,10 @@ impl Store {
         note: Option<&str>,
     ) -> Result<()> {
         self.transact(|t| {
+            let view = t.view(ask.session_id)?;
+            if view.active_turn.as_ref().is_none_or(|turn| turn.id != ask.turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.into() }.into());
+            }
             let subject = AuditSubject {
                 session_id: Some(ask.session_id),
                 turn_id: Some(ask.turn_id),
@@ -203,6 +213,8 @@ pub struct PolicySnapshot {
     pub default_permission_mode: Option<String>,
     /// The host's default preset setting.
     pub default_policy_preset: Option<String>,
+    /// The policy the running turn started with (absent for turns from before schema v3).
+    pub turn_pin: Option<crate::turns::PolicyPin>,
 }
 
 impl Store {
@@ -214,8 +226,10 @@ impl Store {
                 "SELECT s.mode, s.permission_mode, s.policy_preset, \
                  (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
                  (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
-                 (SELECT value FROM settings WHERE key = 'default_policy_preset') \
-                 FROM sessions s WHERE s.id = ?1",
+                 (SELECT value FROM settings WHERE key = 'default_policy_preset'), \
+                 t.policy_mode, t.policy_permission, t.policy_preset \
+                 FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
+                 WHERE s.id = ?1",
             )?
             .query_row([session_id], |r| {
                 Ok((
@@ -225,6 +239,11 @@ impl Store {
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, Option<String>>(4)?,
                     r.get::<_, Option<String>>(5)?,
+                    (
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, Option<String>>(7)?,
+                        r.get::<_, Option<String>>(8)?,
+                    ),
                 ))
             })
             .optional()?
@@ -239,6 +258,17 @@ impl Store {
             active_turn: row.3,
             default_permission_mode: row.4,
             default_policy_preset: row.5,
+            turn_pin: match row.6 {
+                (Some(mode), Some(permission), Some(preset)) => Some(crate::turns::PolicyPin {
+                    mode: crate::records::parse("turns", mode)?,
+                    permission: crate::records::parse::<planhost_core::TargetPermissionMode>(
+                        "turns", permission,
+                    )?
+                    .into(),
+                    preset: crate::records::parse("turns", preset)?,
+                }),
+                (_, _, _) => None,
+            },
         })
     }
 }

@@ -2,7 +2,8 @@
 
 /// The schema this build writes. `PRAGMA user_version` holds it, written last.
 /// v1: sessions, turns, approvals, settings, audit. v2: plan checkpoints, identities, publication.
-pub const CURRENT_VERSION: u32 = 2;
+/// v3: each turn pins the policy it started with (mode, permission mode, preset).
+pub const CURRENT_VERSION: u32 = 3;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -164,4 +165,14 @@ CREATE TABLE publication_approvals (
 -- At most one publication awaiting approval or being written per session.
 CREATE UNIQUE INDEX publication_one_open ON publication_approvals(session_id)
     WHERE status IN ('pending', 'approved');
+"#;
+
+/// v2 → v3: the policy a turn starts with is pinned on its row, like its shell (seed 000 §4:
+/// permission configuration changes only while idle, so a host-default change must not reach a
+/// running turn). Older, terminal turns keep NULLs.
+pub(crate) const SCHEMA_V3: &str = r#"
+ALTER TABLE turns ADD COLUMN policy_mode TEXT CHECK (policy_mode IN ('agent', 'plan'));
+ALTER TABLE turns ADD COLUMN policy_permission TEXT
+    CHECK (policy_permission IN ('ask', 'accept-edits', 'auto'));
+ALTER TABLE turns ADD COLUMN policy_preset TEXT CHECK (policy_preset IN ('host', 'strict', 'explore'));
 "#;

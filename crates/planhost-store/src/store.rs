@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
-use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2};
+use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3};
 use crate::tx::Tx;
 use crate::{Result, settings};
 
@@ -16,16 +16,27 @@ use crate::{Result, settings};
 pub const MIGRATOR: Migrator<'static> = Migrator {
     target: CURRENT_VERSION,
     create: create_current,
-    steps: &[Migration {
-        from: 1,
-        apply: v1_to_v2,
-    }],
+    steps: &[
+        Migration {
+            from: 1,
+            apply: v1_to_v2,
+        },
+        Migration {
+            from: 2,
+            apply: v2_to_v3,
+        },
+    ],
     validate: validate_current,
 };
 
 fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V1)?;
-    tx.execute_batch(SCHEMA_V2)
+    tx.execute_batch(SCHEMA_V2)?;
+    tx.execute_batch(SCHEMA_V3)
+}
+
+fn v2_to_v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V3)
 }
 
 fn v1_to_v2(tx: &Transaction<'_>) -> rusqlite::Result<()> {

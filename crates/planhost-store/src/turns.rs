@@ -146,9 +146,11 @@ pub(crate) fn insert_turn(
     execution_id: Option<&str>,
     shell: Option<&ShellPin>,
 ) -> Result<()> {
+    let pin = policy_pin(t, session_id)?;
     t.tx.prepare_cached(
         "INSERT INTO turns (id, session_id, origin, state, execution_id, shell_id, shell_dialect, \
-         started_at) VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
+         started_at, policy_mode, policy_permission, policy_preset) \
+         VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         turn_id,
@@ -158,6 +160,9 @@ pub(crate) fn insert_turn(
         shell.map(|s| &s.id),
         shell.map(|s| &s.dialect),
         t.now.0,
+        pin.mode.as_str(),
+        pin.permission.as_str(),
+        pin.preset.as_str(),
     ])?;
     t.emit(
         session_id,
@@ -166,6 +171,39 @@ pub(crate) fn insert_turn(
             origin,
         },
     )
+}
+
+/// The policy a turn starts with: the session's mode, and its permission mode and preset with
+/// the host defaults resolved now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PolicyPin {
+    /// Mode at the start of the turn.
+    pub mode: planhost_core::Mode,
+    /// Effective permission mode for the whole turn.
+    pub permission: planhost_core::EffectivePermission,
+    /// Effective preset for the whole turn.
+    pub preset: planhost_core::PolicyPreset,
+}
+
+fn policy_pin(t: &Tx<'_>, session_id: &str) -> Result<PolicyPin> {
+    let session = t.session(session_id)?;
+    let setting = |key: crate::SettingKey| crate::settings::read(&t.tx, key);
+    let default_permission = setting(crate::SettingKey::DefaultPermissionMode)?
+        .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
+        .map(planhost_core::EffectivePermission::from);
+    let default_preset =
+        setting(crate::SettingKey::DefaultPolicyPreset)?.and_then(|v| v.parse().ok());
+    Ok(PolicyPin {
+        mode: session.mode,
+        permission: planhost_core::effective_permission(
+            session.permission_mode,
+            default_permission,
+        ),
+        preset: session
+            .policy_preset
+            .or(default_preset)
+            .unwrap_or(planhost_core::PolicyPreset::Host),
+    })
 }
 
 pub(crate) fn close_turn(

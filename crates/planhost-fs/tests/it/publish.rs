@@ -653,3 +653,32 @@ proptest! {
         }
     }
 }
+
+/// A huge file planted at the published path is recognised as not the plan without being read
+/// whole (the read stops one byte past the largest plan).
+#[test]
+fn a_planted_huge_file_is_a_conflict_without_reading_it_whole() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let published = planhost_fs::publish_new(root, "plan.md", b"# Plan: x\n").unwrap();
+    let path = root.join(&published.relative_path);
+    std::fs::remove_file(&path).unwrap();
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(1 << 40).unwrap(); // 1 TiB, sparse
+    drop(file);
+    match planhost_fs::inspect(root, "plan.md").unwrap() {
+        planhost_fs::OnDisk::File { size, sha256 } => {
+            assert_eq!(size, planhost_core::MAX_PLAN_BYTES as u64 + 1);
+            assert_ne!(sha256, published.sha256);
+        }
+        other => panic!("expected a file, got {other:?}"),
+    }
+    let reconciled = planhost_fs::reconcile(root, "plan.md", &published.sha256, None).unwrap();
+    assert_eq!(
+        reconciled,
+        planhost_fs::Reconciled::Conflict(planhost_fs::ConflictKind::Modified)
+    );
+    let err = planhost_fs::publish_update(root, "plan.md", b"# Plan: y\n", &published.sha256)
+        .unwrap_err();
+    assert_eq!(err.code(), "PUBLISH_CONFLICT");
+}

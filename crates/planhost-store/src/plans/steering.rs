@@ -220,3 +220,28 @@ impl Store {
         })
     }
 }
+
+impl Store {
+    /// Leaves Plan mode in one transaction: the session goes to Agent (idle only) and the handoff
+    /// phase to off; checkpoints and the plan identity stay for a later `/plan`.
+    pub fn exit_plan(&mut self, session_id: &str) -> Result<crate::SessionRecord> {
+        self.transact(|t| {
+            let view = t.view(session_id)?;
+            let state = planhost_core::set_mode(&view, planhost_core::Mode::Agent)?;
+            t.set_state(&view, state)?;
+            let identity = t.identity(session_id)?;
+            let phase = handoff_next(identity.phase, HandoffStep::Exit, ToolsConflict::None)?;
+            t.tx.prepare_cached(
+                "UPDATE plan_identities SET phase = ?2, handoff_token = NULL, handoff_checkpoint = NULL, \
+                 handoff_restarted = 0, updated_at = ?3 WHERE session_id = ?1",
+            )?
+            .execute(params![session_id, phase.as_str(), t.now.0])?;
+            if phase != identity.phase {
+                t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase })?;
+            }
+            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
+            t.audit(subject, "plan.exited", &json!({ "published": identity.published_path }))?;
+            t.session(session_id)
+        })
+    }
+}

@@ -232,7 +232,7 @@ fn a_foreign_database_is_not_adopted() {
 /// The real v1 → v2 step: a database written by the v1 schema, with live data, is backed up
 /// exactly and gains the checkpoint tables in one transaction; its rows are unchanged.
 #[test]
-fn production_v1_database_migrates_to_v2_with_a_backup() {
+fn production_v1_database_migrates_to_current_with_a_backup() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     {
@@ -256,7 +256,7 @@ fn production_v1_database_migrates_to_v2_with_a_backup() {
         opened.migration,
         MigrationReport::Migrated {
             from: 1,
-            to: 2,
+            to: planhost_store::CURRENT_VERSION,
             backup: backup.clone()
         }
     );
@@ -264,7 +264,10 @@ fn production_v1_database_migrates_to_v2_with_a_backup() {
     assert_eq!(store.session("s1").unwrap().mode, planhost_core::Mode::Plan);
     drop(store);
     let conn = Connection::open(&db).unwrap();
-    assert_eq!(user_version(&conn).unwrap(), 2);
+    assert_eq!(
+        user_version(&conn).unwrap(),
+        planhost_store::CURRENT_VERSION
+    );
     let tables: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_schema WHERE name = 'plan_checkpoints'",
@@ -283,4 +286,34 @@ fn production_v1_database_migrates_to_v2_with_a_backup() {
         )
         .unwrap();
     assert_eq!(v1_tables, 0, "the backup is the v1 database as it was");
+}
+
+/// After the migration a v1 turn row has no policy pin, and a new turn gets one.
+#[test]
+fn migrated_turns_table_gains_policy_pins() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planhost.sqlite");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(planhost_store::SCHEMA_V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    }
+    let clock = Arc::new(ManualClock::new(Timestamp(0)));
+    let mut store = Store::open(&db, clock).unwrap().store;
+    let s = store
+        .open_session(
+            &planhost_store::OpenSession {
+                workspace_root: "/w".into(),
+                external_id: None,
+                interactivity: planhost_core::Interactivity::Interactive,
+            },
+            "s",
+        )
+        .unwrap();
+    store
+        .begin_turn(&s.id, planhost_core::TurnOrigin::User, None, "t")
+        .unwrap();
+    let pin = store.policy_snapshot(&s.id).unwrap().turn_pin.unwrap();
+    assert_eq!(pin.permission, planhost_core::EffectivePermission::Ask);
+    assert_eq!(pin.preset, planhost_core::PolicyPreset::Host);
 }

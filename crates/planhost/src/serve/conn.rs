@@ -44,6 +44,7 @@ pub async fn serve(
     let caller = Caller {
         conn,
         outbound: outbound.clone(),
+        kill: kill.clone(),
     };
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let mut initialized = false;

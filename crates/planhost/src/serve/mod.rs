@@ -75,12 +75,31 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
     let fanout = Arc::clone(&clients);
     let policy = Arc::new(policy_cache::PolicyCache::default());
     let invalidate = Arc::clone(&policy);
+    let tools = Arc::new(tools::ToolRuntime::default());
+    let tool_events = Arc::clone(&tools);
     let mut host = startup.host;
     // Events of the fence itself were committed before anyone could connect: drop them.
     host.store().take_events();
     let (handle, host_thread) = spawn_host(host, move |events| {
         for event in events {
+            // Before the change's caller gets its reply: caches and grants follow the state.
             invalidate.invalidate(&event.session_id);
+            match &event.body {
+                planhost_core::EventBody::TurnEnded { turn_id, .. } => {
+                    tool_events.turn_closed(&event.session_id, turn_id);
+                }
+                planhost_core::EventBody::SessionUpdated { .. } => {
+                    tool_events.session_changed(&event.session_id)
+                }
+                planhost_core::EventBody::TurnStarted { .. }
+                | planhost_core::EventBody::ApprovalChanged { .. }
+                | planhost_core::EventBody::ExecutionChanged { .. }
+                | planhost_core::EventBody::PermissionAsked { .. }
+                | planhost_core::EventBody::PermissionResolved { .. }
+                | planhost_core::EventBody::CheckpointSaved { .. }
+                | planhost_core::EventBody::PublicationChanged { .. }
+                | planhost_core::EventBody::HandoffChanged { .. } => {}
+            }
             let Ok(params) = serde_json::to_value(&event) else {
                 continue;
             };
@@ -98,7 +117,7 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         started: Instant::now(),
         clients,
         policy,
-        tools: tools::ToolRuntime::default(),
+        tools,
         audit,
         shells: shells::Shells {
             platform: planhost_exec::Platform::current(),
@@ -141,7 +160,9 @@ async fn serve_stdio(svc: Arc<Service>) -> anyhow::Result<()> {
         .name("planhost-stdout".into())
         .spawn(move || stdout_loop(out_rx))?;
     let kill = CancellationToken::new();
-    conn::serve(svc, conn::next_id(), line_rx, out_tx, kill).await;
+    conn::serve(svc, conn::next_id(), line_rx, out_tx, kill.clone()).await;
+    // stdin ended: whatever the client was running dies with its connection.
+    kill.cancel();
     // Every sender is gone once in-flight requests finish; the writer then drains and stops.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     Ok(())

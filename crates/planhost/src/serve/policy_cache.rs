@@ -27,6 +27,48 @@ pub struct Entry {
     pub active_turn: Option<String>,
 }
 
+impl Entry {
+    /// The view a running turn is held to: the session's durable mode, made stricter (never
+    /// looser) by the mode the turn started in, with the permission mode and preset the turn
+    /// pinned at its start. A turn that was planning stays planning after an approval, and a
+    /// host-default change never reaches a running turn.
+    pub fn from_snapshot(snap: planhost_store::PolicySnapshot) -> Self {
+        let default_permission = snap
+            .default_permission_mode
+            .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
+            .map(EffectivePermission::from);
+        let default_preset = snap.default_policy_preset.and_then(|v| v.parse().ok());
+        let live = PolicyView {
+            preset: snap
+                .policy_preset
+                .or(default_preset)
+                .unwrap_or(PolicyPreset::Host),
+            mode: snap.mode,
+            permission: planhost_core::effective_permission(
+                snap.permission_mode,
+                default_permission,
+            ),
+        };
+        let view = match snap.turn_pin {
+            Some(pin) => PolicyView {
+                preset: pin.preset,
+                mode: match (pin.mode, snap.mode) {
+                    (Mode::Agent, Mode::Agent) => Mode::Agent,
+                    (Mode::Plan, Mode::Agent | Mode::Plan) | (Mode::Agent, Mode::Plan) => {
+                        Mode::Plan
+                    }
+                },
+                permission: pin.permission,
+            },
+            None => live,
+        };
+        Entry {
+            view,
+            active_turn: snap.active_turn,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     generation: u64,

@@ -31,7 +31,7 @@ pub struct Service {
     pub started: Instant,
     pub clients: Arc<Broadcaster>,
     pub policy: Arc<super::policy_cache::PolicyCache>,
-    pub tools: ToolRuntime,
+    pub tools: Arc<ToolRuntime>,
     pub audit: AuditSink,
     pub shells: Shells,
 }
@@ -43,6 +43,8 @@ pub struct Caller {
     pub conn: u64,
     /// Where this connection's own notifications (tool output) go.
     pub outbound: tokio::sync::mpsc::Sender<Arc<str>>,
+    /// Cancelled when the connection goes away; tool calls run under a child of it.
+    pub kill: tokio_util::sync::CancellationToken,
 }
 
 /// Deserializes params, naming the offending field on failure.
@@ -218,7 +220,6 @@ impl Service {
             "turns.end" | "turns.abort" => {
                 let p: TurnRef = params(p)?;
                 let abort = method == "turns.abort";
-                let (session, turn_id) = (p.session_id.clone(), p.turn_id.clone());
                 let turn = self
                     .host(move |h| {
                         Ok(if abort {
@@ -228,7 +229,6 @@ impl Service {
                         })
                     })
                     .await?;
-                self.tools.turn_closed(&session, &turn_id);
                 to_value(convert::turn(turn))
             }
             "tools.authorize" => self.tools.authorize(self, params(p)?).await,
@@ -365,9 +365,6 @@ impl Service {
                         Ok((a, root))
                     })
                     .await?;
-                if let Some(turn) = &a.execution_turn_id {
-                    self.tools.turn_closed(&a.session_id, turn);
-                }
                 to_value(convert::approval(a, &root))
             }
             "shell.catalog" => {

@@ -1,12 +1,16 @@
 //! The tool runtime: host-authoritative authorization, asks and their answers, and execution of
 //! the host's own tools with streamed output and cancellation.
+//!
+//! A grant is bound to its session, turn, tool call, tool name and the SHA-256 of the input that
+//! was authorized (or shown to the person). `tools.execute` needs a matching grant *and* re-runs
+//! the policy against the durable state on the host thread, so nothing that changed since the
+//! authorization (a mode switch, an approval) can be slipped past it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
-    AuthorizeInput, BatchPosition, Decision, EffectivePermission, PolicyPreset, Timestamp,
-    ToolProvenance, default_strict_allow_list, effective_permission,
+    AuthorizeInput, BatchPosition, Decision, Timestamp, ToolProvenance, default_strict_allow_list,
 };
 use planhost_protocol::{
     AuthorizeParams, AuthorizeResult, CancelParams, CancelResult, DecisionKind, ExecuteParams,
@@ -17,18 +21,30 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::convert::refused;
+use super::policy_cache::{Entry, PolicyView};
 use super::service::{Caller, Service, to_value};
 
-/// A tool call the policy allowed (or a person allowed), not yet executed.
-#[derive(Debug, Clone)]
-struct Grant {
-    turn_id: String,
-    tool_name: String,
+/// Who allowed a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantedBy {
+    /// The policy allowed it outright.
+    Policy,
+    /// The policy asked and a person said yes.
+    Person,
 }
 
+/// A tool call that was allowed, not yet executed.
 #[derive(Debug, Clone)]
+pub struct Grant {
+    pub turn_id: String,
+    pub tool_name: String,
+    pub input_sha256: String,
+    pub by: GrantedBy,
+}
+
 struct Ask {
     info: PermissionAsk,
+    input_sha256: String,
 }
 
 struct Running {
@@ -52,7 +68,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-use super::policy_cache::{Entry, PolicyView};
+/// The SHA-256 of a tool input, as the grant binds it.
+pub fn input_digest(input: &Value) -> String {
+    planhost_core::sha256_hex(input.to_string().as_bytes())
+}
+
+/// The policy's decision for one of the host's own tools in `view`.
+pub fn decide(
+    view: PolicyView,
+    tool_name: &str,
+    provenance: &ToolProvenance,
+    batch: BatchPosition,
+) -> Decision {
+    let allow_list = default_strict_allow_list();
+    planhost_core::authorize(&AuthorizeInput {
+        preset: view.preset,
+        mode: view.mode,
+        permission_mode: view.permission,
+        tool_name,
+        provenance,
+        batch,
+        allow_list: &allow_list,
+    })
+}
 
 impl ToolRuntime {
     /// The session's policy view for `turn_id`, from the cache or (once per change) the store.
@@ -64,34 +102,13 @@ impl ToolRuntime {
         let entry = match svc.policy.get(&session_id) {
             Some(entry) => entry,
             None => {
-                let cache = std::sync::Arc::clone(&svc.policy);
+                let cache = Arc::clone(&svc.policy);
                 let id = session_id.clone();
                 let (entry, generation) = svc
                     .host(move |h| {
                         let generation = cache.generation();
-                        let snap = h.store().policy_snapshot(&id)?;
-                        let default_permission = snap
-                            .default_permission_mode
-                            .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
-                            .map(EffectivePermission::from);
-                        let default_preset =
-                            snap.default_policy_preset.and_then(|v| v.parse().ok());
-                        let view = PolicyView {
-                            preset: snap
-                                .policy_preset
-                                .or(default_preset)
-                                .unwrap_or(PolicyPreset::Host),
-                            mode: snap.mode,
-                            permission: effective_permission(
-                                snap.permission_mode,
-                                default_permission,
-                            ),
-                        };
                         Ok((
-                            Entry {
-                                view,
-                                active_turn: snap.active_turn,
-                            },
+                            Entry::from_snapshot(h.store().policy_snapshot(&id)?),
                             generation,
                         ))
                     })
@@ -117,20 +134,17 @@ impl ToolRuntime {
     ) -> Result<Value, RpcError> {
         let provenance = domain_provenance(&p.provenance)?;
         let view = Self::policy_view(svc, p.session_id.clone(), p.turn_id.clone()).await?;
-        let allow_list = default_strict_allow_list();
-        let decision = planhost_core::authorize(&AuthorizeInput {
-            preset: view.preset,
-            mode: view.mode,
-            permission_mode: view.permission,
-            tool_name: &p.tool_name,
-            provenance: &provenance,
-            batch: BatchPosition {
+        let decision = decide(
+            view,
+            &p.tool_name,
+            &provenance,
+            BatchPosition {
                 index: p.batch_index,
                 size: p.batch_size,
             },
-            allow_list: &allow_list,
-        });
+        );
         let key = (p.session_id.clone(), p.tool_call_id.clone());
+        let digest = input_digest(&p.input);
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
             "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
@@ -145,13 +159,13 @@ impl ToolRuntime {
         };
         let result = match &decision {
             Decision::Allow { rule } => {
-                lock(&self.grants).insert(
-                    key,
-                    Grant {
-                        turn_id: p.turn_id.clone(),
-                        tool_name: p.tool_name.clone(),
-                    },
-                );
+                let grant = Grant {
+                    turn_id: p.turn_id.clone(),
+                    tool_name: p.tool_name.clone(),
+                    input_sha256: digest,
+                    by: GrantedBy::Policy,
+                };
+                lock(&self.grants).insert(key, grant);
                 svc.audit.record(audit_row("tool.allow", Value::Null));
                 AuthorizeResult {
                     decision: DecisionKind::Allow,
@@ -176,14 +190,14 @@ impl ToolRuntime {
                 }
             }
             Decision::Ask { rule, reason } => {
-                let request_id = planhost_host::new_id();
                 let info = PermissionAsk {
-                    request_id: request_id.clone(),
+                    request_id: planhost_host::new_id(),
                     session_id: p.session_id.clone(),
                     turn_id: p.turn_id.clone(),
                     tool_call_id: p.tool_call_id.clone(),
                     tool_name: p.tool_name.clone(),
                     reason: reason.clone(),
+                    input: audit_input(&p.input),
                     decision: None,
                 };
                 let record = info.clone();
@@ -198,7 +212,11 @@ impl ToolRuntime {
                     })?)
                 })
                 .await?;
-                lock(&self.asks).push(Ask { info });
+                let request_id = info.request_id.clone();
+                lock(&self.asks).push(Ask {
+                    info,
+                    input_sha256: digest,
+                });
                 AuthorizeResult {
                     decision: DecisionKind::Ask,
                     code: None,
@@ -227,7 +245,7 @@ impl ToolRuntime {
                 ));
             }
         };
-        let ask = {
+        let (ask, digest) = {
             let asks = lock(&self.asks);
             let ask = asks
                 .iter()
@@ -244,19 +262,12 @@ impl ToolRuntime {
                     "this ask was already answered",
                 ));
             }
-            ask.info.clone()
+            (ask.info.clone(), ask.input_sha256.clone())
         };
         let decision = if allow { "allow" } else { "deny" };
         let record = ask.clone();
         let note = p.reason.clone();
         svc.host(move |h| {
-            let active = h.store().active_turn(&record.session_id)?;
-            if active.as_ref().is_none_or(|t| t.id != record.turn_id) {
-                return Err(planhost_core::CoreError::TurnNotActive {
-                    turn_id: record.turn_id.clone(),
-                }
-                .into());
-            }
             Ok(h.store().record_ask_answer(
                 &AskRecord {
                     session_id: &record.session_id,
@@ -285,15 +296,16 @@ impl ToolRuntime {
             }
             slot.info.decision = Some(p.decision);
             answered.decision = Some(p.decision);
-        }
-        if allow {
-            lock(&self.grants).insert(
-                (ask.session_id.clone(), ask.tool_call_id.clone()),
-                Grant {
+            if allow {
+                let grant = Grant {
                     turn_id: ask.turn_id.clone(),
                     tool_name: ask.tool_name.clone(),
-                },
-            );
+                    input_sha256: digest,
+                    by: GrantedBy::Person,
+                };
+                lock(&self.grants)
+                    .insert((ask.session_id.clone(), ask.tool_call_id.clone()), grant);
+            }
         }
         to_value(answered)
     }
@@ -308,14 +320,21 @@ impl ToolRuntime {
         to_value(PermissionAsks { asks })
     }
 
-    /// A turn ended: its grants and asks are void.
+    /// A turn ended: its grants and asks are void. Called from the host thread's event hook,
+    /// before the reply of the change that ended it.
     pub fn turn_closed(&self, session_id: &str, turn_id: &str) {
         lock(&self.grants).retain(|(s, _), g| !(s == session_id && g.turn_id == turn_id));
         lock(&self.asks)
             .retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
     }
 
-    /// `tools.execute`: only a call the policy (or a person) allowed in this turn runs, once.
+    /// The session's mode or permission changed: every grant must be asked for again.
+    pub fn session_changed(&self, session_id: &str) {
+        lock(&self.grants).retain(|(s, _), _| s != session_id);
+    }
+
+    /// `tools.execute`: only a call allowed in this turn for exactly this input runs, once, and
+    /// only if the policy still allows it now.
     pub async fn execute(
         &self,
         svc: &Arc<Service>,
@@ -324,19 +343,26 @@ impl ToolRuntime {
     ) -> Result<Value, RpcError> {
         let key = (p.session_id.clone(), p.tool_call_id.clone());
         let grant = lock(&self.grants).remove(&key);
-        match grant {
-            Some(g) if g.turn_id == p.turn_id && g.tool_name == p.tool => {}
+        let grant = match grant {
+            Some(g)
+                if g.turn_id == p.turn_id
+                    && g.tool_name == p.tool
+                    && g.input_sha256 == input_digest(&p.input) =>
+            {
+                g
+            }
             Some(_) | None => {
                 return Err(refused(
                     "TOOL_NOT_AUTHORIZED",
                     format!(
-                        "tool call {} was not authorized for {} in this turn",
+                        "tool call {} was not authorized for {} with this input in this turn",
                         p.tool_call_id, p.tool
                     ),
                 ));
             }
-        }
-        let cancel = CancellationToken::new();
+        };
+        // Cancelled with the connection, even if it closes before the call registers below.
+        let cancel = caller.kill.child_token();
         {
             let mut running = lock(&self.running);
             if running.contains_key(&key) {
@@ -353,7 +379,7 @@ impl ToolRuntime {
                 },
             );
         }
-        let outcome = super::execute::run(svc, caller, &p, cancel).await;
+        let outcome = super::execute::run(svc, caller, &p, grant.by, cancel).await;
         lock(&self.running).remove(&key);
         let summary = match &outcome {
             Ok(v) => json!({ "tool": p.tool, "ok": true, "exit": v.get("exit") }),
@@ -416,7 +442,8 @@ fn now() -> Timestamp {
     Timestamp(ms)
 }
 
-/// Inputs larger than this are summarised in the audit log (a Write's content can be megabytes).
+/// Inputs larger than this are summarised in the audit log and asks (a Write's content can be
+/// megabytes); the grant still binds the full input's digest.
 const AUDIT_INPUT_BYTES: usize = 4 * 1024;
 
 fn audit_input(input: &Value) -> Value {

@@ -19,7 +19,14 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     );
     let turn = begin_turn(&mut agent, &sid);
 
-    let ask = authorize(&mut agent, &sid, &turn, "bash-1", "Bash");
+    let ask = authorize_input(
+        &mut agent,
+        &sid,
+        &turn,
+        "bash-1",
+        "Bash",
+        json!({ "command": "echo ran" }),
+    );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().expect("requestId").to_owned();
     let bash = execute_params(
@@ -108,7 +115,14 @@ fn a_denied_ask_never_runs() {
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
     let turn = begin_turn(&mut agent, &sid);
-    let ask = authorize(&mut agent, &sid, &turn, "write-1", "Write");
+    let ask = authorize_input(
+        &mut agent,
+        &sid,
+        &turn,
+        "write-1",
+        "Write",
+        json!({ "path": "never.txt", "content": "x" }),
+    );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().unwrap().to_owned();
     let denied = approver.call(

@@ -410,7 +410,14 @@ fn bash_input_errors() {
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
     let turn = begin_turn(&mut c, &sid);
-    let allowed = authorize(&mut c, &sid, &turn, "bash-1", "Bash");
+    let allowed = authorize_input(
+        &mut c,
+        &sid,
+        &turn,
+        "bash-1",
+        "Bash",
+        json!({ "command": "touch ran.txt", "timeoutMs": 5 }),
+    );
     assert_eq!(allowed["decision"], "allow", "{allowed}");
     let e = c.call_err(
         "tools.execute",

@@ -85,7 +85,14 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     let et = exec_turn["id"].as_str().unwrap().to_owned();
 
     // accept-edits: Write runs; Bash asks a person.
-    let write = authorize(&mut conns[agent], &sid, &et, "write-2", "Write");
+    let write = authorize_input(
+        &mut conns[agent],
+        &sid,
+        &et,
+        "write-2",
+        "Write",
+        json!({ "path": "out.txt", "content": "from the plan\n" }),
+    );
     assert_eq!(write["decision"], "allow", "{write}");
     conns[agent].call(
         "tools.execute",
@@ -101,7 +108,14 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         std::fs::read_to_string(root.join("out.txt")).unwrap(),
         "from the plan\n"
     );
-    let ask = authorize(&mut conns[agent], &sid, &et, "bash-1", "Bash");
+    let ask = authorize_input(
+        &mut conns[agent],
+        &sid,
+        &et,
+        "bash-1",
+        "Bash",
+        json!({ "command": "echo one; echo two >&2; cat out.txt; echo three >&2" }),
+    );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().unwrap().to_owned();
     conns[approver].wait_event("permissionAsked", &sid, |e| {

@@ -7,6 +7,7 @@
 //! unix socket) and its CLI. Every host a test starts is killed and reaped when the test ends.
 
 mod asks;
+mod authority;
 mod cli;
 mod errors;
 mod flow;

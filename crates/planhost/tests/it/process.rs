@@ -20,7 +20,7 @@ fn ready_for_bash(c: &mut Conn, env: &Env, call: &str) -> (String, String) {
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
     let turn = begin_turn(c, &sid);
-    let allowed = authorize(c, &sid, &turn, call, "Bash");
+    let allowed = authorize_input(c, &sid, &turn, call, "Bash", json!({ "command": TREE }));
     assert_eq!(allowed["decision"], "allow", "{allowed}");
     (sid, turn)
 }

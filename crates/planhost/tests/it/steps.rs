@@ -48,6 +48,21 @@ pub fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) ->
     )
 }
 
+/// Authorizes a call for exactly `input`: the grant binds the input's digest, so the execute must
+/// send the same input.
+pub fn authorize_input(
+    c: &mut Conn,
+    sid: &str,
+    turn: &str,
+    call: &str,
+    tool: &str,
+    input: Value,
+) -> Value {
+    let mut params = authorize_params(sid, turn, call, tool, 1);
+    params["input"] = input;
+    c.call("tools.authorize", params)
+}
+
 pub fn execute_params(sid: &str, turn: &str, call: &str, tool: &str, input: Value) -> Value {
     json!({ "sessionId": sid, "turnId": turn, "toolCallId": call, "tool": tool, "input": input })
 }
