@@ -116,6 +116,20 @@ impl Host {
         ctx: &SubmitContext,
         input: &SubmitPlanInput,
     ) -> Result<ApprovalRecord> {
+        self.submit_plan_on_branch(ctx, input, None)
+    }
+
+    /// [`Host::submit_plan`] that also records the plan as a checkpoint revision on the client's
+    /// branch, in the approval's transaction.
+    pub fn submit_plan_on_branch(
+        &mut self,
+        ctx: &SubmitContext,
+        input: &SubmitPlanInput,
+        branch_path: Option<&[String]>,
+    ) -> Result<ApprovalRecord> {
+        if branch_path.is_some_and(|b| b.last().is_none_or(String::is_empty)) {
+            return Err(planhost_store::StoreError::BranchInvalid.into());
+        }
         self.store.check_submit(ctx, input)?;
         let session = self.store.session(&ctx.session_id)?;
         let proposal_id = new_id();
@@ -132,7 +146,7 @@ impl Host {
         };
         match self
             .store
-            .insert_approval(ctx, input, &artifact, &proposal_id)
+            .insert_approval(ctx, input, &artifact, &proposal_id, branch_path)
         {
             Ok(record) => Ok(record),
             Err(error) => {

@@ -482,6 +482,10 @@ wire! {
         pub markdown: String,
         /// What the person is asked.
         pub question: String,
+        /// The client's branch (root → leaf): when given, the plan is also saved as a
+        /// checkpoint revision anchored at the leaf.
+        #[serde(default)]
+        pub branch_path: Option<Vec<String>>,
     }
 }
 

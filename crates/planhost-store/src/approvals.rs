@@ -67,6 +67,7 @@ impl Store {
         input: &SubmitPlanInput,
         artifact: &ArtifactRef,
         proposal_id: &str,
+        checkpoint_branch: Option<&[String]>,
     ) -> Result<ApprovalRecord> {
         let size = i64::try_from(artifact.size_bytes)
             .map_err(|_| CoreError::MarkdownInvalid("is larger than 4 MiB"))?;
@@ -108,7 +109,22 @@ impl Store {
                 &json!({ "artifact": artifact.relative_path, "sha256": artifact.sha256,
                          "sizeBytes": artifact.size_bytes, "expiresAt": decision.expires_at }),
             )?;
-            t.emit_approval(proposal_id)
+            let record = t.emit_approval(proposal_id)?;
+            // DESIGN.md: every way a plan arrives is also a checkpoint revision, in the same
+            // transaction as the approval it opens.
+            if let Some(branch) = checkpoint_branch {
+                let anchor = branch.last().filter(|leaf| !leaf.is_empty()).ok_or(StoreError::BranchInvalid)?.clone();
+                t.save_checkpoint_in(
+                    &ctx.session_id,
+                    branch,
+                    &anchor,
+                    &input.markdown,
+                    None,
+                    crate::CheckpointSource::Submit,
+                    None,
+                )?;
+            }
+            Ok(record)
         })
     }
 

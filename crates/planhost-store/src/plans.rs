@@ -305,67 +305,15 @@ impl Store {
         }
         .validate()?;
         self.transact(|t| {
-            let session = t.session(session_id)?;
-            if session.mode != Mode::Plan {
-                return Err(CoreError::PlanModeNotActive.into());
-            }
-            let identity = t.identity(session_id)?;
-            if let Some(c) = capture {
-                let existing: Option<i64> = t
-                    .tx
-                    .prepare_cached(
-                        "SELECT id FROM plan_checkpoints WHERE session_id = ?1 AND capture_entry_id = ?2 \
-                         AND capture_fingerprint = ?3 AND capture_block = ?4",
-                    )?
-                    .query_row(params![session_id, c.entry_id, c.fingerprint, c.block_index], |r| r.get(0))
-                    .optional()?;
-                if let Some(id) = existing {
-                    return Ok(SavedCheckpoint {
-                        record: t.checkpoint(id)?,
-                        created: false,
-                        stored: Stored { encoding: "raw", stored_bytes: 0 },
-                    });
-                }
-            }
-            let refs = t.checkpoint_refs(session_id)?;
-            let current = latest_on_branch(&refs, branch_path);
-            let revision = match expected {
-                Some(expected) => next_revision(current, expected)?,
-                None => current.map_or(1, |c| c.revision + 1),
-            };
-            let (sha, stored) = blobs::put(&t.tx, markdown.as_bytes(), current.map(|c| c.sha256.as_str()))?;
-            let size = i64::try_from(markdown.len()).map_err(|e| crate::error::corrupt("plan_checkpoints", e))?;
-            t.tx.prepare_cached(
-                "INSERT INTO plan_checkpoints (session_id, revision, anchor, sha256, size_bytes, source, \
-                 capture_entry_id, capture_fingerprint, capture_block, capture_start, capture_end, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            )?
-            .execute(params![
+            t.save_checkpoint_in(
                 session_id,
-                revision,
-                anchor,
-                sha,
-                size,
-                source.as_str(),
-                capture.map(|c| &c.entry_id),
-                capture.map(|c| &c.fingerprint),
-                capture.map(|c| c.block_index),
-                capture.map(|c| c.start),
-                capture.map(|c| c.end),
-                t.now.0,
-            ])?;
-            let id = t.tx.last_insert_rowid();
-            let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None).unwrap_or(identity.phase);
-            t.set_phase(session_id, phase)?;
-            let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-            t.audit(
-                subject,
-                "plan.checkpoint",
-                &json!({ "revision": revision, "sha256": sha, "anchor": anchor, "source": source,
-                         "encoding": stored.encoding, "storedBytes": stored.stored_bytes }),
-            )?;
-            t.emit(session_id, EventBody::CheckpointSaved { revision, sha256: sha.clone(), anchor: anchor.clone() })?;
-            Ok(SavedCheckpoint { record: t.checkpoint(id)?, created: true, stored })
+                branch_path,
+                &anchor,
+                markdown,
+                expected,
+                source,
+                capture,
+            )
         })
     }
 
@@ -409,6 +357,108 @@ impl Store {
                 [],
                 |r| r.get(0),
             )?)
+        })
+    }
+}
+
+impl Tx<'_> {
+    /// Saves a checkpoint inside the caller's transaction (see [`Store::save_checkpoint`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn save_checkpoint_in(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+        anchor: &str,
+        markdown: &str,
+        expected: Option<i64>,
+        source: CheckpointSource,
+        capture: Option<&CaptureBinding>,
+    ) -> Result<SavedCheckpoint> {
+        let t = self;
+        let anchor = anchor.to_owned();
+        let session = t.session(session_id)?;
+        if session.mode != Mode::Plan {
+            return Err(CoreError::PlanModeNotActive.into());
+        }
+        let identity = t.identity(session_id)?;
+        if let Some(c) = capture {
+            let existing: Option<i64> = t
+                .tx
+                .prepare_cached(
+                    "SELECT id FROM plan_checkpoints WHERE session_id = ?1 AND capture_entry_id = ?2 \
+                     AND capture_fingerprint = ?3 AND capture_block = ?4",
+                )?
+                .query_row(params![session_id, c.entry_id, c.fingerprint, c.block_index], |r| r.get(0))
+                .optional()?;
+            if let Some(id) = existing {
+                return Ok(SavedCheckpoint {
+                    record: t.checkpoint(id)?,
+                    created: false,
+                    stored: Stored {
+                        encoding: "raw",
+                        stored_bytes: 0,
+                    },
+                });
+            }
+        }
+        let refs = t.checkpoint_refs(session_id)?;
+        let current = latest_on_branch(&refs, branch_path);
+        let revision = match expected {
+            Some(expected) => next_revision(current, expected)?,
+            None => current.map_or(1, |c| c.revision + 1),
+        };
+        let (sha, stored) = blobs::put(
+            &t.tx,
+            markdown.as_bytes(),
+            current.map(|c| c.sha256.as_str()),
+        )?;
+        let size = i64::try_from(markdown.len())
+            .map_err(|e| crate::error::corrupt("plan_checkpoints", e))?;
+        t.tx.prepare_cached(
+            "INSERT INTO plan_checkpoints (session_id, revision, anchor, sha256, size_bytes, source, \
+             capture_entry_id, capture_fingerprint, capture_block, capture_start, capture_end, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?
+        .execute(params![
+            session_id,
+            revision,
+            anchor,
+            sha,
+            size,
+            source.as_str(),
+            capture.map(|c| &c.entry_id),
+            capture.map(|c| &c.fingerprint),
+            capture.map(|c| c.block_index),
+            capture.map(|c| c.start),
+            capture.map(|c| c.end),
+            t.now.0,
+        ])?;
+        let id = t.tx.last_insert_rowid();
+        let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None)
+            .unwrap_or(identity.phase);
+        t.set_phase(session_id, phase)?;
+        let subject = AuditSubject {
+            session_id: Some(session_id),
+            ..AuditSubject::default()
+        };
+        t.audit(
+            subject,
+            "plan.checkpoint",
+            &json!({ "revision": revision, "sha256": sha, "anchor": anchor, "source": source,
+                     "encoding": stored.encoding, "storedBytes": stored.stored_bytes }),
+        )?;
+        t.emit(
+            session_id,
+            EventBody::CheckpointSaved {
+                revision,
+                sha256: sha.clone(),
+                anchor: anchor.clone(),
+            },
+        )?;
+        Ok(SavedCheckpoint {
+            record: t.checkpoint(id)?,
+            created: true,
+            stored,
         })
     }
 }

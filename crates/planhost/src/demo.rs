@@ -160,6 +160,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             title: "Greet the world".into(),
             markdown: PLAN.into(),
             question: "Shall I implement this plan?".into(),
+            branch_path: Some(vec!["demo-root".into(), "demo-entry-1".into()]),
         })?,
     )?;
     println!(

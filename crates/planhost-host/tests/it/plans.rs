@@ -631,3 +631,33 @@ fn a_branch_switch_clears_every_pending_approval() {
     assert_eq!((id.phase, id.handoff_token), (HandoffPhase::Ready, None));
     assert!(!f.workspace_root().join(&p.relative_path).exists());
 }
+
+#[test]
+fn a_submitted_plan_is_also_a_checkpoint_in_the_same_transaction() {
+    let mut f = Fixture::new();
+    let s = f.plan_session();
+    let turn = f.turn(&s);
+    let branch = path(&["root", "a"]);
+    let a = f
+        .host()
+        .submit_plan_on_branch(&ctx(&s, &turn, "c"), &input(V1), Some(&branch))
+        .unwrap();
+    let (checkpoint, text) = f.store().latest_checkpoint(&s, &branch).unwrap().unwrap();
+    assert_eq!(
+        (
+            checkpoint.revision,
+            checkpoint.source.as_str(),
+            text.as_str()
+        ),
+        (1, "submit", V1)
+    );
+    assert_eq!(checkpoint.sha256, a.artifact_sha256);
+    // An empty branch is refused before any artifact is written.
+    let before = f.artifact_files();
+    let err = f
+        .host()
+        .submit_plan_on_branch(&ctx(&s, &turn, "c2"), &input(V2), Some(&[]))
+        .unwrap_err();
+    assert_eq!(err.code(), "CHECKPOINT_BRANCH_INVALID");
+    assert_eq!(f.artifact_files(), before);
+}

@@ -269,9 +269,10 @@ impl Service {
                     markdown: p.markdown,
                     question: p.question,
                 };
+                let branch = p.branch_path;
                 let (approval, root) = self
                     .host(move |h| {
-                        let a = h.submit_plan(&ctx, &input)?;
+                        let a = h.submit_plan_on_branch(&ctx, &input, branch.as_deref())?;
                         let root = h.store().session(&ctx.session_id)?.workspace_root;
                         Ok((a, root))
                     })
