@@ -41,6 +41,9 @@ pub enum Transport {
     Socket,
 }
 
+/// How long `serve --stdio` waits, after its input ended, for the client to read what is left.
+const STDOUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Exit status for "another host holds the state directory".
 pub const EXIT_LOCKED: u8 = 3;
 
@@ -132,7 +135,12 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         Transport::Stdio => runtime.block_on(serve_stdio(Arc::clone(&svc))),
         Transport::Socket => runtime.block_on(serve_socket(Arc::clone(&svc), &paths.socket)),
     };
-    runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    // Socket: connections get time to kill their tool trees. Stdio: the one connection has
+    // already ended (and cancelled its tools); only a writer blocked on an unread stdout remains.
+    runtime.shutdown_timeout(match transport {
+        Transport::Socket => std::time::Duration::from_secs(10),
+        Transport::Stdio => std::time::Duration::from_secs(1),
+    });
     drop(svc);
     host_thread.join();
     audit_writer.join();
@@ -163,8 +171,13 @@ async fn serve_stdio(svc: Arc<Service>) -> anyhow::Result<()> {
     conn::serve(svc, conn::next_id(), line_rx, out_tx, kill.clone()).await;
     // stdin ended: whatever the client was running dies with its connection.
     kill.cancel();
-    // Every sender is gone once in-flight requests finish; the writer then drains and stops.
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    // Every sender is gone once in-flight requests finish; the writer then drains and stops. An
+    // app that stopped reading stdout would keep the writer blocked in write(2) forever, so the
+    // wait is bounded: the process then exits and takes the blocked thread with it.
+    let drained = tokio::task::spawn_blocking(move || writer.join());
+    if tokio::time::timeout(STDOUT_DRAIN, drained).await.is_err() {
+        tracing::warn!("stdout is not being read; exiting without draining it");
+    }
     Ok(())
 }
 

@@ -193,3 +193,39 @@ fn one_host_per_state_directory_and_a_private_socket() {
     let health = c.call("app.health", json!({}));
     assert_eq!(health["pid"], host.pid());
 }
+
+/// An embedding app that stops reading stdout, then closes stdin, does not keep the host (and
+/// its state-directory lock) alive forever: the host exits after a bounded drain.
+#[test]
+fn a_stdio_host_whose_stdout_is_never_read_still_exits_when_stdin_closes() {
+    use std::io::Write as _;
+    let env = Env::new();
+    let mut child = Reaped(
+        env.command()
+            .args(["serve", "--stdio"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let _unread_stdout = child.0.stdout.take().unwrap();
+    let mut batch = String::from(
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1,\"clientName\":\"mute\"}}\n",
+    );
+    for i in 1..=2_000 {
+        batch.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"app.version\",\"params\":{{}}}}\n"
+        ));
+    }
+    stdin.write_all(batch.as_bytes()).unwrap();
+    drop(stdin);
+    // Far more than a pipe holds was answered and never read; the host still exits.
+    let status = poll_until(
+        "the host to exit",
+        std::time::Duration::from_secs(60),
+        || child.0.try_wait().unwrap(),
+    );
+    assert!(status.code().is_some(), "{status:?}");
+}
