@@ -235,7 +235,15 @@ pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCo
         a.artifact_sha256, a.artifact_size_bytes
     )?;
     writeln!(o)?;
-    render_markdown(&mut o, &detail.markdown, styled)?;
+    if styled {
+        render_markdown(&mut o, &detail.markdown)?;
+    } else {
+        // Piped or redirected: the exact plan, byte for byte.
+        o.write_all(detail.markdown.as_bytes())?;
+        if !detail.markdown.ends_with('\n') {
+            writeln!(o)?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -247,9 +255,10 @@ fn bold(text: &str, styled: bool) -> String {
     }
 }
 
-/// A plain terminal rendering: headings in bold, everything else as written (the exact plan is
-/// the file; this is only for reading).
-fn render_markdown(o: &mut impl Write, markdown: &str, styled: bool) -> std::io::Result<()> {
+/// A terminal rendering: headings in bold, everything else as written (the exact plan is the
+/// file; this is only for reading).
+fn render_markdown(o: &mut impl Write, markdown: &str) -> std::io::Result<()> {
+    let styled = true;
     let mut in_fence = false;
     for line in markdown.lines() {
         let trimmed = line.trim_start();
@@ -401,7 +410,15 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
                 v.version,
                 v.protocol_version
             ),
-            Err(e) => format!("{}: {e}", paths.socket.display()),
+            Err(e) => match e.downcast_ref::<Failure>() {
+                Some(f) if f.status == EXIT_UNREACHABLE => {
+                    format!(
+                        "{}: no host answers; start one with `planhost serve`",
+                        paths.socket.display()
+                    )
+                }
+                Some(_) | None => format!("{}: {e}", paths.socket.display()),
+            },
         },
     });
     let probes = planhost_exec::probe();

@@ -12,9 +12,9 @@ use crate::support::*;
 /// What one CLI run did.
 #[derive(Debug)]
 pub(crate) struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {

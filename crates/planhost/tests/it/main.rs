@@ -9,6 +9,7 @@
 mod asks;
 mod authority;
 mod cli;
+mod cli_text;
 mod errors;
 mod flow;
 mod plans;

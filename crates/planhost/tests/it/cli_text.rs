@@ -1,0 +1,87 @@
+//! What a person reads: the CLI's text output, as snapshots (ids, times and paths redacted).
+
+use crate::cli::cli;
+use crate::steps::*;
+use crate::support::*;
+
+fn settings(env: &Env) -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(
+        &regex_escape(&env.state_dir().display().to_string()),
+        "[STATE]",
+    );
+    s.add_filter(
+        &regex_escape(&env.socket().display().to_string()),
+        "[SOCKET]",
+    );
+    s.add_filter(
+        &regex_escape(&env.workspace().display().to_string()),
+        "[WORKSPACE]",
+    );
+    s.add_filter(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "[UUID]",
+    );
+    s.add_filter(r"\b[0-9a-f]{64}\b", "[SHA256]");
+    s.add_filter(r"\b[0-9a-f]{8}\b", "[ID8]");
+    s.add_filter(r"in \d+m \d\ds|in \d+s", "in [TIME]");
+    s.add_filter(r"pid \d+, up \d+s", "pid [PID], up [UP]");
+    s.add_filter(r"planhost \d+\.\d+\.\d+", "planhost [VERSION]");
+    s.add_filter(r"SQLite \d+\.\d+\.\d+", "SQLite [SQLITE]");
+    s.add_filter(r"\d+\.\d+\.\d+ \(linked\)", "[SQLITE] (linked)");
+    s.add_filter(r"/\S*/bash\b", "[BASH]");
+    s
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn plans_show_status_and_approve_read_well() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("agent");
+    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    set_mode(&mut c, &sid, "plan");
+    let (_, approval) = submit_plan(&mut c, &sid, "Add a health check");
+    let id = approval["proposalId"].as_str().unwrap().to_owned();
+    let s = settings(&env);
+    s.bind(|| {
+        insta::assert_snapshot!(
+            "plans_pending",
+            cli(&env, &["plans", "--pending"]).ok().stdout
+        );
+        insta::assert_snapshot!("show", cli(&env, &["show", &id]).ok().stdout);
+        insta::assert_snapshot!("status", cli(&env, &["status"]).ok().stdout);
+        insta::assert_snapshot!(
+            "approve",
+            cli(&env, &["approve", &id, "--mode", "accept-edits"])
+                .ok()
+                .stdout
+        );
+        insta::assert_snapshot!("plans_after", cli(&env, &["plans"]).ok().stdout);
+    });
+}
+
+#[test]
+fn errors_and_doctor_without_a_host_read_well() {
+    let env = Env::new();
+    let s = settings(&env);
+    s.bind(|| {
+        let run = cli(&env, &["plans"]);
+        assert_eq!(run.code, Some(4));
+        insta::assert_snapshot!("no_host_stderr", run.stderr);
+        let doctor = cli(&env, &["doctor"]);
+        assert_eq!(doctor.code, Some(1));
+        insta::assert_snapshot!("doctor_no_host", doctor.stdout);
+    });
+}
