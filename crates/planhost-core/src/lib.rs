@@ -67,6 +67,7 @@ pub use session::{
 };
 pub use time::{APPROVAL_TTL_MS, Clock, ManualClock, Timestamp};
 pub use vocab::{
-    ApprovalAction, ApprovalStatus, ExecutionOutcome, ExecutionState, Interactivity, Mode,
-    PermissionMode, PlanState, PolicyPreset, TargetPermissionMode, TurnOrigin, TurnState,
+    ApprovalAction, ApprovalStatus, ClientPersistence, ExecutionOutcome, ExecutionState,
+    Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, TargetPermissionMode, TurnOrigin,
+    TurnState,
 };

@@ -105,6 +105,12 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// Whether the client keeps its own session across restarts (pi's `--no-session` is
+    /// ephemeral): host state is always durable, but an ephemeral client cannot come back to it.
+    ClientPersistence { Persisted = "persisted", Ephemeral = "ephemeral" }
+}
+
+wire_enum! {
     /// Who started a turn: a person's prompt, a schedule, or the approved execution.
     TurnOrigin { User = "user", Scheduled = "scheduled", Execution = "execution" }
 }

@@ -114,7 +114,8 @@ wire! {
         pub plan_id: String,
         /// The handoff phase.
         pub phase: HandoffPhase,
-        /// Whether the host state is persisted (always true: the host's SQLite is durable).
+        /// Whether the plan can be come back to: the host's state is always durable, so this is
+        /// whether the client declared its own session persisted (not `--no-session`).
         pub persisted: bool,
         /// An external tool change waits for resolution.
         pub tool_conflict: bool,

@@ -88,6 +88,10 @@ wire! {
         pub external_id: Option<String>,
         /// Whether a person is present to approve. Plan needs `interactive`.
         pub interactivity: Interactivity,
+        /// Whether the client keeps its own session (`ephemeral` for pi's `--no-session`);
+        /// absent leaves it as it was (`persisted` for a new session).
+        #[serde(default)]
+        pub persistence: Option<planhost_core::ClientPersistence>,
     }
 }
 
@@ -126,6 +130,8 @@ wire! {
         pub policy_preset: Option<PolicyPreset>,
         /// The last event sequence number issued for this session.
         pub event_seq: i64,
+        /// Whether the client keeps its own session.
+        pub client_persistence: planhost_core::ClientPersistence,
         /// The running turn, if any.
         pub active_turn: Option<TurnInfo>,
         /// The pending approval, if any.

@@ -40,6 +40,8 @@ pub struct SessionRecord {
     pub policy_preset: Option<PolicyPreset>,
     /// The last event sequence number issued.
     pub event_seq: i64,
+    /// Whether the client keeps its own session.
+    pub client_persistence: planhost_core::ClientPersistence,
     /// Creation time.
     pub created_at: Timestamp,
     /// Last change.
@@ -158,7 +160,7 @@ where
 
 pub(crate) const SESSION_COLUMNS: &str = "id, external_id, workspace_root, interactivity, mode, \
     plan_state, permission_mode, shell_id, provider, model, policy_preset, event_seq, created_at, \
-    updated_at";
+    updated_at, client_persistence";
 
 pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord>> {
     let t = "sessions";
@@ -172,6 +174,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
     let (id, external_id, workspace_root) = (row.get(0)?, row.get(1)?, row.get(2)?);
     let (shell_id, provider, model) = (row.get(7)?, row.get(8)?, row.get(9)?);
     let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
+    let persistence: String = row.get(14)?;
     Ok((|| {
         Ok(SessionRecord {
             id,
@@ -186,6 +189,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
             model,
             policy_preset: parse_opt(t, raw.4)?,
             event_seq,
+            client_persistence: parse(t, persistence)?,
             created_at: Timestamp(created_at),
             updated_at: Timestamp(updated_at),
         })

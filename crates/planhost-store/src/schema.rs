@@ -3,7 +3,8 @@
 /// The schema this build writes. `PRAGMA user_version` holds it, written last.
 /// v1: sessions, turns, approvals, settings, audit. v2: plan checkpoints, identities, publication.
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
-pub const CURRENT_VERSION: u32 = 3;
+/// v4: sessions record whether the client keeps its own session (persisted or ephemeral).
+pub const CURRENT_VERSION: u32 = 4;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -175,4 +176,10 @@ ALTER TABLE turns ADD COLUMN policy_mode TEXT CHECK (policy_mode IN ('agent', 'p
 ALTER TABLE turns ADD COLUMN policy_permission TEXT
     CHECK (policy_permission IN ('ask', 'accept-edits', 'auto'));
 ALTER TABLE turns ADD COLUMN policy_preset TEXT CHECK (policy_preset IN ('host', 'strict', 'explore'));
+"#;
+
+/// v3 → v4: whether the client's own session is persisted (seed 003's `/plan status` reports it).
+pub(crate) const SCHEMA_V4: &str = r#"
+ALTER TABLE sessions ADD COLUMN client_persistence TEXT NOT NULL DEFAULT 'persisted'
+    CHECK (client_persistence IN ('persisted', 'ephemeral'));
 "#;

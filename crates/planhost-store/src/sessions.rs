@@ -95,6 +95,22 @@ impl Store {
         })
     }
 
+    /// Records whether the client keeps its own session (set at open; not a policy input).
+    pub fn set_client_persistence(
+        &mut self,
+        session_id: &str,
+        persistence: planhost_core::ClientPersistence,
+    ) -> Result<SessionRecord> {
+        self.transact(|t| {
+            t.session(session_id)?;
+            t.tx.prepare_cached(
+                "UPDATE sessions SET client_persistence = ?2, updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(params![session_id, persistence.as_str(), t.now.0])?;
+            t.session(session_id)
+        })
+    }
+
     /// A person selects Agent or Plan; accepted only while idle.
     pub fn set_mode(&mut self, session_id: &str, mode: Mode) -> Result<SessionRecord> {
         self.transact(|t| {

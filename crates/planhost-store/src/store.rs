@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
-use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3};
+use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
 use crate::tx::Tx;
 use crate::{Result, settings};
 
@@ -25,6 +25,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 2,
             apply: v2_to_v3,
         },
+        Migration {
+            from: 3,
+            apply: v3_to_v4,
+        },
     ],
     validate: validate_current,
 };
@@ -32,7 +36,12 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
 fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V1)?;
     tx.execute_batch(SCHEMA_V2)?;
-    tx.execute_batch(SCHEMA_V3)
+    tx.execute_batch(SCHEMA_V3)?;
+    tx.execute_batch(SCHEMA_V4)
+}
+
+fn v3_to_v4(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V4)
 }
 
 fn v2_to_v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {

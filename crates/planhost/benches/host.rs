@@ -58,6 +58,7 @@ fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (Str
                 workspace_root: root.display().to_string(),
                 external_id: Some(external.into()),
                 interactivity: Interactivity::Interactive,
+                persistence: None,
             },
         )
         .unwrap();

@@ -98,6 +98,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             workspace_root: root.display().to_string(),
             external_id: Some("demo".into()),
             interactivity: Interactivity::Interactive,
+            persistence: None,
         })?,
     )?;
     let sid = session.id.clone();

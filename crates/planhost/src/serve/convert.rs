@@ -69,6 +69,7 @@ pub fn session(
         model: s.model,
         policy_preset: s.policy_preset,
         event_seq: s.event_seq,
+        client_persistence: s.client_persistence,
         active_turn: active_turn.map(turn),
         pending_approval,
     }

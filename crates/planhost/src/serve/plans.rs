@@ -87,6 +87,8 @@ pub async fn dispatch(
         "plans.status" => {
             branch(svc, p, |h, b| {
                 let s = h.plan_status(&b.session_id, &b.branch_path)?;
+                let persisted = h.store().session(&b.session_id)?.client_persistence
+                    == planhost_core::ClientPersistence::Persisted;
                 Ok(to_value(PlanStatusResult {
                     active: s.active,
                     revision: s.revision,
@@ -95,7 +97,7 @@ pub async fn dispatch(
                     path: s.path,
                     plan_id: s.identity.plan_id,
                     phase: s.identity.phase,
-                    persisted: true,
+                    persisted,
                     tool_conflict: s.identity.tool_conflict,
                     handoff_restarted: s.identity.handoff_restarted,
                 }))

@@ -147,6 +147,11 @@ impl Service {
                             p.external_id.as_deref(),
                             p.interactivity,
                         )?;
+                        if let Some(persistence) = p.persistence
+                            && persistence != s.client_persistence
+                        {
+                            h.store().set_client_persistence(&s.id, persistence)?;
+                        }
                         Ok(s.id)
                     })
                     .await?;

@@ -147,3 +147,28 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     );
     assert_eq!(preview["revision"], 2);
 }
+
+#[test]
+fn status_reports_an_ephemeral_client_session() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("pi-no-session");
+    let s = c.call(
+        "sessions.open",
+        json!({ "workspaceRoot": env.workspace().display().to_string(), "externalId": "tmp-1",
+                "interactivity": "interactive", "persistence": "ephemeral" }),
+    );
+    assert_eq!(s["clientPersistence"], "ephemeral");
+    let sid = s["id"].as_str().unwrap().to_owned();
+    let status = c.call(
+        "plans.status",
+        json!({ "sessionId": sid, "branchPath": ["root"] }),
+    );
+    assert_eq!(status["persisted"], false);
+    let persisted = open_session(&mut c, &env.workspace(), "interactive");
+    let status = c.call(
+        "plans.status",
+        json!({ "sessionId": persisted, "branchPath": ["root"] }),
+    );
+    assert_eq!(status["persisted"], true);
+}
