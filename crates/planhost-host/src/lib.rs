@@ -23,4 +23,4 @@ mod plans;
 pub use actor::{HostGone, HostHandle, HostThread, spawn_host};
 pub use error::{HostError, Result};
 pub use host::{Host, Startup, SystemClock, artifact_file_name, new_id};
-pub use plans::{PlanStatus, PublishOutcome, PublishStart};
+pub use plans::{Overwrite, PlanStatus, PublishOutcome, PublishStart};

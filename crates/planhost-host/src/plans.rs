@@ -35,6 +35,15 @@ pub struct PlanStatus {
     pub identity: PlanIdentity,
 }
 
+/// What `/plan save` may do to a published file that changed outside planhost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overwrite {
+    /// Never: report the conflict (the default).
+    Refuse,
+    /// A person chose to replace what is on disk now; its digest becomes the approval's base.
+    DiskAsBase,
+}
+
 /// The result of asking to publish.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PublishStart {
@@ -98,10 +107,14 @@ impl Host {
             .latest_checkpoint(session_id, branch_path)?
             .map(|(c, _)| c);
         let disk = match &identity.published_path {
-            Some(path) => disk_state(&planhost_fs::inspect(
-                Path::new(&session.workspace_root),
-                file_name(path)?,
-            )?),
+            // Whatever keeps the file from being read as a plain file (a symlinked `.pi/plans`, a
+            // directory in its place) is a conflict to report, not an error that hides the status.
+            Some(path) => {
+                match planhost_fs::inspect(Path::new(&session.workspace_root), file_name(path)?) {
+                    Ok(on_disk) => disk_state(&on_disk),
+                    Err(_) => DiskState::NotAFile,
+                }
+            }
             None => DiskState::Missing,
         };
         let publication = publication_state(
@@ -132,32 +145,55 @@ impl Host {
     }
 
     /// `/plan save`: binds the exact latest checkpoint, its path and the update baseline in a
-    /// pending publication approval — or reports synced after verifying the disk.
+    /// pending publication approval — or reports synced after verifying the disk. After a
+    /// conflict, `Overwrite::DiskAsBase` (a person's explicit choice) binds what is on disk now
+    /// as the base, so the approval says exactly which bytes it replaces.
     pub fn start_publication(
         &mut self,
         session_id: &str,
         branch_path: &[String],
+        overwrite: Overwrite,
     ) -> Result<PublishStart> {
         let (checkpoint, markdown) = self
             .store()
             .latest_checkpoint(session_id, branch_path)?
             .ok_or(HostError::NoCheckpoint)?;
         let status = self.plan_status(session_id, branch_path)?;
+        if !status.active {
+            return Err(planhost_core::CoreError::PlanModeNotActive.into());
+        }
         if status.identity.tool_conflict {
             return Err(planhost_core::CoreError::ToolsConflict.into());
         }
         let root = self.root(session_id)?;
-        match (&status.identity.published_path, status.publication) {
-            (Some(_), PublicationState::Synced) => Ok(PublishStart::Synced(status)),
-            (Some(_), PublicationState::Conflict) => Err(HostError::PublishedFileChanged),
-            (Some(path), PublicationState::Dirty | PublicationState::Unpublished) => {
+        match (
+            &status.identity.published_path,
+            status.publication,
+            overwrite,
+        ) {
+            (Some(_), PublicationState::Synced, _) => Ok(PublishStart::Synced(status)),
+            (Some(_), PublicationState::Conflict, Overwrite::Refuse) => {
+                Err(HostError::PublishedFileChanged)
+            }
+            (Some(path), PublicationState::Conflict, Overwrite::DiskAsBase) => {
+                let base = match planhost_fs::inspect(Path::new(&root), file_name(path)?)? {
+                    OnDisk::File { sha256, .. } => Some(sha256),
+                    OnDisk::Missing => None,
+                    OnDisk::NotAFile(_) => return Err(HostError::PublishedFileChanged),
+                };
+                let record =
+                    self.store()
+                        .open_publication(&new_id(), &checkpoint, path, base.as_deref())?;
+                Ok(PublishStart::Pending(record))
+            }
+            (Some(path), PublicationState::Dirty | PublicationState::Unpublished, _) => {
                 let base = status.identity.published_sha256.clone();
                 let record =
                     self.store()
                         .open_publication(&new_id(), &checkpoint, path, base.as_deref())?;
                 Ok(PublishStart::Pending(record))
             }
-            (None, _) => {
+            (None, _, _) => {
                 let name = self.free_name(&root, &markdown, &status.identity)?;
                 let record = self.store().open_publication(
                     &new_id(),
@@ -190,6 +226,10 @@ impl Host {
     /// exclusive create for a first publication, verify-then-rename for an update.
     pub fn resolve_publication(&mut self, id: &str, approve: bool) -> Result<PublishOutcome> {
         let record = self.store().publication(id)?;
+        // Publication belongs to Plan mode: never write a plan file for a session that left it.
+        if approve && self.store().session(&record.session_id)?.mode != Mode::Plan {
+            return Err(planhost_core::CoreError::PlanModeNotActive.into());
+        }
         if !approve {
             let rejected =
                 self.store()
@@ -242,6 +282,17 @@ impl Host {
                 Ok(PublishOutcome::Conflict(conflicted))
             }
             Err(error) => {
+                // A failure after the rename (e.g. the directory fsync) may have left the new
+                // bytes in place: check the disk before calling it failed.
+                let landed = planhost_fs::reconcile(
+                    Path::new(&root),
+                    &name,
+                    &record.sha256,
+                    record.base_sha256.as_deref(),
+                );
+                if matches!(landed, Ok(Reconciled::AlreadyWritten)) {
+                    return self.complete(record, &bytes);
+                }
                 self.store().set_publication_status(
                     &record.id,
                     &["approved"],

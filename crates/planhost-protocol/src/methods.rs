@@ -62,7 +62,7 @@ methods! {
     "plans.projection" => BranchRef, ProjectionResult, "The labelled latest checkpoint to inject into a model call.";
     "plans.preview" => BranchRef, PreviewResult, "The latest exact checkpoint of the branch (/plan preview).";
     "plans.status" => BranchRef, PlanStatusResult, "Mode, revision, publication state, path (/plan status).";
-    "plans.publish" => BranchRef, PublishResult, "Publish the latest checkpoint to .pi/plans (/plan save): synced or an approval.";
+    "plans.publish" => PublishParams, PublishResult, "Publish the latest checkpoint to .pi/plans (/plan save): synced or an approval.";
     "plans.publishResolve" => PublishResolveParams, PublishResolveResult, "Approve (write) or reject a publication.";
     "plans.publications" => PublicationsParams, PublicationList, "Publication approvals (for approval surfaces).";
     "plans.branchSwitched" => SessionRef, BranchSwitchResult, "The client moved to another branch: clears every pending plan approval.";

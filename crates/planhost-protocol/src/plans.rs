@@ -58,6 +58,8 @@ wire! {
     pub struct CaptureParams {
         /// Session.
         pub session_id: String,
+        /// The turn the message belongs to: whether it began in planning is decided from it.
+        pub turn_id: String,
         /// The branch path (the message's entry is usually its leaf).
         pub branch_path: Vec<String>,
         /// The message. `startedInPlanning` is overridden by the host's own state.
@@ -143,6 +145,20 @@ wire! {
         pub status: String,
         /// Why it ended badly.
         pub error_code: Option<String>,
+    }
+}
+
+wire! {
+    /// `plans.publish` (`/plan save`).
+    pub struct PublishParams {
+        /// Session.
+        pub session_id: String,
+        /// The branch path.
+        pub branch_path: Vec<String>,
+        /// After a conflict, a person chose to replace what is on disk now: the approval binds
+        /// the current on-disk digest as its base. Without it, a conflict is refused.
+        #[serde(default)]
+        pub overwrite_conflict: bool,
     }
 }
 

@@ -139,42 +139,101 @@ pub(crate) fn put(
     ))
 }
 
-/// Reads a body back, following deltas, and checks its digest.
+/// Reads a body back, following deltas, and checks its digest. A chain longer than any this
+/// store writes (a corrupt or cyclic one) and an impossible size are corruption, reported, never
+/// a crash.
 pub(crate) fn get(tx: &Transaction<'_>, sha256: &str) -> Result<Vec<u8>> {
-    let row: Option<(i64, String, Option<String>, Vec<u8>)> = tx
-        .prepare_cached(
-            "SELECT size_bytes, encoding, base_sha256, data FROM plan_blobs WHERE sha256 = ?1",
-        )?
-        .query_row([sha256], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?;
-    let Some((size, encoding, base, data)) = row else {
-        return Err(corrupt("plan_blobs", format!("missing body {sha256}")));
-    };
-    let size = usize::try_from(size).map_err(|e| corrupt("plan_blobs", e))?;
-    let bytes = match (encoding.as_str(), base) {
-        ("raw", None) => data,
-        ("deflate", None) => inflate(&data, size).map_err(|e| corrupt("plan_blobs", e))?,
-        ("delta", Some(base)) => {
-            let base_bytes = get(tx, &base)?;
-            apply_delta(&base_bytes, &data, size)
-                .ok_or_else(|| corrupt("plan_blobs", "bad delta"))?
+    // Walk down to the whole body, remembering the deltas on the way.
+    let mut chain: Vec<(String, usize, Vec<u8>)> = Vec::new();
+    let mut current = sha256.to_owned();
+    let mut bytes = loop {
+        if chain.len() > MAX_DEPTH as usize {
+            return Err(corrupt(
+                "plan_blobs",
+                format!("delta chain of {sha256} is too long or cyclic"),
+            ));
         }
-        (other, _) => return Err(corrupt("plan_blobs", format!("bad encoding {other}"))),
+        let row: Option<(i64, String, Option<String>, Vec<u8>)> = tx
+            .prepare_cached(
+                "SELECT size_bytes, encoding, base_sha256, data FROM plan_blobs WHERE sha256 = ?1",
+            )?
+            .query_row([&current], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()?;
+        let Some((size, encoding, base, data)) = row else {
+            return Err(corrupt("plan_blobs", format!("missing body {current}")));
+        };
+        let size = usize::try_from(size)
+            .ok()
+            .filter(|s| *s <= planhost_core::MAX_PLAN_BYTES)
+            .ok_or_else(|| {
+                corrupt(
+                    "plan_blobs",
+                    format!("body {current} has an impossible size"),
+                )
+            })?;
+        let whole = match (encoding.as_str(), base) {
+            ("raw", None) => data,
+            ("deflate", None) => inflate(&data, size).map_err(|e| corrupt("plan_blobs", e))?,
+            ("delta", Some(base)) => {
+                chain.push((current, size, data));
+                current = base;
+                continue;
+            }
+            (other, _) => return Err(corrupt("plan_blobs", format!("bad encoding {other}"))),
+        };
+        verify(&whole, size, &current)?;
+        break whole;
     };
-    if bytes.len() != size || planhost_core::sha256_hex(&bytes) != sha256 {
+    // Then apply the deltas back up, verifying every level.
+    while let Some((sha, size, delta)) = chain.pop() {
+        bytes =
+            apply_delta(&bytes, &delta, size).ok_or_else(|| corrupt("plan_blobs", "bad delta"))?;
+        verify(&bytes, size, &sha)?;
+    }
+    Ok(bytes)
+}
+
+fn verify(bytes: &[u8], size: usize, sha256: &str) -> Result<()> {
+    if bytes.len() != size || planhost_core::sha256_hex(bytes) != sha256 {
         return Err(corrupt(
             "plan_blobs",
             format!("body {sha256} does not match its digest"),
         ));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cyclic_or_oversized_chain_is_corruption_not_a_crash() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(crate::schema::SCHEMA_V1).unwrap();
+        conn.execute_batch(crate::schema::SCHEMA_V2).unwrap();
+        let tx = conn.transaction().unwrap();
+        let (a, _) = put(&tx, b"first body, long enough to delta against", None).unwrap();
+        let (b, _) = put(&tx, b"first body, long enough to delta against!", Some(&a)).unwrap();
+        // Corrupt it by hand: A's base is B, B's base is A.
+        tx.execute_batch("PRAGMA ignore_check_constraints = ON")
+            .unwrap();
+        tx.execute(
+            "UPDATE plan_blobs SET encoding = 'delta', base_sha256 = ?2 WHERE sha256 = ?1",
+            [&a, &b],
+        )
+        .unwrap();
+        let err = get(&tx, &b).unwrap_err();
+        assert_eq!(err.code(), "STORE_CORRUPT", "{err}");
+        tx.execute(
+            "UPDATE plan_blobs SET size_bytes = 1 << 40 WHERE sha256 = ?1",
+            [&b],
+        )
+        .unwrap();
+        assert_eq!(get(&tx, &b).unwrap_err().code(), "STORE_CORRUPT");
+    }
 
     #[test]
     fn splice_round_trips_every_shape() {

@@ -19,6 +19,9 @@ pub enum StoreError {
     /// A branch path was empty (the last entry is the checkpoint's anchor).
     #[error("branchPath must name at least the current branch leaf")]
     BranchInvalid,
+    /// A captured entry was offered again with different content (seed 004: one entry, one capture).
+    #[error("entry {0} was already captured with other content")]
+    CaptureEntryChanged(String),
     /// No publication approval has this id.
     #[error("no publication {0}")]
     PublicationNotFound(String),
@@ -104,6 +107,7 @@ impl StoreError {
             StoreError::TurnNotFound(_) => "TURN_NOT_FOUND",
             StoreError::WorkspaceMismatch { .. } => "SESSION_WORKSPACE_MISMATCH",
             StoreError::BranchInvalid => "CHECKPOINT_BRANCH_INVALID",
+            StoreError::CaptureEntryChanged(_) => "CAPTURE_ENTRY_CHANGED",
             StoreError::PublicationNotFound(_) => "PUBLICATION_NOT_FOUND",
             StoreError::PublicationOpen(_) => "PUBLICATION_PENDING",
             StoreError::PublicationState { .. } => "PUBLICATION_STATE_INVALID",

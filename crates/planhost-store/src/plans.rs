@@ -382,23 +382,30 @@ impl Tx<'_> {
         }
         let identity = t.identity(session_id)?;
         if let Some(c) = capture {
-            let existing: Option<i64> = t
-                .tx
-                .prepare_cached(
-                    "SELECT id FROM plan_checkpoints WHERE session_id = ?1 AND capture_entry_id = ?2 \
-                     AND capture_fingerprint = ?3 AND capture_block = ?4",
+            // One persisted entry is one capture: offered again it is the same checkpoint; the
+            // same entry with other content is a replay that changed, never a new revision.
+            let existing: Option<(i64, String)> =
+                t.tx.prepare_cached(
+                    "SELECT id, capture_fingerprint FROM plan_checkpoints \
+                     WHERE session_id = ?1 AND capture_entry_id = ?2",
                 )?
-                .query_row(params![session_id, c.entry_id, c.fingerprint, c.block_index], |r| r.get(0))
+                .query_row(params![session_id, c.entry_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
                 .optional()?;
-            if let Some(id) = existing {
-                return Ok(SavedCheckpoint {
-                    record: t.checkpoint(id)?,
-                    created: false,
-                    stored: Stored {
-                        encoding: "raw",
-                        stored_bytes: 0,
-                    },
-                });
+            match existing {
+                Some((id, fingerprint)) if fingerprint == c.fingerprint => {
+                    return Ok(SavedCheckpoint {
+                        record: t.checkpoint(id)?,
+                        created: false,
+                        stored: Stored {
+                            encoding: "raw",
+                            stored_bytes: 0,
+                        },
+                    });
+                }
+                Some(_) => return Err(StoreError::CaptureEntryChanged(c.entry_id.clone())),
+                None => {}
             }
         }
         let refs = t.checkpoint_refs(session_id)?;
@@ -434,6 +441,8 @@ impl Tx<'_> {
             t.now.0,
         ])?;
         let id = t.tx.last_insert_rowid();
+        // A changed checkpoint requires exact reapproval (seed 003).
+        t.revoke_pending_publications(session_id, "CHECKPOINT_CHANGED")?;
         let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None)
             .unwrap_or(identity.phase);
         t.set_phase(session_id, phase)?;

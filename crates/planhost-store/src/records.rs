@@ -70,6 +70,8 @@ pub struct TurnRecord {
     pub started_at: Timestamp,
     /// End.
     pub ended_at: Option<Timestamp>,
+    /// The mode the turn started in (absent for turns from before schema v3).
+    pub policy_mode: Option<planhost_core::Mode>,
 }
 
 /// A `plan_approvals` row without the plan body (see `Store::plan_markdown`).
@@ -196,8 +198,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
     })())
 }
 
-pub(crate) const TURN_COLUMNS: &str =
-    "id, session_id, origin, state, execution_id, shell_id, shell_dialect, started_at, ended_at";
+pub(crate) const TURN_COLUMNS: &str = "id, session_id, origin, state, execution_id, shell_id, shell_dialect, started_at, ended_at, policy_mode";
 
 pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord>> {
     let (origin, state): (String, String) = (row.get(2)?, row.get(3)?);
@@ -210,6 +211,7 @@ pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord
         row.get::<_, i64>(7)?,
         row.get::<_, Option<i64>>(8)?,
     );
+    let policy_mode: Option<String> = row.get(9)?;
     Ok((|| {
         Ok(TurnRecord {
             id: record.0,
@@ -221,6 +223,7 @@ pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord
             shell_dialect: record.4,
             started_at: Timestamp(record.5),
             ended_at: record.6.map(Timestamp),
+            policy_mode: parse_opt("turns", policy_mode)?,
         })
     })())
 }

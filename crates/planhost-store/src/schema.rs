@@ -3,7 +3,8 @@
 /// The schema this build writes. `PRAGMA user_version` holds it, written last.
 /// v1: sessions, turns, approvals, settings, audit. v2: plan checkpoints, identities, publication.
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
-/// v4: sessions record whether the client keeps its own session (persisted or ephemeral).
+/// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
+/// captured entry is unique per session whatever its fingerprint.
 pub const CURRENT_VERSION: u32 = 4;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
@@ -182,4 +183,8 @@ ALTER TABLE turns ADD COLUMN policy_preset TEXT CHECK (policy_preset IN ('host',
 pub(crate) const SCHEMA_V4: &str = r#"
 ALTER TABLE sessions ADD COLUMN client_persistence TEXT NOT NULL DEFAULT 'persisted'
     CHECK (client_persistence IN ('persisted', 'ephemeral'));
+-- One persisted entry is one capture, whatever its fingerprint (seed 004).
+DROP INDEX checkpoints_capture_identity;
+CREATE UNIQUE INDEX checkpoints_capture_entry ON plan_checkpoints(session_id, capture_entry_id)
+    WHERE capture_entry_id IS NOT NULL;
 "#;

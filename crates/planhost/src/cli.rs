@@ -43,9 +43,13 @@ fn failure(error: ClientError) -> anyhow::Error {
         ClientError::Rpc(_) | ClientError::Json(_) => 1,
         ClientError::Io(_) | ClientError::Closed => EXIT_UNREACHABLE,
     };
+    let message = match &error {
+        ClientError::Rpc(e) => e.message.clone(),
+        ClientError::Io(_) | ClientError::Closed | ClientError::Json(_) => error.to_string(),
+    };
     Failure {
         code: error.code().to_owned(),
-        message: error.to_string(),
+        message,
         status,
     }
     .into()
@@ -121,10 +125,16 @@ pub fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let health: HealthResult = call(&mut c, "app.health", &Empty {})?;
     let sessions: SessionList = call(&mut c, "sessions.list", &Empty {})?;
     let pending: ApprovalList = call(&mut c, "plans.pending", &PlansFilter { session_id: None })?;
+    let publications: planhost_protocol::PublicationList = call(
+        &mut c,
+        "plans.publications",
+        &planhost_protocol::PublicationsParams { pending: true },
+    )?;
     if out.json {
         return print_json(&serde_json::json!({
             "version": version, "health": health,
             "sessions": sessions.sessions.len(), "pendingApprovals": pending.approvals.len(),
+            "pendingPublications": publications.publications.len(),
         }));
     }
     let mut o = std::io::stdout().lock();
@@ -142,7 +152,12 @@ pub fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         health.uptime_ms / 1000
     )?;
     writeln!(o, "sessions  {}", sessions.sessions.len())?;
-    writeln!(o, "pending   {} plan approval(s)", pending.approvals.len())?;
+    writeln!(
+        o,
+        "pending   {} plan approval(s), {} publication(s)",
+        pending.approvals.len(),
+        publications.publications.len()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -411,6 +426,11 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
                 v.protocol_version
             ),
             Err(e) => match e.downcast_ref::<Failure>() {
+                Some(f) if f.status == EXIT_UNREACHABLE && holder.is_some() => format!(
+                    "{}: no answer, but planhost pid {} holds this state directory: pass the socket it serves on (--socket)",
+                    paths.socket.display(),
+                    holder.as_deref().unwrap_or("?")
+                ),
                 Some(f) if f.status == EXIT_UNREACHABLE => {
                     format!(
                         "{}: no host answers; start one with `planhost serve`",

@@ -209,9 +209,12 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             execution_id: execution.clone(),
         })?,
     )?;
+    let command = json!({ "command": "printf 'hello, world\\n' > hello.txt; cat hello.txt; echo 'done' >&2" });
+    // The grant binds this exact input: the execute below must send the same.
     let bash = AuthorizeParams {
         turn_id: exec_turn.id.clone(),
         tool_call_id: "call-3".into(),
+        input: command.clone(),
         ..authorize("Bash", "call-3")
     };
     let decision: AuthorizeResult = call(c, "tools.authorize", serde_json::to_value(bash)?)?;
@@ -224,7 +227,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             turn_id: exec_turn.id.clone(),
             tool_call_id: "call-3".into(),
             tool: "Bash".into(),
-            input: json!({ "command": "printf 'hello, world\\n' > hello.txt; cat hello.txt; echo 'done' >&2" }),
+            input: command,
         })?,
     )?;
     println!(

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use planhost_core::{ExitChoice, ExitOffer, HandoffPhase, PublicationState};
-use planhost_host::{PublishOutcome, PublishStart};
+use planhost_host::{Overwrite, PublishOutcome, PublishStart};
 use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest};
 
 use crate::fixture::*;
@@ -55,7 +55,7 @@ fn published(f: &mut Fixture) -> (String, planhost_store::PublicationRecord) {
     draft(f, &s, &["root", "a"], V1, 0);
     let p = pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     let done = completed(f.host().resolve_publication(&p.id, true).unwrap());
@@ -168,11 +168,12 @@ fn a_capture_offered_again_creates_no_revision() {
         .unwrap();
     assert!(first.created && !second.created);
     assert_eq!(first.record, second.record);
+    // The same entry with other content is a changed replay: refused, no new revision.
     let other = CaptureBinding {
         fingerprint: "fp2".into(),
         ..binding
     };
-    let third = f
+    let err = f
         .store()
         .save_checkpoint(
             &s,
@@ -182,8 +183,10 @@ fn a_capture_offered_again_creates_no_revision() {
             CheckpointSource::Capture,
             Some(&other),
         )
-        .unwrap();
-    assert_eq!(third.record.revision, 2);
+        .unwrap_err();
+    assert_eq!(err.code(), "CAPTURE_ENTRY_CHANGED");
+    let (latest, _) = f.store().latest_checkpoint(&s, &b).unwrap().unwrap();
+    assert_eq!(latest.revision, 1);
 }
 
 #[test]
@@ -207,7 +210,7 @@ fn first_publication_creates_exclusively_and_names_the_session() {
     // Synced: /plan save verifies and writes nothing; /plan exit exits at once.
     assert!(matches!(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
         PublishStart::Synced(_)
     ));
@@ -231,7 +234,7 @@ fn updates_go_to_the_same_path() {
     );
     let p = pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a", "b"]))
+            .start_publication(&s, &path(&["root", "a", "b"]), Overwrite::Refuse)
             .unwrap(),
     );
     assert_eq!(
@@ -271,7 +274,7 @@ fn every_conflict_case_is_refused_without_overwriting() {
         draft(&mut f, &s, &["root", "a", "b"], V2, 1);
         let p = pending(
             f.host()
-                .start_publication(&s, &path(&["root", "a", "b"]))
+                .start_publication(&s, &path(&["root", "a", "b"]), Overwrite::Refuse)
                 .unwrap(),
         );
         let outside = tempfile::tempdir().unwrap();
@@ -311,7 +314,7 @@ fn every_conflict_case_is_refused_without_overwriting() {
         assert_eq!(status.publication, PublicationState::Conflict, "{name}");
         assert_eq!(
             f.host()
-                .start_publication(&s, &path(&["root", "a", "b"]))
+                .start_publication(&s, &path(&["root", "a", "b"]), Overwrite::Refuse)
                 .unwrap_err()
                 .code(),
             "PUBLISH_CONFLICT"
@@ -333,7 +336,7 @@ fn a_collision_racing_the_first_write_revokes_and_asks_again() {
     draft(&mut f, &s, &["root", "a"], V1, 0);
     let p = pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     // Someone creates the chosen file between approval request and write.
@@ -369,7 +372,7 @@ fn a_write_completed_before_a_crash_is_reconciled_not_repeated() {
     draft(&mut f, &s, &["root", "a"], V1, 0);
     let p = pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     // The approval was persisted and the write happened, then the host died before recording it.
@@ -397,7 +400,7 @@ fn a_write_completed_before_a_crash_is_reconciled_not_repeated() {
     draft(&mut g, &s, &["root", "a"], V1, 0);
     let p = pending(
         g.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     g.store()
@@ -412,7 +415,7 @@ fn a_write_completed_before_a_crash_is_reconciled_not_repeated() {
     // A pending (unapproved) publication does not survive a restart either.
     let p2 = pending(
         g.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     g.restart();
@@ -443,7 +446,7 @@ fn a_forked_session_starts_a_fresh_identity_and_never_claims_the_parents_file() 
     draft(&mut f, &fork, &["root", "a"], V1, 0);
     let p = pending(
         f.host()
-            .start_publication(&fork, &path(&["root", "a"]))
+            .start_publication(&fork, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     assert_ne!(
@@ -458,7 +461,7 @@ fn preview_status_and_exit_without_a_checkpoint() {
     let s = f.plan_session();
     assert_eq!(
         f.host()
-            .start_publication(&s, &path(&["root"]))
+            .start_publication(&s, &path(&["root"]), Overwrite::Refuse)
             .unwrap_err()
             .code(),
         "CHECKPOINT_NONE"
@@ -554,7 +557,7 @@ fn tool_drift_is_a_conflict_that_blocks_approval_until_resolved() {
     draft(&mut f, &s, &["root", "a"], V1, 0);
     assert_eq!(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap_err()
             .code(),
         "PLAN_TOOLS_CONFLICT"
@@ -582,7 +585,7 @@ fn tool_drift_is_a_conflict_that_blocks_approval_until_resolved() {
         .unwrap();
     pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     // Exit restores the baseline intersected with what exists now.
@@ -601,7 +604,7 @@ fn a_branch_switch_clears_every_pending_approval() {
     let saved = draft(&mut f, &s, &["root", "a"], V1, 0);
     let p = pending(
         f.host()
-            .start_publication(&s, &path(&["root", "a"]))
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
             .unwrap(),
     );
     f.store()
@@ -660,4 +663,113 @@ fn a_submitted_plan_is_also_a_checkpoint_in_the_same_transaction() {
         .unwrap_err();
     assert_eq!(err.code(), "CHECKPOINT_BRANCH_INVALID");
     assert_eq!(f.artifact_files(), before);
+}
+
+#[test]
+fn leaving_plan_or_a_newer_checkpoint_voids_a_pending_publication() {
+    let mut f = Fixture::new();
+    let s = f.plan_session();
+    draft(&mut f, &s, &["root", "a"], V1, 0);
+    let p = pending(
+        f.host()
+            .start_publication(&s, &path(&["root", "a"]), Overwrite::Refuse)
+            .unwrap(),
+    );
+    // The agent finalizes once more: the approval was for the older bytes.
+    draft(&mut f, &s, &["root", "a", "b"], V2, 1);
+    let revoked = f.store().publication(&p.id).unwrap();
+    assert_eq!(
+        (revoked.status.as_str(), revoked.error_code.as_deref()),
+        ("revoked", Some("CHECKPOINT_CHANGED"))
+    );
+    assert_eq!(
+        f.host()
+            .resolve_publication(&p.id, true)
+            .unwrap_err()
+            .code(),
+        "PUBLICATION_STATE_INVALID"
+    );
+    // Exit without publishing revokes what is pending; nothing is written later.
+    let p2 = pending(
+        f.host()
+            .start_publication(&s, &path(&["root", "a", "b"]), Overwrite::Refuse)
+            .unwrap(),
+    );
+    f.host().exit_plan(&s).unwrap();
+    let after = f.store().publication(&p2.id).unwrap();
+    assert_eq!(
+        (after.status.as_str(), after.error_code.as_deref()),
+        ("revoked", Some("PLAN_EXITED"))
+    );
+    assert!(!f.workspace_root().join(".pi/plans").exists());
+    // Re-entering Plan is not blocked by the old approval.
+    f.store().set_mode(&s, planhost_core::Mode::Plan).unwrap();
+    pending(
+        f.host()
+            .start_publication(&s, &path(&["root", "a", "b"]), Overwrite::Refuse)
+            .unwrap(),
+    );
+}
+
+#[test]
+fn a_person_can_resolve_a_conflict_by_overwriting_what_is_on_disk_now() {
+    let mut f = Fixture::new();
+    let (s, first) = published(&mut f);
+    let file = f.workspace_root().join(&first.relative_path);
+    std::fs::write(&file, "edited by a person\n").unwrap();
+    draft(&mut f, &s, &["root", "a", "b"], V2, 1);
+    let b = path(&["root", "a", "b"]);
+    assert_eq!(
+        f.host()
+            .start_publication(&s, &b, Overwrite::Refuse)
+            .unwrap_err()
+            .code(),
+        "PUBLISH_CONFLICT"
+    );
+    let p = pending(
+        f.host()
+            .start_publication(&s, &b, Overwrite::DiskAsBase)
+            .unwrap(),
+    );
+    assert_eq!(
+        p.base_sha256.as_deref(),
+        Some(planhost_core::sha256_hex(b"edited by a person\n").as_str())
+    );
+    // If the file changes again before the approval, the overwrite is still refused.
+    std::fs::write(&file, "edited twice\n").unwrap();
+    assert!(matches!(
+        f.host().resolve_publication(&p.id, true).unwrap(),
+        PublishOutcome::Conflict(_)
+    ));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited twice\n");
+    let p = pending(
+        f.host()
+            .start_publication(&s, &b, Overwrite::DiskAsBase)
+            .unwrap(),
+    );
+    completed(f.host().resolve_publication(&p.id, true).unwrap());
+    assert_eq!(std::fs::read(&file).unwrap(), V2.as_bytes());
+    assert_eq!(
+        f.host().plan_status(&s, &b).unwrap().publication,
+        PublicationState::Synced
+    );
+}
+
+#[test]
+fn a_symlinked_plans_directory_reads_as_a_conflict_not_an_error() {
+    let mut f = Fixture::new();
+    let (s, _) = published(&mut f);
+    let root = f.workspace_root();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::rename(root.join(".pi/plans"), outside.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("moved"), root.join(".pi/plans")).unwrap();
+    let b = path(&["root", "a"]);
+    assert_eq!(
+        f.host().plan_status(&s, &b).unwrap().publication,
+        PublicationState::Conflict
+    );
+    assert!(matches!(
+        f.host().exit_offer(&s, &b).unwrap(),
+        ExitOffer::Choose { .. }
+    ));
 }

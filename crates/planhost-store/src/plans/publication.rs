@@ -10,6 +10,43 @@ use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
 
 impl Tx<'_> {
+    /// Revokes the session's pending publication approvals (with `code`), emitting their events;
+    /// returns their ids. An approval is bound to exact bytes and a position: anything that moves
+    /// either (a new checkpoint, a branch switch, leaving Plan) voids it.
+    pub(crate) fn revoke_pending_publications(
+        &mut self,
+        session_id: &str,
+        code: &str,
+    ) -> Result<Vec<String>> {
+        let revoked: Vec<String> = self
+            .tx
+            .prepare_cached(
+                "UPDATE publication_approvals SET status = 'revoked', error_code = ?2, updated_at = ?3 \
+                 WHERE session_id = ?1 AND status = 'pending' RETURNING id",
+            )?
+            .query_map(params![session_id, code, self.now.0], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for id in &revoked {
+            let subject = AuditSubject {
+                session_id: Some(session_id),
+                ..AuditSubject::default()
+            };
+            self.audit(
+                subject,
+                "publication.revoked",
+                &json!({ "id": id, "code": code }),
+            )?;
+            self.emit(
+                session_id,
+                EventBody::PublicationChanged {
+                    publication_id: id.clone(),
+                    status: "revoked".into(),
+                },
+            )?;
+        }
+        Ok(revoked)
+    }
+
     pub(crate) fn publication(&self, id: &str) -> Result<PublicationRecord> {
         let sql = format!("SELECT {PUBLICATION_COLUMNS} FROM publication_approvals WHERE id = ?1");
         self.tx

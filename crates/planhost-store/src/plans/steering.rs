@@ -192,20 +192,7 @@ impl Store {
     pub fn branch_switched(&mut self, session_id: &str) -> Result<Vec<String>> {
         self.transact(|t| {
             let identity = t.identity(session_id)?;
-            let revoked: Vec<String> = t
-                .tx
-                .prepare(
-                    "UPDATE publication_approvals SET status = 'revoked', error_code = 'BRANCH_SWITCHED', \
-                     updated_at = ?2 WHERE session_id = ?1 AND status = 'pending' RETURNING id",
-                )?
-                .query_map(params![session_id, t.now.0], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            for id in &revoked {
-                t.emit(
-                    session_id,
-                    planhost_core::EventBody::PublicationChanged { publication_id: id.clone(), status: "revoked".into() },
-                )?;
-            }
+            let revoked = t.revoke_pending_publications(session_id, "BRANCH_SWITCHED")?;
             if identity.phase == HandoffPhase::HandoffPending {
                 t.tx.prepare_cached(
                     "UPDATE plan_identities SET phase = 'ready', handoff_token = NULL, handoff_checkpoint = NULL, \
@@ -229,6 +216,8 @@ impl Store {
             let view = t.view(session_id)?;
             let state = planhost_core::set_mode(&view, planhost_core::Mode::Agent)?;
             t.set_state(&view, state)?;
+            // Exit without publishing publishes nothing, now or later.
+            t.revoke_pending_publications(session_id, "PLAN_EXITED")?;
             let identity = t.identity(session_id)?;
             let phase = handoff_next(identity.phase, HandoffStep::Exit, ToolsConflict::None)?;
             t.tx.prepare_cached(

@@ -102,6 +102,7 @@ pub fn host_error(error: &HostError) -> RpcError {
             | StoreError::TurnNotFound(_)
             | StoreError::WorkspaceMismatch { .. }
             | StoreError::BranchInvalid
+            | StoreError::CaptureEntryChanged(_)
             | StoreError::PublicationNotFound(_)
             | StoreError::PublicationOpen(_)
             | StoreError::PublicationState { .. }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use planhost_core::{ApprovalAction, ExitChoice, ExitOffer, PlanCommand, parse_plan_command};
-use planhost_host::{PublishOutcome, PublishStart};
+use planhost_host::{Overwrite, PublishOutcome, PublishStart};
 use planhost_protocol::{
     BranchRef, CaptureParams, CaptureResult, CheckpointInfo, CheckpointParams, CommandParams,
     CommandResult, ExitParams, ExitResult, HandoffParams, HandoffResult, PlanStatusResult,
@@ -104,23 +104,7 @@ pub async fn dispatch(
             })
             .await
         }
-        "plans.publish" => {
-            branch(svc, p, |h, b| {
-                Ok(to_value(
-                    match h.start_publication(&b.session_id, &b.branch_path)? {
-                        PublishStart::Synced(_) => PublishResult {
-                            outcome: "synced".into(),
-                            publication: None,
-                        },
-                        PublishStart::Pending(p) => PublishResult {
-                            outcome: "pending".into(),
-                            publication: Some(publication(p)),
-                        },
-                    },
-                ))
-            })
-            .await
-        }
+        "plans.publish" => publish(svc, p).await,
         "plans.publishResolve" => publish_resolve(svc, p).await,
         "plans.exit" => exit(svc, p).await,
         "plans.publications" => publications(svc, p).await,
@@ -181,9 +165,18 @@ async fn capture(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError> {
     let result = svc
         .host(move |h| {
             let mut message = p.message;
-            // "Begun in planning" is the host's fact, not the client's claim.
+            // "Begun in planning" is the host's fact, not the client's claim: the turn must be
+            // this session's, and either it started in Plan, or it is still running and the
+            // session entered Plan during it (EnterPlanMode). A replay of an Agent turn's
+            // message after switching to Plan is never captured.
+            let turn = h.store().turn(&p.turn_id)?;
+            if turn.session_id != p.session_id {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id: p.turn_id }.into());
+            }
+            let running_in_plan = turn.state == planhost_core::TurnState::Running
+                && h.store().session(&p.session_id)?.mode == planhost_core::Mode::Plan;
             message.started_in_planning =
-                h.store().session(&p.session_id)?.mode == planhost_core::Mode::Plan;
+                turn.policy_mode == Some(planhost_core::Mode::Plan) || running_in_plan;
             if let Err(why) = planhost_core::eligibility(&message) {
                 return Ok(CaptureResult {
                     captured: false,
@@ -231,6 +224,28 @@ async fn capture(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError> {
         })
         .await?;
     to_value(result)
+}
+
+async fn publish(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError> {
+    let p: planhost_protocol::PublishParams = params(p)?;
+    let overwrite = if p.overwrite_conflict {
+        Overwrite::DiskAsBase
+    } else {
+        Overwrite::Refuse
+    };
+    let start = svc
+        .host(move |h| h.start_publication(&p.session_id, &p.branch_path, overwrite))
+        .await?;
+    to_value(match start {
+        PublishStart::Synced(_) => PublishResult {
+            outcome: "synced".into(),
+            publication: None,
+        },
+        PublishStart::Pending(p) => PublishResult {
+            outcome: "pending".into(),
+            publication: Some(publication(p)),
+        },
+    })
 }
 
 async fn publish_resolve(svc: &Arc<Service>, p: Value) -> Result<Value, RpcError> {

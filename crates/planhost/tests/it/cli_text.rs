@@ -85,3 +85,25 @@ fn errors_and_doctor_without_a_host_read_well() {
         insta::assert_snapshot!("doctor_no_host", doctor.stdout);
     });
 }
+
+/// The README's run command: the demo completes the whole flow through the real protocol.
+#[test]
+fn the_readme_demo_runs_the_whole_flow() {
+    let env = Env::new();
+    let run = cli(&env, &["demo"]).ok();
+    for expected in [
+        "Write → Deny POLICY_PLAN_WRITE_DENIED",
+        "SubmitPlan → Allow",
+        "approvalChanged",
+        "Bash → Allow",
+        "stdout #0   hello, world",
+        "execution completed",
+        "workspace now holds: hello, world",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.stdout
+        );
+    }
+}

@@ -70,8 +70,10 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         "stopReason": "stop",
         "startedInPlanning": false,
     });
-    let params =
-        json!({ "sessionId": sid, "branchPath": branch(&["root", "a", "m1"]), "message": message });
+    let turn = begin_turn(&mut agent, &sid);
+    let params = json!({
+        "sessionId": sid, "turnId": turn, "branchPath": branch(&["root", "a", "m1"]), "message": message,
+    });
     let first = agent.call("plans.capture", params.clone());
     assert_eq!(
         (
@@ -80,9 +82,15 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         ),
         (json!(true), json!(2))
     );
-    let again = agent.call("plans.capture", params);
+    let again = agent.call("plans.capture", params.clone());
     assert_eq!(again["checkpoint"]["created"], false);
     assert_eq!(again["checkpoint"]["revision"], 2);
+    // The same entry replayed with other content is refused, never a new revision.
+    let mut changed = params;
+    changed["message"]["content"][0]["text"] = json!("<proposed_plan>\n# other\n</proposed_plan>");
+    let e = agent.call_err("plans.capture", changed);
+    assert_code(&e, -32000, "CAPTURE_ENTRY_CHANGED");
+    end_turn(&mut agent, &sid, &turn);
 
     // /plan save: a publication approval bound to revision, digest and path, answered by a
     // person from the CLI while the agent waits.
@@ -171,4 +179,30 @@ fn status_reports_an_ephemeral_client_session() {
         json!({ "sessionId": persisted, "branchPath": ["root"] }),
     );
     assert_eq!(status["persisted"], true);
+}
+
+#[test]
+fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("agent");
+    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let turn = begin_turn(&mut c, &sid);
+    let message = json!({
+        "entryId": "m1",
+        "content": [{ "type": "text", "text": "<proposed_plan>\n# Plan: x\n</proposed_plan>" }],
+        "stopReason": "stop",
+        "startedInPlanning": true,
+    });
+    let params = json!({ "sessionId": sid, "turnId": turn, "branchPath": ["root", "m1"], "message": message });
+    c.call("plans.capture", params.clone());
+    end_turn(&mut c, &sid, &turn);
+    set_mode(&mut c, &sid, "plan");
+    let replayed = c.call("plans.capture", params);
+    assert_eq!(replayed["captured"], false, "{replayed}");
+    let projection = c.call(
+        "plans.projection",
+        json!({ "sessionId": sid, "branchPath": ["root", "m1"] }),
+    );
+    assert_eq!(projection["text"], "");
 }
