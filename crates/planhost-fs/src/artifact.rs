@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::dir::{Dir, Name, Origin, Permissions};
-use crate::error::FsError;
+use crate::error::{FsError, WriteFailure};
 
 /// Directory under the workspace root that holds plan files.
 pub const PI_DIR: &str = ".pi";
@@ -79,22 +79,12 @@ impl ArtifactError {
 
 impl From<FsError> for ArtifactError {
     fn from(e: FsError) -> Self {
-        match e {
-            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => {
-                Self::Symlink { path }
-            }
-            FsError::NotDirectory { path } => Self::NotDirectory { path },
-            FsError::AlreadyExists { path } => Self::Collision { path },
-            FsError::InvalidName { .. }
-            | FsError::InvalidPath { .. }
-            | FsError::OutsideWorkspace { .. }
-            | FsError::NonUtf8 { .. } => Self::PathInvalid {
-                reason: e.to_string(),
-            },
-            FsError::NotFound { .. }
-            | FsError::IsDirectory { .. }
-            | FsError::NotRegularFile { .. }
-            | FsError::Io { .. } => Self::WriteFailed { source: e },
+        match WriteFailure::from(e) {
+            WriteFailure::Symlink(path) => Self::Symlink { path },
+            WriteFailure::NotDirectory(path) => Self::NotDirectory { path },
+            WriteFailure::Collision(path) => Self::Collision { path },
+            WriteFailure::PathInvalid(reason) => Self::PathInvalid { reason },
+            WriteFailure::Write(source) => Self::WriteFailed { source },
         }
     }
 }

@@ -125,3 +125,37 @@ impl FsError {
         }
     }
 }
+
+/// What a failed plan-file write means to its caller: the same five outcomes for the immutable
+/// artifact writer and for publication, so both map `FsError` through this one function.
+#[derive(Debug)]
+pub(crate) enum WriteFailure {
+    /// A symlink on the path or at the target.
+    Symlink(PathBuf),
+    /// A directory on the path is not a directory.
+    NotDirectory(PathBuf),
+    /// The target already exists.
+    Collision(PathBuf),
+    /// The path or name itself is invalid.
+    PathInvalid(String),
+    /// Any I/O failure while writing.
+    Write(FsError),
+}
+
+impl From<FsError> for WriteFailure {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => Self::Symlink(path),
+            FsError::NotDirectory { path } => Self::NotDirectory(path),
+            FsError::AlreadyExists { path } => Self::Collision(path),
+            FsError::InvalidName { .. }
+            | FsError::InvalidPath { .. }
+            | FsError::OutsideWorkspace { .. }
+            | FsError::NonUtf8 { .. } => Self::PathInvalid(e.to_string()),
+            FsError::NotFound { .. }
+            | FsError::IsDirectory { .. }
+            | FsError::NotRegularFile { .. }
+            | FsError::Io { .. } => Self::Write(e),
+        }
+    }
+}

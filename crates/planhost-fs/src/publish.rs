@@ -38,7 +38,7 @@ use rustix::io::Errno;
 use crate::artifact::PI_DIR;
 use crate::atomic::Staged;
 use crate::dir::{Dir, EntryKind, FileId, MissingDirs, Name, Permissions, Probe, Replace};
-use crate::error::FsError;
+use crate::error::{FsError, WriteFailure};
 
 /// Directory under [`PI_DIR`] that holds published, human-facing plans.
 pub const PLANS_DIR: &str = "plans";
@@ -134,22 +134,12 @@ impl PublishError {
 
 impl From<FsError> for PublishError {
     fn from(e: FsError) -> Self {
-        match e {
-            FsError::Symlink { path } | FsError::SymlinkEscape { path, .. } => {
-                Self::Symlink { path }
-            }
-            FsError::NotDirectory { path } => Self::NotDirectory { path },
-            FsError::AlreadyExists { path } => Self::Collision { path },
-            FsError::InvalidName { .. }
-            | FsError::InvalidPath { .. }
-            | FsError::OutsideWorkspace { .. }
-            | FsError::NonUtf8 { .. } => Self::PathInvalid {
-                reason: e.to_string(),
-            },
-            FsError::NotFound { .. }
-            | FsError::IsDirectory { .. }
-            | FsError::NotRegularFile { .. }
-            | FsError::Io { .. } => Self::WriteFailed { source: e },
+        match WriteFailure::from(e) {
+            WriteFailure::Symlink(path) => Self::Symlink { path },
+            WriteFailure::NotDirectory(path) => Self::NotDirectory { path },
+            WriteFailure::Collision(path) => Self::Collision { path },
+            WriteFailure::PathInvalid(reason) => Self::PathInvalid { reason },
+            WriteFailure::Write(source) => Self::WriteFailed { source },
         }
     }
 }
