@@ -10,6 +10,7 @@ mod asks;
 mod authority;
 mod cli;
 mod cli_text;
+mod crash;
 mod errors;
 mod flow;
 mod plans;
