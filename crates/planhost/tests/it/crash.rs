@@ -63,7 +63,7 @@ fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), C
         }
     }
     call(c, "turns.end", json!({ "sessionId": sid, "turnId": turn }))?;
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         return Ok(());
     }
     let approved = call(
