@@ -179,15 +179,15 @@ pub enum CaptureErrorKind {
 
 impl CaptureErrorKind {
     /// The stable wire code.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> crate::ErrorCode {
         match self {
-            CaptureErrorKind::NestedDelimiter => "CAPTURE_NESTED_DELIMITER",
-            CaptureErrorKind::DuplicateDelimiter => "CAPTURE_DUPLICATE_DELIMITER",
-            CaptureErrorKind::StrayDelimiter => "CAPTURE_STRAY_DELIMITER",
-            CaptureErrorKind::Incomplete => "CAPTURE_INCOMPLETE",
-            CaptureErrorKind::SpansBlocks => "CAPTURE_SPANS_BLOCKS",
-            CaptureErrorKind::Empty => "CAPTURE_EMPTY",
-            CaptureErrorKind::TooLarge => "CAPTURE_TOO_LARGE",
+            CaptureErrorKind::NestedDelimiter => crate::ErrorCode::CaptureNestedDelimiter,
+            CaptureErrorKind::DuplicateDelimiter => crate::ErrorCode::CaptureDuplicateDelimiter,
+            CaptureErrorKind::StrayDelimiter => crate::ErrorCode::CaptureStrayDelimiter,
+            CaptureErrorKind::Incomplete => crate::ErrorCode::CaptureIncomplete,
+            CaptureErrorKind::SpansBlocks => crate::ErrorCode::CaptureSpansBlocks,
+            CaptureErrorKind::Empty => crate::ErrorCode::CaptureEmpty,
+            CaptureErrorKind::TooLarge => crate::ErrorCode::CaptureTooLarge,
         }
     }
 
@@ -220,7 +220,7 @@ pub struct CaptureError {
 
 impl CaptureError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::ErrorCode {
         self.kind.code()
     }
 }
@@ -241,8 +241,8 @@ pub enum Ineligible {
 
 impl Ineligible {
     /// The stable wire code, shared by every reason.
-    pub fn code(&self) -> &'static str {
-        "CAPTURE_NOT_ELIGIBLE"
+    pub fn code(&self) -> crate::ErrorCode {
+        crate::ErrorCode::CaptureNotEligible
     }
 }
 

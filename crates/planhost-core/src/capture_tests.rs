@@ -308,7 +308,7 @@ fn generator_reaches_every_outcome() {
         seen.insert(match reference(&borrowed(&v)) {
             Ok(Some(_)) => "plan",
             Ok(None) => "none",
-            Err(e) => e.code(),
+            Err(e) => e.code().as_str(),
         });
     }
     let want = [
@@ -470,7 +470,7 @@ fn eligibility_reports_the_first_failing_rule() {
     );
     msg.started_in_planning = false;
     assert_eq!(eligibility(&msg), Err(Ineligible::NotStartedInPlanning));
-    assert_eq!(Ineligible::ToolCalls(1).code(), "CAPTURE_NOT_ELIGIBLE");
+    assert_eq!(Ineligible::ToolCalls(1).code().as_str(), "CAPTURE_NOT_ELIGIBLE");
     // Ineligible messages are not even scanned: malformed delimiters there are harmless.
     msg.content[0] = text("</proposed_plan>");
     assert_eq!(capture(&msg), Ok(None));
@@ -494,6 +494,6 @@ fn codes_are_stable() {
         (CaptureErrorKind::TooLarge, "CAPTURE_TOO_LARGE"),
     ];
     for (kind, code) in codes {
-        assert_eq!(err(kind, 0, 1).code(), code);
+        assert_eq!(err(kind, 0, 1).code().as_str(), code);
     }
 }

@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(next_revision(Some(&current), 3), Ok(4));
         assert_eq!(next_revision(None, 0), Ok(1));
         let err = next_revision(Some(&current), 2).unwrap_err();
-        assert_eq!(err.code(), "CHECKPOINT_REVISION_STALE");
+        assert_eq!(err.code().as_str(), "CHECKPOINT_REVISION_STALE");
         assert!(err.to_string().contains("current revision is 3"), "{err}");
     }
 

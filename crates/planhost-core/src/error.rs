@@ -123,29 +123,29 @@ pub enum CoreError {
 
 impl CoreError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::ErrorCode {
         match self {
-            CoreError::SessionBusy(_) => "SESSION_BUSY",
-            CoreError::ConfigWhileBusy(_) => "SESSION_NOT_IDLE",
-            CoreError::TurnNotActive { .. } => "TURN_NOT_ACTIVE",
-            CoreError::WrongTurnOrigin(_) => "TURN_ORIGIN_INVALID",
-            CoreError::ToolNotAlone { .. } => "TOOL_NOT_ALONE_IN_BATCH",
-            CoreError::PlanRequiresInteractive => "PLAN_REQUIRES_INTERACTIVE_SESSION",
-            CoreError::PlanModeNotActive => "PLAN_MODE_NOT_ACTIVE",
-            CoreError::ApprovalAlreadyPending => "PLAN_APPROVAL_ALREADY_PENDING",
-            CoreError::TitleInvalid(_) => "PLAN_TITLE_INVALID",
-            CoreError::QuestionInvalid(_) => "PLAN_QUESTION_INVALID",
-            CoreError::MarkdownInvalid(_) => "PLAN_MARKDOWN_INVALID",
-            CoreError::ApprovalNotFound(_) => "PLAN_APPROVAL_NOT_FOUND",
-            CoreError::ApprovalStale { .. } => "PLAN_APPROVAL_STALE",
-            CoreError::ApprovalNotPending(_) => "PLAN_APPROVAL_NOT_PENDING",
-            CoreError::ResolveInvalid(_) => "PLAN_RESOLVE_INVALID",
-            CoreError::ApprovalTimeout => "PLAN_APPROVAL_TIMEOUT",
-            CoreError::CheckpointStale { .. } => "CHECKPOINT_REVISION_STALE",
-            CoreError::HandoffPhaseInvalid { .. } => "PLAN_HANDOFF_PHASE_INVALID",
-            CoreError::ToolsConflict => "PLAN_TOOLS_CONFLICT",
-            CoreError::ExecutionNotFound(_) => "EXECUTION_NOT_FOUND",
-            CoreError::ExecutionStateInvalid(_) => "EXECUTION_STATE_INVALID",
+            CoreError::SessionBusy(_) => crate::ErrorCode::SessionBusy,
+            CoreError::ConfigWhileBusy(_) => crate::ErrorCode::SessionNotIdle,
+            CoreError::TurnNotActive { .. } => crate::ErrorCode::TurnNotActive,
+            CoreError::WrongTurnOrigin(_) => crate::ErrorCode::TurnOriginInvalid,
+            CoreError::ToolNotAlone { .. } => crate::ErrorCode::ToolNotAloneInBatch,
+            CoreError::PlanRequiresInteractive => crate::ErrorCode::PlanRequiresInteractiveSession,
+            CoreError::PlanModeNotActive => crate::ErrorCode::PlanModeNotActive,
+            CoreError::ApprovalAlreadyPending => crate::ErrorCode::PlanApprovalAlreadyPending,
+            CoreError::TitleInvalid(_) => crate::ErrorCode::PlanTitleInvalid,
+            CoreError::QuestionInvalid(_) => crate::ErrorCode::PlanQuestionInvalid,
+            CoreError::MarkdownInvalid(_) => crate::ErrorCode::PlanMarkdownInvalid,
+            CoreError::ApprovalNotFound(_) => crate::ErrorCode::PlanApprovalNotFound,
+            CoreError::ApprovalStale { .. } => crate::ErrorCode::PlanApprovalStale,
+            CoreError::ApprovalNotPending(_) => crate::ErrorCode::PlanApprovalNotPending,
+            CoreError::ResolveInvalid(_) => crate::ErrorCode::PlanResolveInvalid,
+            CoreError::ApprovalTimeout => crate::ErrorCode::PlanApprovalTimeout,
+            CoreError::CheckpointStale { .. } => crate::ErrorCode::CheckpointRevisionStale,
+            CoreError::HandoffPhaseInvalid { .. } => crate::ErrorCode::PlanHandoffPhaseInvalid,
+            CoreError::ToolsConflict => crate::ErrorCode::PlanToolsConflict,
+            CoreError::ExecutionNotFound(_) => crate::ErrorCode::ExecutionNotFound,
+            CoreError::ExecutionStateInvalid(_) => crate::ErrorCode::ExecutionStateInvalid,
         }
     }
 }

@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    ApprovalStatus, ExecutionState, Mode, PermissionMode, PlanState, Timestamp, TurnOrigin,
-    TurnState,
+    ApprovalStatus, AskId, ExecutionId, ExecutionState, Mode, PermissionDecision, PermissionMode,
+    PlanState, ProposalId, PublicationId, PublicationStatus, Resolver, SessionId, Timestamp,
+    ToolCallId, TurnId, TurnOrigin, TurnState,
 };
 
 /// One state change of one session.
@@ -14,11 +15,11 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// The session that changed.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Strictly increasing per session, across restarts.
     pub seq: i64,
     /// When the change committed, in ms since the epoch.
-    pub at: i64,
+    pub at: Timestamp,
     /// What changed.
     #[serde(flatten)]
     pub body: EventBody,
@@ -45,36 +46,38 @@ pub enum EventBody {
     /// A turn began.
     TurnStarted {
         /// Turn id.
-        turn_id: String,
+        turn_id: TurnId,
         /// Who started it.
         origin: TurnOrigin,
     },
     /// A turn ended or was aborted.
     TurnEnded {
         /// Turn id.
-        turn_id: String,
+        turn_id: TurnId,
         /// Completed or aborted.
         state: TurnState,
     },
     /// An approval was created or changed status.
     ApprovalChanged {
         /// Proposal id.
-        proposal_id: String,
+        proposal_id: ProposalId,
         /// New status.
         status: ApprovalStatus,
         /// Absolute deadline.
         expires_at: Timestamp,
         /// Why, for expired and interrupted rows.
-        error_code: Option<String>,
+        error_code: Option<crate::ErrorCode>,
+        /// Who answered it, for approved and rejected rows.
+        resolved_by: Option<Resolver>,
     },
     /// A tool call needs a person's answer; any approval surface may resolve it.
     PermissionAsked {
         /// The ask's id, for `permissions.resolve`.
-        request_id: String,
+        request_id: AskId,
         /// The turn.
-        turn_id: String,
+        turn_id: TurnId,
         /// The tool call.
-        tool_call_id: String,
+        tool_call_id: ToolCallId,
         /// The tool's name.
         tool_name: String,
         /// Why the policy asks.
@@ -83,9 +86,11 @@ pub enum EventBody {
     /// An ask was answered (or withdrawn because its turn ended).
     PermissionResolved {
         /// The ask's id.
-        request_id: String,
+        request_id: AskId,
         /// `allow` or `deny`.
-        decision: String,
+        decision: PermissionDecision,
+        /// Who answered; `None` when the host withdrew it.
+        resolved_by: Option<Resolver>,
     },
     /// A plan checkpoint was saved.
     CheckpointSaved {
@@ -94,14 +99,14 @@ pub enum EventBody {
         /// SHA-256 of its bytes.
         sha256: String,
         /// The branch leaf it was created at.
-        anchor: String,
+        anchor: crate::EntryId,
     },
     /// A publication approval changed status.
     PublicationChanged {
         /// Its id.
-        publication_id: String,
+        publication_id: PublicationId,
         /// New status.
-        status: String,
+        status: PublicationStatus,
     },
     /// The handoff phase changed (seed 004).
     HandoffChanged {
@@ -111,9 +116,9 @@ pub enum EventBody {
     /// An execution was queued, claimed or finished.
     ExecutionChanged {
         /// Execution id.
-        execution_id: String,
+        execution_id: ExecutionId,
         /// The approval that granted it.
-        proposal_id: String,
+        proposal_id: ProposalId,
         /// New state.
         state: ExecutionState,
     },

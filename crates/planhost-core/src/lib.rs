@@ -17,7 +17,7 @@
 //! };
 //! // An unattended session can never start Plan work.
 //! let refused = begin_turn(&idle_plan, TurnOrigin::User).unwrap_err();
-//! assert_eq!(refused.code(), "PLAN_REQUIRES_INTERACTIVE_SESSION");
+//! assert_eq!(refused.code().as_str(), "PLAN_REQUIRES_INTERACTIVE_SESSION");
 //! ```
 
 // Defines `wire_enum!`, used by later modules.
@@ -26,14 +26,19 @@ mod vocab;
 
 mod capture;
 mod checkpoint;
+mod codes;
 mod digest;
 mod error;
 mod event;
+mod ids;
 mod lifecycle;
+mod naming;
 mod plan_command;
 mod plan_input;
 mod policy;
+mod policy_view;
 mod session;
+mod shells;
 mod time;
 
 pub use capture::{
@@ -45,19 +50,30 @@ pub use checkpoint::{
     CheckpointRef, DiskState, PublicationState, latest_on_branch, next_revision, plan_title,
     projection, publication_state,
 };
+pub use codes::{CodeClass, ErrorCode};
 pub use digest::sha256_hex;
 pub use error::{Blocker, CoreError, Result, UnknownValue};
 pub use event::{Event, EventBody};
+pub use ids::{
+    AskId, CheckpointId, EntryId, ExecutionId, IdMatch, MIN_ID_PREFIX, PlanId, ProposalId,
+    PublicationId, SessionId, ToolCallId, TurnId, match_id,
+};
 pub use lifecycle::{
     ExitChoice, ExitOffer, HandoffPhase, HandoffStep, ToolsConflict, exit_offer, handoff_next,
     tools_drifted, tools_to_restore,
 };
+pub use naming::{
+    FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_name, slug,
+};
 pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
-    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, ToolKind,
+    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, PolicyRule, ToolKind,
     ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list, effective_permission,
     source_in_package,
+};
+pub use policy_view::{
+    PolicyDefaults, PolicyView, began_in_planning, live_policy, stricter_mode, turn_policy,
 };
 pub use session::{
     ActiveTurn, ApprovalIdentity, ApprovalView, BatchPosition, LiveExecution, Resolution,
@@ -65,9 +81,11 @@ pub use session::{
     claim_execution, configure, end_turn, enter_plan, expire, finish_execution, resolve, set_mode,
     submit_plan,
 };
+pub use shells::{Dialect, OutputStream, Platform, ShellId};
 pub use time::{APPROVAL_TTL_MS, Clock, ManualClock, Timestamp};
 pub use vocab::{
-    ApprovalAction, ApprovalStatus, ClientPersistence, ExecutionOutcome, ExecutionState,
-    Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, TargetPermissionMode, TurnOrigin,
+    Access, ApprovalAction, ApprovalStatus, AuditAction, CheckpointSource, ClientPersistence,
+    ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionDecision, PermissionMode,
+    PlanState, PolicyPreset, PublicationStatus, Resolver, Role, TargetPermissionMode, TurnOrigin,
     TurnState,
 };

@@ -205,11 +205,11 @@ mod tests {
         assert_eq!(handoff_next(P::HandoffPending, S::Accept, ok), Ok(P::Off));
         assert_eq!(handoff_next(P::HandoffPending, S::Cancel, ok), Ok(P::Ready));
         assert_eq!(
-            handoff_next(P::Ready, S::Approve, ToolsConflict::Unresolved).map_err(|e| e.code()),
+            handoff_next(P::Ready, S::Approve, ToolsConflict::Unresolved).map_err(|e| e.code().as_str()),
             Err("PLAN_TOOLS_CONFLICT")
         );
         assert_eq!(
-            handoff_next(P::Planning, S::Approve, ok).map_err(|e| e.code()),
+            handoff_next(P::Planning, S::Approve, ok).map_err(|e| e.code().as_str()),
             Err("PLAN_HANDOFF_PHASE_INVALID")
         );
         assert_eq!(handoff_next(P::HandoffPending, S::Exit, ok), Ok(P::Off));

@@ -30,7 +30,9 @@ pub const COMPLETIONS: [&str; 7] = ["save", "preview", "exit", "status", "help",
 const COMMAND: &str = "/plan";
 
 /// One accepted `/plan` command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
 pub enum PlanCommand {
     /// `/plan`: enter (or restore) Plan mode.
     Enter,
@@ -79,8 +81,8 @@ pub enum PlanCommandError {
 
 impl PlanCommandError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
-        "PLAN_COMMAND_INVALID"
+    pub fn code(&self) -> crate::ErrorCode {
+        crate::ErrorCode::PlanCommandInvalid
     }
 
     /// The offending text.
@@ -196,7 +198,7 @@ mod tests {
                     prop_assert_eq!(cmd.argument(), expected);
                 }
                 (Err(e), None) => {
-                    prop_assert_eq!(e.code(), "PLAN_COMMAND_INVALID");
+                    prop_assert_eq!(e.code().as_str(), "PLAN_COMMAND_INVALID");
                     prop_assert!(e.to_string().ends_with(HELP_TEXT));
                 }
                 (got, want) => prop_assert!(false, "{s:?}: parser {got:?}, reference {want:?}"),

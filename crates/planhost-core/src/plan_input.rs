@@ -89,7 +89,7 @@ mod tests {
             ),
         ];
         for (case, code) in cases {
-            assert_eq!(case.validate().map_err(|e| e.code()), Err(code), "{case:?}");
+            assert_eq!(case.validate().map_err(|e| e.code().as_str()), Err(code), "{case:?}");
         }
     }
 }

@@ -297,77 +297,90 @@ fn absolute_components(path: &str) -> Option<Vec<&str>> {
     }
 }
 
-/// Why the policy refused a tool call; each a stable code for the wire and the audit log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DenyCode {
-    /// The batch position is malformed (`size == 0` or `index >= size`). DESIGN decision 4.
-    BatchInvalid,
-    /// Write, Edit or apply_patch in Plan mode, by name, under every preset and permission
-    /// mode. Seeds 000 §1, 003, 004; DESIGN "Permission modes".
-    PlanWriteDenied,
-    /// A shell tool in Plan mode under `strict`. Seed 003 "Read-only enforcement".
-    PlanShellDenied,
-    /// An extension tool where the preset admits none (`host` in Plan, seed 000 §1) or none
-    /// by that name (`strict` in Plan, seed 003).
-    PluginDenied,
-    /// A tool whose claimed provenance does not match its name: a built-in claim for a web
-    /// tool, or, under `strict`, an extension tool named like an allow-listed tool or a
-    /// built-in. Seed 003's same-named SDK, top-level, path-escaping and spoofed-source tools.
-    ProvenanceMismatch,
-    /// A built-in claim for a name outside the host's catalog. Seed 000 §1; decision 4.
-    UnknownTool,
-    /// EnterPlanMode or SubmitPlan shares its assistant batch. Seed 000 §3 rule 2.
-    ToolNotAloneInBatch,
-    /// SubmitPlan or update_plan_draft while the session is in Agent mode. Seeds 000, 003.
-    PlanModeNotActive,
-    /// create_plan: publication is driven by `/plan save` and `/plan exit`, never by the
-    /// model's own call. Seed 003 "Publication"; issue #5.
-    PublicationCommandOnly,
-    /// A built-in the `strict` preset does not expose in Plan mode. Seed 003.
-    StrictToolDenied,
+wire_enum! {
+    /// The rule that decided a tool call: a stable id for the audit log (see the table above).
+    PolicyRule {
+        AgentEditByPermission = "agent.edit_by_permission",
+        AgentEnterPlan = "agent.enter_plan",
+        AgentHostUtility = "agent.host_utility",
+        AgentPlanTool = "agent.plan_tool",
+        AgentPluginByPermission = "agent.plugin_by_permission",
+        AgentReadOnly = "agent.read_only",
+        AgentShellByPermission = "agent.shell_by_permission",
+        BatchInvalid = "batch.invalid",
+        BuiltinUnknown = "builtin.unknown",
+        BuiltinWebSpoof = "builtin.web_spoof",
+        CreatePlanCommandOnly = "create_plan.command_only",
+        PlanExploreHostUtility = "plan.explore.host_utility",
+        PlanExplorePlanControl = "plan.explore.plan_control",
+        PlanExplorePluginByPermission = "plan.explore.plugin_by_permission",
+        PlanExploreReadOnly = "plan.explore.read_only",
+        PlanExploreShellByPermission = "plan.explore.shell_by_permission",
+        PlanExploreUpdatePlanDraft = "plan.explore.update_plan_draft",
+        PlanHostHostUtility = "plan.host.host_utility",
+        PlanHostPlanControl = "plan.host.plan_control",
+        PlanHostPluginDenied = "plan.host.plugin_denied",
+        PlanHostReadOnly = "plan.host.read_only",
+        PlanHostShellByPermission = "plan.host.shell_by_permission",
+        PlanHostUpdatePlanDraft = "plan.host.update_plan_draft",
+        PlanStrictAllowListedExtension = "plan.strict.allow_listed_extension",
+        PlanStrictNotExposed = "plan.strict.not_exposed",
+        PlanStrictPluginDenied = "plan.strict.plugin_denied",
+        PlanStrictReadOnly = "plan.strict.read_only",
+        PlanStrictSameNamedExtension = "plan.strict.same_named_extension",
+        PlanStrictShellDenied = "plan.strict.shell_denied",
+        PlanStrictUpdatePlanDraft = "plan.strict.update_plan_draft",
+        PlanWriteDenied = "plan.write_denied",
+    }
+}
+
+wire_enum! {
+    /// Why the policy refused a tool call; each a stable code for the wire and the audit log.
+    DenyCode {
+        /// The batch position is malformed (`size == 0` or `index >= size`). DESIGN decision 4.
+        BatchInvalid = "POLICY_BATCH_INVALID",
+        /// Write, Edit or apply_patch in Plan mode, by name, under every preset and permission
+        /// mode. Seeds 000 §1, 003, 004; DESIGN "Permission modes".
+        PlanWriteDenied = "POLICY_PLAN_WRITE_DENIED",
+        /// A shell tool in Plan mode under `strict`. Seed 003 "Read-only enforcement".
+        PlanShellDenied = "POLICY_PLAN_SHELL_DENIED",
+        /// An extension tool where the preset admits none (`host` in Plan, seed 000 §1) or none
+        /// by that name (`strict` in Plan, seed 003).
+        PluginDenied = "POLICY_PLUGIN_DENIED",
+        /// A tool whose claimed provenance does not match its name: a built-in claim for a web
+        /// tool, or, under `strict`, an extension tool named like an allow-listed tool or a
+        /// built-in. Seed 003's same-named SDK, top-level, path-escaping and spoofed-source tools.
+        ProvenanceMismatch = "POLICY_PROVENANCE_MISMATCH",
+        /// A built-in claim for a name outside the host's catalog. Seed 000 §1; decision 4.
+        UnknownTool = "POLICY_UNKNOWN_TOOL",
+        /// EnterPlanMode or SubmitPlan shares its assistant batch. Seed 000 §3 rule 2.
+        ToolNotAloneInBatch = "POLICY_TOOL_NOT_ALONE_IN_BATCH",
+        /// SubmitPlan or update_plan_draft while the session is in Agent mode. Seeds 000, 003.
+        PlanModeNotActive = "POLICY_PLAN_MODE_NOT_ACTIVE",
+        /// create_plan: publication is driven by `/plan save` and `/plan exit`, never by the
+        /// model's own call. Seed 003 "Publication"; issue #5.
+        PublicationCommandOnly = "POLICY_PUBLICATION_COMMAND_ONLY",
+        /// A built-in the `strict` preset does not expose in Plan mode. Seed 003.
+        StrictToolDenied = "POLICY_STRICT_TOOL_DENIED",
+    }
 }
 
 impl DenyCode {
-    /// Every code, in declaration order.
-    pub const ALL: &'static [DenyCode] = &[
-        DenyCode::BatchInvalid,
-        DenyCode::PlanWriteDenied,
-        DenyCode::PlanShellDenied,
-        DenyCode::PluginDenied,
-        DenyCode::ProvenanceMismatch,
-        DenyCode::UnknownTool,
-        DenyCode::ToolNotAloneInBatch,
-        DenyCode::PlanModeNotActive,
-        DenyCode::PublicationCommandOnly,
-        DenyCode::StrictToolDenied,
-    ];
-
-    /// The stable wire code.
-    pub fn as_str(self) -> &'static str {
+    /// The code in the registry.
+    pub fn code(self) -> crate::ErrorCode {
+        use crate::ErrorCode as E;
         match self {
-            DenyCode::BatchInvalid => "POLICY_BATCH_INVALID",
-            DenyCode::PlanWriteDenied => "POLICY_PLAN_WRITE_DENIED",
-            DenyCode::PlanShellDenied => "POLICY_PLAN_SHELL_DENIED",
-            DenyCode::PluginDenied => "POLICY_PLUGIN_DENIED",
-            DenyCode::ProvenanceMismatch => "POLICY_PROVENANCE_MISMATCH",
-            DenyCode::UnknownTool => "POLICY_UNKNOWN_TOOL",
-            DenyCode::ToolNotAloneInBatch => "POLICY_TOOL_NOT_ALONE_IN_BATCH",
-            DenyCode::PlanModeNotActive => "POLICY_PLAN_MODE_NOT_ACTIVE",
-            DenyCode::PublicationCommandOnly => "POLICY_PUBLICATION_COMMAND_ONLY",
-            DenyCode::StrictToolDenied => "POLICY_STRICT_TOOL_DENIED",
+            DenyCode::BatchInvalid => E::PolicyBatchInvalid,
+            DenyCode::PlanWriteDenied => E::PolicyPlanWriteDenied,
+            DenyCode::PlanShellDenied => E::PolicyPlanShellDenied,
+            DenyCode::PluginDenied => E::PolicyPluginDenied,
+            DenyCode::ProvenanceMismatch => E::PolicyProvenanceMismatch,
+            DenyCode::UnknownTool => E::PolicyUnknownTool,
+            DenyCode::ToolNotAloneInBatch => E::PolicyToolNotAloneInBatch,
+            DenyCode::PlanModeNotActive => E::PolicyPlanModeNotActive,
+            DenyCode::PublicationCommandOnly => E::PolicyPublicationCommandOnly,
+            DenyCode::StrictToolDenied => E::PolicyStrictToolDenied,
         }
-    }
-}
-
-impl fmt::Display for DenyCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for DenyCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -378,12 +391,12 @@ pub enum Decision {
     /// Run the tool.
     Allow {
         /// The rule that allowed it.
-        rule: &'static str,
+        rule: PolicyRule,
     },
     /// Refuse the tool call.
     Deny {
         /// The rule that denied it.
-        rule: &'static str,
+        rule: PolicyRule,
         /// The stable code.
         code: DenyCode,
         /// A sentence for the model and the person.
@@ -392,7 +405,7 @@ pub enum Decision {
     /// Run the tool only once a person says yes on some approval surface.
     Ask {
         /// The rule that asked.
-        rule: &'static str,
+        rule: PolicyRule,
         /// What the person is asked about.
         reason: String,
     },
@@ -400,10 +413,10 @@ pub enum Decision {
 
 impl Decision {
     /// The rule that produced this decision.
-    pub fn rule(&self) -> &'static str {
+    pub fn rule(&self) -> PolicyRule {
         match self {
             Decision::Allow { rule } | Decision::Deny { rule, .. } | Decision::Ask { rule, .. } => {
-                rule
+                *rule
             }
         }
     }
@@ -443,7 +456,7 @@ pub fn authorize(input: &AuthorizeInput<'_>) -> Decision {
     let batch = input.batch;
     if batch.size == 0 || batch.index >= batch.size {
         return deny(
-            "batch.invalid",
+            PolicyRule::BatchInvalid,
             DenyCode::BatchInvalid,
             format!(
                 "tool call {} of a batch of {} is not a valid position",
@@ -489,21 +502,21 @@ fn built_in(input: &AuthorizeInput<'_>, kind: ToolKind) -> Decision {
         ToolKind::HostUtility => Catalog::HostUtility,
         ToolKind::CreatePlan => {
             return deny(
-                "create_plan.command_only",
+                PolicyRule::CreatePlanCommandOnly,
                 DenyCode::PublicationCommandOnly,
                 "the plan is published by /plan save or /plan exit, not by create_plan".into(),
             );
         }
         ToolKind::Web => {
             return deny(
-                "builtin.web_spoof",
+                PolicyRule::BuiltinWebSpoof,
                 DenyCode::ProvenanceMismatch,
                 format!("{name} is not a built-in; only an extension package provides it"),
             );
         }
         ToolKind::Unknown => {
             return deny(
-                "builtin.unknown",
+                PolicyRule::BuiltinUnknown,
                 DenyCode::UnknownTool,
                 format!("{name} is not a tool the host knows"),
             );
@@ -531,18 +544,18 @@ fn agent_built_in(
     batch: BatchPosition,
 ) -> Decision {
     match catalog {
-        Catalog::ReadOnly => allow("agent.read_only"),
-        Catalog::HostUtility => allow("agent.host_utility"),
+        Catalog::ReadOnly => allow(PolicyRule::AgentReadOnly),
+        Catalog::HostUtility => allow(PolicyRule::AgentHostUtility),
         Catalog::WritesFiles => match permission {
-            EffectivePermission::Ask => ask("agent.edit_by_permission", name, permission),
+            EffectivePermission::Ask => ask(PolicyRule::AgentEditByPermission, name, permission),
             EffectivePermission::AcceptEdits | EffectivePermission::Auto => {
-                allow("agent.edit_by_permission")
+                allow(PolicyRule::AgentEditByPermission)
             }
         },
-        Catalog::Shell => ask_unless_auto("agent.shell_by_permission", name, permission),
-        Catalog::EnterPlanMode => alone("agent.enter_plan", name, batch),
+        Catalog::Shell => ask_unless_auto(PolicyRule::AgentShellByPermission, name, permission),
+        Catalog::EnterPlanMode => alone(PolicyRule::AgentEnterPlan, name, batch),
         Catalog::SubmitPlan | Catalog::UpdatePlanDraft => deny(
-            "agent.plan_tool",
+            PolicyRule::AgentPlanTool,
             DenyCode::PlanModeNotActive,
             format!("{name} needs Plan mode; the session is in Agent mode"),
         ),
@@ -552,27 +565,27 @@ fn agent_built_in(
 /// The rule ids of one of the two presets that share their Plan-mode rules for built-ins.
 #[derive(Debug)]
 struct LenientRules {
-    read_only: &'static str,
-    host_utility: &'static str,
-    update_plan_draft: &'static str,
-    plan_control: &'static str,
-    shell: &'static str,
+    read_only: PolicyRule,
+    host_utility: PolicyRule,
+    update_plan_draft: PolicyRule,
+    plan_control: PolicyRule,
+    shell: PolicyRule,
 }
 
 const HOST_PLAN: LenientRules = LenientRules {
-    read_only: "plan.host.read_only",
-    host_utility: "plan.host.host_utility",
-    update_plan_draft: "plan.host.update_plan_draft",
-    plan_control: "plan.host.plan_control",
-    shell: "plan.host.shell_by_permission",
+    read_only: PolicyRule::PlanHostReadOnly,
+    host_utility: PolicyRule::PlanHostHostUtility,
+    update_plan_draft: PolicyRule::PlanHostUpdatePlanDraft,
+    plan_control: PolicyRule::PlanHostPlanControl,
+    shell: PolicyRule::PlanHostShellByPermission,
 };
 
 const EXPLORE_PLAN: LenientRules = LenientRules {
-    read_only: "plan.explore.read_only",
-    host_utility: "plan.explore.host_utility",
-    update_plan_draft: "plan.explore.update_plan_draft",
-    plan_control: "plan.explore.plan_control",
-    shell: "plan.explore.shell_by_permission",
+    read_only: PolicyRule::PlanExploreReadOnly,
+    host_utility: PolicyRule::PlanExploreHostUtility,
+    update_plan_draft: PolicyRule::PlanExploreUpdatePlanDraft,
+    plan_control: PolicyRule::PlanExplorePlanControl,
+    shell: PolicyRule::PlanExploreShellByPermission,
 };
 
 /// Plan under `host` (seed 000 §1), and under `explore`, whose only Plan-mode block on
@@ -597,15 +610,15 @@ fn lenient_plan_built_in(
 /// Plan under `strict`: truly read-only (seed 003 "Read-only enforcement").
 fn strict_plan_built_in(catalog: Catalog, name: &str) -> Decision {
     match catalog {
-        Catalog::ReadOnly => allow("plan.strict.read_only"),
-        Catalog::UpdatePlanDraft => allow("plan.strict.update_plan_draft"),
+        Catalog::ReadOnly => allow(PolicyRule::PlanStrictReadOnly),
+        Catalog::UpdatePlanDraft => allow(PolicyRule::PlanStrictUpdatePlanDraft),
         Catalog::Shell => deny(
-            "plan.strict.shell_denied",
+            PolicyRule::PlanStrictShellDenied,
             DenyCode::PlanShellDenied,
             format!("{name} runs commands; the strict preset blocks shell tools in Plan mode"),
         ),
         Catalog::HostUtility | Catalog::EnterPlanMode | Catalog::SubmitPlan => deny(
-            "plan.strict.not_exposed",
+            PolicyRule::PlanStrictNotExposed,
             DenyCode::StrictToolDenied,
             format!("the strict preset does not expose {name} in Plan mode"),
         ),
@@ -617,15 +630,15 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
     let name = input.tool_name;
     let permission = input.permission_mode;
     let preset = match input.mode {
-        Mode::Agent => return ask_unless_auto("agent.plugin_by_permission", name, permission),
+        Mode::Agent => return ask_unless_auto(PolicyRule::AgentPluginByPermission, name, permission),
         Mode::Plan => input.preset,
     };
     match preset {
         PolicyPreset::Explore => {
-            ask_unless_auto("plan.explore.plugin_by_permission", name, permission)
+            ask_unless_auto(PolicyRule::PlanExplorePluginByPermission, name, permission)
         }
         PolicyPreset::Host => deny(
-            "plan.host.plugin_denied",
+            PolicyRule::PlanHostPluginDenied,
             DenyCode::PluginDenied,
             format!("{name} comes from the extension {package:?}; Plan mode denies plugin tools"),
         ),
@@ -635,7 +648,7 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
                 .iter()
                 .any(|entry| entry.admits(name, input.provenance))
             {
-                return allow("plan.strict.allow_listed_extension");
+                return allow(PolicyRule::PlanStrictAllowListedExtension);
             }
             let on_allow_list = input.allow_list.iter().any(|entry| entry.tool == name);
             let built_in_name = match kind {
@@ -652,7 +665,7 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
             };
             if on_allow_list || built_in_name {
                 deny(
-                    "plan.strict.same_named_extension",
+                    PolicyRule::PlanStrictSameNamedExtension,
                     DenyCode::ProvenanceMismatch,
                     format!(
                         "{name} from the extension {package:?} is not the trusted tool of that \
@@ -661,7 +674,7 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
                 )
             } else {
                 deny(
-                    "plan.strict.plugin_denied",
+                    PolicyRule::PlanStrictPluginDenied,
                     DenyCode::PluginDenied,
                     format!("{name} is not on the strict preset's allow-list"),
                 )
@@ -671,7 +684,7 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
 }
 
 /// Bash and plugin tools follow the permission mode: only `auto` runs them unasked.
-fn ask_unless_auto(rule: &'static str, name: &str, permission: EffectivePermission) -> Decision {
+fn ask_unless_auto(rule: PolicyRule, name: &str, permission: EffectivePermission) -> Decision {
     match permission {
         EffectivePermission::Ask | EffectivePermission::AcceptEdits => ask(rule, name, permission),
         EffectivePermission::Auto => allow(rule),
@@ -679,7 +692,7 @@ fn ask_unless_auto(rule: &'static str, name: &str, permission: EffectivePermissi
 }
 
 /// Seed 000 §3 rule 2: EnterPlanMode and SubmitPlan are each the only call in their batch.
-fn alone(rule: &'static str, name: &str, batch: BatchPosition) -> Decision {
+fn alone(rule: PolicyRule, name: &str, batch: BatchPosition) -> Decision {
     if batch.size == 1 && batch.index == 0 {
         allow(rule)
     } else {
@@ -696,24 +709,24 @@ fn alone(rule: &'static str, name: &str, batch: BatchPosition) -> Decision {
 
 fn plan_write_denied(name: &str) -> Decision {
     deny(
-        "plan.write_denied",
+        PolicyRule::PlanWriteDenied,
         DenyCode::PlanWriteDenied,
         format!("{name} changes files; Plan mode denies it whatever the permission mode"),
     )
 }
 
-fn allow(rule: &'static str) -> Decision {
+fn allow(rule: PolicyRule) -> Decision {
     Decision::Allow { rule }
 }
 
-fn ask(rule: &'static str, name: &str, permission: EffectivePermission) -> Decision {
+fn ask(rule: PolicyRule, name: &str, permission: EffectivePermission) -> Decision {
     Decision::Ask {
         rule,
         reason: format!("permission mode {permission} asks before {name} runs"),
     }
 }
 
-fn deny(rule: &'static str, code: DenyCode, reason: String) -> Decision {
+fn deny(rule: PolicyRule, code: DenyCode, reason: String) -> Decision {
     Decision::Deny { rule, code, reason }
 }
 

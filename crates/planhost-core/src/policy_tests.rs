@@ -328,7 +328,7 @@ fn strict_admits_the_genuine_web_tools() {
         ] {
             let d = strict_plan(tool, &ext(WEB_TOOLS_PACKAGE, path));
             assert_eq!(
-                d.rule(),
+                d.rule().as_str(),
                 "plan.strict.allow_listed_extension",
                 "{tool} {path}"
             );
@@ -597,7 +597,7 @@ fn every_decision_names_its_rule() {
         &ToolProvenance::BuiltIn,
         ALONE,
     );
-    assert_eq!(d.rule(), "plan.write_denied");
+    assert_eq!(d.rule().as_str(), "plan.write_denied");
     assert_eq!(d.deny_code(), Some(DenyCode::PlanWriteDenied));
     let d = decide(
         PolicyPreset::Host,
@@ -607,7 +607,7 @@ fn every_decision_names_its_rule() {
         &ToolProvenance::BuiltIn,
         ALONE,
     );
-    assert_eq!(d.rule(), "agent.shell_by_permission");
+    assert_eq!(d.rule().as_str(), "agent.shell_by_permission");
     assert_eq!(d.deny_code(), None);
 }
 

@@ -95,7 +95,7 @@ fn stopped_plan_resumes_planning_on_next_prompt() {
 #[test]
 fn scheduled_plan_turn_is_refused_but_scheduled_agent_turn_runs() {
     assert_eq!(
-        begin_turn(&idle(Mode::Plan), TurnOrigin::Scheduled).map_err(|e| e.code()),
+        begin_turn(&idle(Mode::Plan), TurnOrigin::Scheduled).map_err(|e| e.code().as_str()),
         Err("PLAN_REQUIRES_INTERACTIVE_SESSION")
     );
     assert!(begin_turn(&idle(Mode::Agent), TurnOrigin::Scheduled).is_ok());
@@ -106,12 +106,12 @@ fn enter_and_submit_must_be_alone_in_their_batch() {
     let view = in_turn(Mode::Agent, TurnOrigin::User);
     let shared = BatchPosition { index: 1, size: 2 };
     assert_eq!(
-        enter_plan(&view, "t", shared).map_err(|e| e.code()),
+        enter_plan(&view, "t", shared).map_err(|e| e.code().as_str()),
         Err("TOOL_NOT_ALONE_IN_BATCH")
     );
     let plan = in_turn(Mode::Plan, TurnOrigin::User);
     assert_eq!(
-        submit_plan(&plan, "t", shared, &plan_input(), Timestamp(0)).map_err(|e| e.code()),
+        submit_plan(&plan, "t", shared, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("TOOL_NOT_ALONE_IN_BATCH")
     );
 }
@@ -137,7 +137,7 @@ fn submit_checks_interactivity_before_anything_else() {
     };
     let shared = BatchPosition { index: 0, size: 3 };
     assert_eq!(
-        submit_plan(&view, "t", shared, &bad, Timestamp(0)).map_err(|e| e.code()),
+        submit_plan(&view, "t", shared, &bad, Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("PLAN_REQUIRES_INTERACTIVE_SESSION")
     );
 }
@@ -146,7 +146,7 @@ fn submit_checks_interactivity_before_anything_else() {
 fn submit_outside_plan_or_with_pending_is_refused() {
     let agent = in_turn(Mode::Agent, TurnOrigin::User);
     assert_eq!(
-        submit_plan(&agent, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code()),
+        submit_plan(&agent, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("PLAN_MODE_NOT_ACTIVE")
     );
     let (mut view, _) = pending_view();
@@ -155,7 +155,7 @@ fn submit_outside_plan_or_with_pending_is_refused() {
         origin: TurnOrigin::User,
     });
     assert_eq!(
-        submit_plan(&view, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code()),
+        submit_plan(&view, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("PLAN_APPROVAL_ALREADY_PENDING")
     );
 }
@@ -238,7 +238,7 @@ fn reject_stays_in_plan_and_takes_no_permission_mode() {
     let mut with_mode = request(ApprovalAction::Reject);
     with_mode.target_permission_mode = Some(TargetPermissionMode::Auto);
     assert_eq!(
-        resolve(&view, &approval, &with_mode, Timestamp(0)).map_err(|e| e.code()),
+        resolve(&view, &approval, &with_mode, Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("PLAN_RESOLVE_INVALID")
     );
 }
@@ -251,7 +251,7 @@ fn configuration_only_while_idle() {
         Err(CoreError::ConfigWhileBusy(Blocker::PendingApproval))
     );
     assert_eq!(
-        set_mode(&in_turn(Mode::Agent, TurnOrigin::User), Mode::Plan).map_err(|e| e.code()),
+        set_mode(&in_turn(Mode::Agent, TurnOrigin::User), Mode::Plan).map_err(|e| e.code().as_str()),
         Err("SESSION_NOT_IDLE")
     );
     assert!(configure(&idle(Mode::Agent)).is_ok());
@@ -280,11 +280,11 @@ fn execution_claim_and_finish_rules() {
     });
     assert!(claim_execution(&view, "e").is_ok());
     assert_eq!(
-        claim_execution(&view, "x").map_err(|e| e.code()),
+        claim_execution(&view, "x").map_err(|e| e.code().as_str()),
         Err("EXECUTION_NOT_FOUND")
     );
     assert_eq!(
-        finish_execution(&view, "e", ExecutionOutcome::Completed).map_err(|e| e.code()),
+        finish_execution(&view, "e", ExecutionOutcome::Completed).map_err(|e| e.code().as_str()),
         Err("EXECUTION_STATE_INVALID")
     );
     assert!(finish_execution(&view, "e", ExecutionOutcome::Interrupted).is_ok());
@@ -299,7 +299,7 @@ fn enter_plan_while_awaiting_approval_is_refused() {
         origin: TurnOrigin::User,
     });
     assert_eq!(
-        enter_plan(&view, "t", ALONE).map_err(|e| e.code()),
+        enter_plan(&view, "t", ALONE).map_err(|e| e.code().as_str()),
         Err("PLAN_APPROVAL_ALREADY_PENDING")
     );
 }

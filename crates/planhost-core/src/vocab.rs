@@ -3,7 +3,7 @@
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
@@ -14,7 +14,7 @@ macro_rules! wire_enum {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The stable string used on the wire and in the database.
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text),+
                 }
@@ -128,6 +128,187 @@ wire_enum! {
 wire_enum! {
     /// The named tool-policy presets of DESIGN.md: `host` = seed 000, `strict` = 003, `explore` = 004.
     PolicyPreset { Host = "host", Strict = "strict", Explore = "explore" }
+}
+
+wire_enum! {
+    /// What a connection is, declared at `initialize`. Only an approver resolves approvals, so
+    /// a model-facing face that is only an agent can never approve its own plan (DESIGN.md
+    /// decision 9).
+    Role {
+        /// Turns, tool calls, and plans that arrive from the agent.
+        Agent = "agent",
+        /// A person's surface: resolves plan, permission and publication approvals, selects the
+        /// mode and changes configuration.
+        Approver = "approver",
+        /// Reads and events only.
+        Observer = "observer",
+    }
+}
+
+wire_enum! {
+    /// Which connections may call a method (protocol v2): the role rule of every method.
+    Access {
+        /// Any initialized connection, whatever its roles: reads.
+        Any = "any",
+        /// Connections that declared `agent`: turns, tool calls, plans from the agent.
+        Agent = "agent",
+        /// Connections that declared `approver`: a person's answers and choices.
+        Approver = "approver",
+    }
+}
+
+impl Access {
+    /// Whether a connection with `roles` may call a method of this access.
+    pub fn permits(self, roles: &[Role]) -> bool {
+        match self {
+            Access::Any => true,
+            Access::Agent => roles.contains(&Role::Agent),
+            Access::Approver => roles.contains(&Role::Approver),
+        }
+    }
+
+    /// The role a connection needs, if any.
+    pub fn required_role(self) -> Option<Role> {
+        match self {
+            Access::Any => None,
+            Access::Agent => Some(Role::Agent),
+            Access::Approver => Some(Role::Approver),
+        }
+    }
+}
+
+wire_enum! {
+    /// A person's answer to a permission ask.
+    PermissionDecision {
+        /// Run the tool call.
+        Allow = "allow",
+        /// Do not run it.
+        Deny = "deny",
+    }
+}
+
+wire_enum! {
+    /// How a plan checkpoint arrived (DESIGN.md "How a plan arrives").
+    CheckpointSource {
+        /// `update_plan_draft` (seed 003).
+        Draft = "draft",
+        /// A `<proposed_plan>` block captured from an assistant message (seed 004).
+        Capture = "capture",
+        /// A SubmitPlan (seed 000).
+        Submit = "submit",
+    }
+}
+
+wire_enum! {
+    /// A publication approval's status (`/plan save`, seed 003).
+    PublicationStatus {
+        /// Waiting for a person.
+        Pending = "pending",
+        /// Approved; the write is in progress (a crash here is reconciled at startup).
+        Approved = "approved",
+        /// Written and recorded.
+        Completed = "completed",
+        /// A person said no.
+        Rejected = "rejected",
+        /// Cleared: a newer checkpoint, a branch switch, leaving Plan, or a lost name race.
+        Revoked = "revoked",
+        /// The file changed outside planhost; nothing was overwritten.
+        Conflict = "conflict",
+        /// The write failed.
+        Failed = "failed",
+        /// The host stopped before the write; a person asks again.
+        Interrupted = "interrupted",
+    }
+}
+
+impl PublicationStatus {
+    /// True for every status a publication never leaves.
+    pub fn is_terminal(self) -> bool {
+        match self {
+            PublicationStatus::Pending | PublicationStatus::Approved => false,
+            PublicationStatus::Completed
+            | PublicationStatus::Rejected
+            | PublicationStatus::Revoked
+            | PublicationStatus::Conflict
+            | PublicationStatus::Failed
+            | PublicationStatus::Interrupted => true,
+        }
+    }
+}
+
+wire_enum! {
+    /// What an audit row records.
+    AuditAction {
+        SessionOpened = "session.opened",
+        SessionModeSet = "session.mode_set",
+        SessionConfigured = "session.configured",
+        SettingsSet = "settings.set",
+        TurnStarted = "turn.started",
+        TurnEnded = "turn.ended",
+        PlanEntered = "plan.entered",
+        PlanCheckpoint = "plan.checkpoint",
+        PlanExited = "plan.exited",
+        PlanBranchSwitched = "plan.branch_switched",
+        ApprovalPending = "approval.pending",
+        ApprovalApproved = "approval.approved",
+        ApprovalRejected = "approval.rejected",
+        ApprovalExpired = "approval.expired",
+        ApprovalInterrupted = "approval.interrupted",
+        ExecutionClaimed = "execution.claimed",
+        ExecutionFinished = "execution.finished",
+        ExecutionInterrupted = "execution.interrupted",
+        FenceApprovalInterrupted = "fence.approval_interrupted",
+        FenceExecutionInterrupted = "fence.execution_interrupted",
+        FencePublicationInterrupted = "fence.publication_interrupted",
+        FenceTurnAborted = "fence.turn_aborted",
+        HandoffStep = "handoff.step",
+        HandoffRetry = "handoff.retry",
+        PublicationPending = "publication.pending",
+        PublicationApproved = "publication.approved",
+        PublicationCompleted = "publication.completed",
+        PublicationRejected = "publication.rejected",
+        PublicationRevoked = "publication.revoked",
+        PublicationConflict = "publication.conflict",
+        PublicationFailed = "publication.failed",
+        PublicationInterrupted = "publication.interrupted",
+        ToolAllow = "tool.allow",
+        ToolDeny = "tool.deny",
+        ToolAsk = "tool.ask",
+        ToolAskAnswered = "tool.ask_answered",
+        ToolExecuted = "tool.executed",
+        ToolsetApplied = "tools.enter",
+        ToolsetConflict = "tools.conflict",
+        ToolsetAccepted = "tools.resolved",
+        ToolsetRestored = "tools.exit",
+    }
+}
+
+impl From<PublicationStatus> for AuditAction {
+    fn from(value: PublicationStatus) -> Self {
+        match value {
+            PublicationStatus::Pending => AuditAction::PublicationPending,
+            PublicationStatus::Approved => AuditAction::PublicationApproved,
+            PublicationStatus::Completed => AuditAction::PublicationCompleted,
+            PublicationStatus::Rejected => AuditAction::PublicationRejected,
+            PublicationStatus::Revoked => AuditAction::PublicationRevoked,
+            PublicationStatus::Conflict => AuditAction::PublicationConflict,
+            PublicationStatus::Failed => AuditAction::PublicationFailed,
+            PublicationStatus::Interrupted => AuditAction::PublicationInterrupted,
+        }
+    }
+}
+
+/// Who answered an approval: the client and the roles its connection declared. Recorded on the
+/// row and in the audit log; `None` on a row means the host itself ended it (expiry, restart,
+/// a branch switch).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolver {
+    /// The client's `clientName` from `initialize` (for example `planhost-cli`, `pi-planhost`).
+    pub client: String,
+    /// The roles its connection declared; `approver` is always among them.
+    pub roles: Vec<Role>,
 }
 
 impl ApprovalStatus {

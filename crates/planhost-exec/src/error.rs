@@ -121,16 +121,16 @@ pub enum ExecError {
 
 impl ExecError {
     /// The stable wire code of this error, as named by the seeds.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::ShellInvalid { .. } => "COMMAND_SHELL_INVALID",
-            Self::ShellChanged { .. } => "COMMAND_SHELL_CHANGED",
-            Self::ShellNotFound { .. } => "SHELL_NOT_FOUND",
-            Self::TimeoutInvalid { .. } => "COMMAND_TIMEOUT_INVALID",
-            Self::CwdInvalid { .. } => "COMMAND_CWD_INVALID",
-            Self::EnvInvalid { .. } => "COMMAND_ENV_INVALID",
-            Self::SpawnFailed { .. } => "COMMAND_SPAWN_FAILED",
-            Self::WaitFailed { .. } => "COMMAND_WAIT_FAILED",
+            Self::ShellInvalid { .. } => planhost_core::ErrorCode::CommandShellInvalid,
+            Self::ShellChanged { .. } => planhost_core::ErrorCode::CommandShellChanged,
+            Self::ShellNotFound { .. } => planhost_core::ErrorCode::ShellNotFound,
+            Self::TimeoutInvalid { .. } => planhost_core::ErrorCode::CommandTimeoutInvalid,
+            Self::CwdInvalid { .. } => planhost_core::ErrorCode::CommandCwdInvalid,
+            Self::EnvInvalid { .. } => planhost_core::ErrorCode::CommandEnvInvalid,
+            Self::SpawnFailed { .. } => planhost_core::ErrorCode::CommandSpawnFailed,
+            Self::WaitFailed { .. } => planhost_core::ErrorCode::CommandWaitFailed,
         }
     }
 }

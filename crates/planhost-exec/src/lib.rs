@@ -51,7 +51,7 @@ pub use probe::{probe, probe_with_path};
 pub use runner::{RUN_MARKER_VAR, run};
 pub use shell::{
     Dialect, EffectiveShell, PinnedShell, Platform, ProbeResults, ShellId, ShellOption, catalog,
-    effective_shell, resolve_pinned, validate_shell_setting, verify_pin,
+    effective_shell, parse_shell_id, resolve_pinned, validate_shell_setting, verify_pin,
 };
 pub use spec::{
     BackgroundPolicy, CommandSpec, Containment, ExitStatus, OutputChunk, RunResult, Stream,

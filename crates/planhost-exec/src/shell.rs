@@ -4,7 +4,6 @@
 //! the Windows rules are tested on any machine. [`crate::probe`] does the real I/O.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -12,126 +11,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ExecError, Result, ShellInvalidReason};
 
-/// The operating-system family whose catalog applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Platform {
-    /// Windows: PowerShell, cmd and Git Bash.
-    Windows,
-    /// macOS: bash.
-    MacOs,
-    /// Linux: bash.
-    Linux,
-}
+pub use planhost_core::{Dialect, Platform, ShellId};
 
-impl Platform {
-    /// The platform this binary was built for (other unixes use the Linux catalog).
-    pub fn current() -> Self {
-        if cfg!(windows) {
-            Self::Windows
-        } else if cfg!(target_os = "macos") {
-            Self::MacOs
-        } else {
-            Self::Linux
-        }
-    }
-
-    /// The shell ids this platform offers, in catalog order (the fallback order).
-    pub fn shell_ids(self) -> &'static [ShellId] {
-        match self {
-            Self::Windows => &[ShellId::WindowsPowershell, ShellId::Cmd, ShellId::GitBash],
-            Self::MacOs | Self::Linux => &[ShellId::Bash],
-        }
-    }
-}
-
-/// A stable catalog id. The wire strings never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum ShellId {
-    /// Windows PowerShell (`powershell.exe`).
-    #[serde(rename = "windows-powershell")]
-    WindowsPowershell,
-    /// The Windows command interpreter (`cmd.exe`).
-    #[serde(rename = "cmd")]
-    Cmd,
-    /// Git for Windows' bash.
-    #[serde(rename = "git-bash")]
-    GitBash,
-    /// bash on macOS and Linux.
-    #[serde(rename = "bash")]
-    Bash,
-}
-
-impl ShellId {
-    /// Every id, in a fixed order.
-    pub const ALL: [ShellId; 4] = [
-        Self::WindowsPowershell,
-        Self::Cmd,
-        Self::GitBash,
-        Self::Bash,
-    ];
-
-    /// The wire id.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::WindowsPowershell => "windows-powershell",
-            Self::Cmd => "cmd",
-            Self::GitBash => "git-bash",
-            Self::Bash => "bash",
-        }
-    }
-
-    /// The label a settings page shows.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::WindowsPowershell => "Windows PowerShell",
-            Self::Cmd => "Command Prompt",
-            Self::GitBash => "Git Bash",
-            Self::Bash => "Bash",
-        }
-    }
-
-    /// The command language this shell speaks.
-    pub fn dialect(self) -> Dialect {
-        match self {
-            Self::WindowsPowershell => Dialect::Powershell,
-            Self::Cmd => Dialect::Cmd,
-            Self::GitBash | Self::Bash => Dialect::Posix,
-        }
-    }
-}
-
-impl fmt::Display for ShellId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ShellId {
-    type Err = ExecError;
-
-    /// Parses a wire id exactly (case-sensitive); anything else is `COMMAND_SHELL_INVALID`.
-    fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|id| id.as_str() == s)
-            .ok_or_else(|| ExecError::ShellInvalid {
-                id: s.to_owned(),
-                reason: ShellInvalidReason::Unknown,
-            })
-    }
-}
-
-/// The command language of a shell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Dialect {
-    /// PowerShell syntax.
-    Powershell,
-    /// cmd.exe syntax.
-    Cmd,
-    /// POSIX sh / bash syntax.
-    Posix,
+/// Parses a wire id exactly (case-sensitive); anything else is `COMMAND_SHELL_INVALID`.
+pub fn parse_shell_id(s: &str) -> Result<ShellId> {
+    ShellId::from_str(s).map_err(|_| ExecError::ShellInvalid {
+        id: s.to_owned(),
+        reason: ShellInvalidReason::Unknown,
+    })
 }
 
 /// One entry of the catalog a settings page shows.
@@ -232,7 +119,7 @@ pub fn validate_shell_setting(
     probes: &ProbeResults,
     requested: &str,
 ) -> Result<ShellId> {
-    let id: ShellId = requested.parse()?;
+    let id: ShellId = parse_shell_id(requested)?;
     let reason = if !platform.shell_ids().contains(&id) {
         ShellInvalidReason::WrongPlatform
     } else if probes.executable(id).is_none() {

@@ -63,14 +63,7 @@ pub enum Containment {
 }
 
 /// Which pipe a chunk came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Stream {
-    /// Standard output.
-    Stdout,
-    /// Standard error.
-    Stderr,
-}
+pub use planhost_core::OutputStream as Stream;
 
 /// A piece of output, emitted as it arrives. Never splits a UTF-8 character.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -67,12 +67,12 @@ pub enum ArtifactError {
 
 impl ArtifactError {
     /// The stable wire code (seed 000 §5).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::PathInvalid { .. } | Self::NotDirectory { .. } => "PLAN_ARTIFACT_PATH_INVALID",
-            Self::Symlink { .. } => "PLAN_ARTIFACT_SYMLINK",
-            Self::Collision { .. } => "PLAN_ARTIFACT_COLLISION",
-            Self::WriteFailed { .. } => "PLAN_ARTIFACT_WRITE_FAILED",
+            Self::PathInvalid { .. } | Self::NotDirectory { .. } => planhost_core::ErrorCode::PlanArtifactPathInvalid,
+            Self::Symlink { .. } => planhost_core::ErrorCode::PlanArtifactSymlink,
+            Self::Collision { .. } => planhost_core::ErrorCode::PlanArtifactCollision,
+            Self::WriteFailed { .. } => planhost_core::ErrorCode::PlanArtifactWriteFailed,
         }
     }
 }
@@ -123,6 +123,76 @@ pub fn write_plan_artifact(
         relative_path: format!("{PI_DIR}/{PLAN_DIR}/{file_name}"),
         sha256: planhost_core::sha256_hex(markdown),
         size_bytes: markdown.len() as u64,
+    })
+}
+
+/// What an approval surface finds at an artifact's path now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtifactOnDisk {
+    /// A regular file whose bytes hash and measure exactly as recorded.
+    Intact,
+    /// A regular file with other bytes (appended to, rewritten at the same size, truncated).
+    Changed {
+        /// SHA-256 of what is there now.
+        sha256: String,
+        /// Its size.
+        size_bytes: u64,
+    },
+    /// Nothing at the path.
+    Missing,
+    /// A symlink, directory or other non-regular file where the artifact was.
+    NotAFile,
+}
+
+/// Compares `<workspace_root>/<relative_path>` (a `.pi/plan/<name>` path an approval recorded)
+/// with the recorded SHA-256 and size, walking `.pi` and `.pi/plan` by directory handles and
+/// opening the file without following a symlink; nothing is created or changed. Reading stops
+/// one byte past the largest plan, so a huge file planted there cannot stall the host.
+pub fn verify_plan_artifact(
+    workspace_root: &Path,
+    relative_path: &str,
+    sha256: &str,
+    size_bytes: u64,
+) -> Result<ArtifactOnDisk, ArtifactError> {
+    use std::io::Read as _;
+    validate_root(workspace_root)?;
+    let file_name = relative_path
+        .strip_prefix(&format!("{PI_DIR}/{PLAN_DIR}/"))
+        .ok_or_else(|| ArtifactError::PathInvalid {
+            reason: format!("{relative_path:?} is not under {PI_DIR}/{PLAN_DIR}/"),
+        })?;
+    let name = validate_file_name(file_name)?;
+    let root = Dir::open_anchor(workspace_root)?;
+    let plan = match root.probe(&[Name::new(PI_DIR)?, Name::new(PLAN_DIR)?]) {
+        Ok(crate::dir::Probe::Complete(dir)) => dir,
+        Ok(crate::dir::Probe::MissingFrom { .. }) => return Ok(ArtifactOnDisk::Missing),
+        Err(FsError::Symlink { .. } | FsError::NotDirectory { .. } | FsError::NotRegularFile { .. }) => {
+            return Ok(ArtifactOnDisk::NotAFile);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let file = match plan.open_file(name) {
+        Ok(file) => file,
+        Err(FsError::NotFound { .. }) => return Ok(ArtifactOnDisk::Missing),
+        Err(
+            FsError::Symlink { .. } | FsError::IsDirectory { .. } | FsError::NotRegularFile { .. },
+        ) => return Ok(ArtifactOnDisk::NotAFile),
+        Err(e) => return Err(e.into()),
+    };
+    let mut bytes = Vec::new();
+    let cap = planhost_core::MAX_PLAN_BYTES as u64 + 1;
+    file.take(cap)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ArtifactError::from(FsError::io("read", &plan.path().join(file_name), e)))?;
+    let now = planhost_core::sha256_hex(&bytes);
+    let size = bytes.len() as u64;
+    Ok(if size == size_bytes && now.eq_ignore_ascii_case(sha256) {
+        ArtifactOnDisk::Intact
+    } else {
+        ArtifactOnDisk::Changed {
+            sha256: now,
+            size_bytes: size,
+        }
     })
 }
 

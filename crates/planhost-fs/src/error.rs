@@ -100,20 +100,20 @@ pub enum FsError {
 
 impl FsError {
     /// The stable SCREAMING_SNAKE code for this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::InvalidName { .. } => "FS_INVALID_NAME",
-            Self::InvalidPath { .. } => "FS_PATH_INVALID",
-            Self::NotFound { .. } => "FS_NOT_FOUND",
-            Self::Symlink { .. } => "FS_SYMLINK",
-            Self::NotDirectory { .. } => "FS_NOT_DIRECTORY",
-            Self::IsDirectory { .. } => "FS_IS_DIRECTORY",
-            Self::NotRegularFile { .. } => "FS_NOT_REGULAR_FILE",
-            Self::AlreadyExists { .. } => "FS_ALREADY_EXISTS",
-            Self::OutsideWorkspace { .. } => "FS_OUTSIDE_WORKSPACE",
-            Self::SymlinkEscape { .. } => "FS_SYMLINK_ESCAPE",
-            Self::NonUtf8 { .. } => "FS_NON_UTF8_PATH",
-            Self::Io { .. } => "FS_IO",
+            Self::InvalidName { .. } => planhost_core::ErrorCode::FsInvalidName,
+            Self::InvalidPath { .. } => planhost_core::ErrorCode::FsPathInvalid,
+            Self::NotFound { .. } => planhost_core::ErrorCode::FsNotFound,
+            Self::Symlink { .. } => planhost_core::ErrorCode::FsSymlink,
+            Self::NotDirectory { .. } => planhost_core::ErrorCode::FsNotDirectory,
+            Self::IsDirectory { .. } => planhost_core::ErrorCode::FsIsDirectory,
+            Self::NotRegularFile { .. } => planhost_core::ErrorCode::FsNotRegularFile,
+            Self::AlreadyExists { .. } => planhost_core::ErrorCode::FsAlreadyExists,
+            Self::OutsideWorkspace { .. } => planhost_core::ErrorCode::FsOutsideWorkspace,
+            Self::SymlinkEscape { .. } => planhost_core::ErrorCode::FsSymlinkEscape,
+            Self::NonUtf8 { .. } => planhost_core::ErrorCode::FsNonUtf8Path,
+            Self::Io { .. } => planhost_core::ErrorCode::FsIo,
         }
     }
 

@@ -35,7 +35,10 @@ mod error;
 mod publish;
 mod workspace;
 
-pub use artifact::{ArtifactError, PI_DIR, PLAN_DIR, PlanArtifact, write_plan_artifact};
+pub use artifact::{
+    ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact, verify_plan_artifact,
+    write_plan_artifact,
+};
 pub use atomic::{Staged, TEMP_PREFIX};
 pub use dir::{
     Dir, Entry, EntryKind, MissingDirs, Name, Origin, Permissions, Probe, Replace, Walked,
@@ -43,7 +46,7 @@ pub use dir::{
 pub use error::{FsError, Result};
 pub use publish::{
     Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, Preflight, PublishError, Published,
-    Reconciled, inspect, next_name, plan_file_name, preflight, publish_new, publish_update,
+    Reconciled, inspect, preflight, publish_new, publish_update,
     reconcile,
 };
 pub use workspace::{OutsidePath, PathRequest, Resolved, Workspace, WorkspacePath};

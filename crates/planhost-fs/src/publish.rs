@@ -43,19 +43,6 @@ use crate::error::{FsError, WriteFailure};
 /// Directory under [`PI_DIR`] that holds published, human-facing plans.
 pub const PLANS_DIR: &str = "plans";
 
-/// Longest slug [`plan_file_name`] keeps, so names stay readable in a directory listing.
-const SLUG_MAX: usize = 64;
-
-/// Slug used when a title has no ASCII letters or digits.
-const FALLBACK_SLUG: &str = "plan";
-
-/// `yyyymmdd-hhmmss`: the timestamp suffix of a generated name.
-const STAMP_LEN: usize = 15;
-
-/// Latest instant a generated name can carry (9999-12-31 23:59:59 UTC), keeping the year at four
-/// digits so [`next_name`] can parse every name [`plan_file_name`] makes.
-const LAST_STAMP_SECS: i64 = 253_402_300_799;
-
 /// Why a publication call wrote nothing (or, for [`PublishError::WriteFailed`], may not have
 /// completed). Every variant leaves no temp file behind.
 #[derive(Debug, thiserror::Error)]
@@ -108,14 +95,14 @@ pub enum PublishError {
 
 impl PublishError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::PathInvalid { .. } => "PUBLISH_PATH_INVALID",
-            Self::Symlink { .. } => "PUBLISH_SYMLINK",
-            Self::NotDirectory { .. } => "PUBLISH_NOT_DIRECTORY",
-            Self::Collision { .. } => "PUBLISH_COLLISION",
-            Self::Conflict { .. } => "PUBLISH_CONFLICT",
-            Self::WriteFailed { .. } => "PUBLISH_WRITE_FAILED",
+            Self::PathInvalid { .. } => planhost_core::ErrorCode::PublishPathInvalid,
+            Self::Symlink { .. } => planhost_core::ErrorCode::PublishSymlink,
+            Self::NotDirectory { .. } => planhost_core::ErrorCode::PublishNotDirectory,
+            Self::Collision { .. } => planhost_core::ErrorCode::PublishCollision,
+            Self::Conflict { .. } => planhost_core::ErrorCode::PublishConflict,
+            Self::WriteFailed { .. } => planhost_core::ErrorCode::PublishWriteFailed,
         }
     }
 
@@ -387,130 +374,6 @@ pub fn reconcile(
             Occupant::Other => ConflictKind::NotRegular,
         }),
     })
-}
-
-/// A generated name: `<slug>-<yyyymmdd-hhmmss>.md`, the timestamp in UTC.
-///
-/// The slug keeps ASCII letters and digits of `title` (lowercased), joins the runs between them
-/// with `-`, is cut to 64 bytes, and is `plan` when nothing is left. `at_unix_ms` is clamped to
-/// 1970-01-01..=9999-12-31 so every generated name can be advanced by [`next_name`].
-pub fn plan_file_name(title: &str, at_unix_ms: i64) -> String {
-    let secs = at_unix_ms.div_euclid(1000).clamp(0, LAST_STAMP_SECS);
-    format!("{}-{}.md", slug(title), stamp(secs))
-}
-
-/// The generated name one second after `file_name`, for a collision.
-///
-/// Fails with [`PublishError::PathInvalid`] when `file_name` is not a generated name or its
-/// timestamp is the last one representable.
-pub fn next_name(file_name: &str) -> Result<String, PublishError> {
-    let invalid = |why: &str| PublishError::PathInvalid {
-        reason: format!("{file_name:?} {why}"),
-    };
-    let stem = file_name
-        .strip_suffix(".md")
-        .ok_or_else(|| invalid("does not end in `.md`"))?;
-    let split = stem
-        .len()
-        .checked_sub(STAMP_LEN + 1)
-        .filter(|at| stem.is_char_boundary(*at))
-        .ok_or_else(|| invalid("has no `-yyyymmdd-hhmmss` timestamp"))?;
-    let (slug, dash_stamp) = stem.split_at(split);
-    let secs = dash_stamp
-        .strip_prefix('-')
-        .and_then(parse_stamp)
-        .ok_or_else(|| invalid("has no valid `-yyyymmdd-hhmmss` timestamp"))?;
-    if secs >= LAST_STAMP_SECS {
-        return Err(invalid("has the last representable timestamp"));
-    }
-    Ok(format!("{slug}-{}.md", stamp(secs + 1)))
-}
-
-fn slug(title: &str) -> String {
-    let mut out = String::new();
-    let mut gap = false;
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            if gap && !out.is_empty() {
-                out.push('-');
-            }
-            gap = false;
-            out.push(c.to_ascii_lowercase());
-            if out.len() >= SLUG_MAX {
-                break;
-            }
-        } else {
-            gap = true;
-        }
-    }
-    if out.is_empty() {
-        out.push_str(FALLBACK_SLUG);
-    }
-    out
-}
-
-/// Formats seconds since the epoch (UTC) as `yyyymmdd-hhmmss`.
-fn stamp(secs: i64) -> String {
-    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
-    )
-}
-
-/// Parses `yyyymmdd-hhmmss` back to seconds; `None` unless it formats back to the same text,
-/// which rejects days like February 30th and hours like 24.
-fn parse_stamp(text: &str) -> Option<i64> {
-    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = text.get(range)?;
-        if part.bytes().all(|b| b.is_ascii_digit()) {
-            part.parse().ok()
-        } else {
-            None
-        }
-    };
-    if text.len() != STAMP_LEN || text.as_bytes().get(8) != Some(&b'-') {
-        return None;
-    }
-    let days = days_from_civil(digits(0..4)?, digits(4..6)?, digits(6..8)?);
-    let secs = days * 86_400 + digits(9..11)? * 3600 + digits(11..13)? * 60 + digits(13..15)?;
-    (stamp(secs) == text).then_some(secs)
-}
-
-/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.
-///
-/// Counts in 400-year eras (146 097 days each) of years that start on March 1st, so the leap
-/// day is the last day of its year.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let shifted = days + 719_468; // days from 0000-03-01 to 1970-01-01
-    let era = shifted.div_euclid(146_097);
-    let day_of_era = shifted.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let march_month = (5 * day_of_year + 2) / 153; // 0 = March .. 11 = February
-    let day = day_of_year - (153 * march_month + 2) / 5 + 1;
-    let month = if march_month < 10 {
-        march_month + 3
-    } else {
-        march_month - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// (year, month, day) → days since 1970-01-01; the inverse of [`civil_from_days`].
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year.rem_euclid(400);
-    let march_month = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * march_month + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 fn plans_names() -> Result<[Name<'static>; 2], PublishError> {

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 envelopes, one JSON object per line.
 
+use planhost_core::ErrorCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,7 +37,7 @@ pub struct Incoming {
 pub struct Response {
     /// Always `"2.0"`.
     pub jsonrpc: String,
-    /// The request's id; `null` when the request could not be parsed.
+    /// The request's id; `null` when the request's id could not be read.
     pub id: Option<RequestId>,
     /// Success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,10 +91,10 @@ impl Notification {
     }
 }
 
-/// A JSON-RPC error object. `data.code` carries planhost's stable string code.
+/// A JSON-RPC error object. `data.code` carries planhost's stable code.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RpcError {
-    /// JSON-RPC numeric code.
+    /// JSON-RPC numeric code (the class of `data.code`).
     pub code: i64,
     /// Human-readable message.
     pub message: String,
@@ -106,14 +107,14 @@ pub struct RpcError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorData {
-    /// Stable string code, e.g. `PLAN_APPROVAL_TIMEOUT`.
-    pub code: String,
+    /// Stable code, e.g. `PLAN_APPROVAL_TIMEOUT`.
+    pub code: ErrorCode,
     /// The offending parameter, for invalid params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
 }
 
-/// JSON-RPC numeric codes.
+/// JSON-RPC numeric codes of the error classes (see [`planhost_core::CodeClass`]).
 pub mod codes {
     /// Invalid JSON.
     pub const PARSE_ERROR: i64 = -32700;
@@ -133,23 +134,31 @@ pub mod codes {
     pub const NOT_INITIALIZED: i64 = -32002;
     /// The host could not persist the change; nothing was granted.
     pub const PERSISTENCE_FAILED: i64 = -32003;
+    /// The connection's roles do not allow the method; nothing changed.
+    pub const FORBIDDEN: i64 = -32004;
 }
 
 impl RpcError {
-    /// An error with a stable code.
-    pub fn new(code: i64, stable: &str, message: impl Into<String>) -> Self {
+    /// An error carrying `code`, with the numeric code of its class.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code,
+            code: code.class().numeric().unwrap_or(codes::INTERNAL_ERROR),
             message: message.into(),
-            data: Some(ErrorData {
-                code: stable.into(),
-                field: None,
-            }),
+            data: Some(ErrorData { code, field: None }),
         }
     }
 
-    /// The stable string code, if any.
-    pub fn stable_code(&self) -> Option<&str> {
-        self.data.as_ref().map(|d| d.code.as_str())
+    /// [`RpcError::new`] naming the offending parameter.
+    pub fn with_field(code: ErrorCode, message: impl Into<String>, field: Option<String>) -> Self {
+        let mut error = Self::new(code, message);
+        if let Some(data) = error.data.as_mut() {
+            data.field = field;
+        }
+        error
+    }
+
+    /// The stable code, if any.
+    pub fn stable_code(&self) -> Option<ErrorCode> {
+        self.data.as_ref().map(|d| d.code)
     }
 }

@@ -1,24 +1,46 @@
-//! planhost's wire protocol: JSON-RPC 2.0 over newline-delimited JSON. This crate holds the
-//! envelopes, the params and result of every method, the notifications, the numeric and stable
-//! error codes, and the JSON Schema export. It has no logic.
+//! planhost's wire protocol, v2: JSON-RPC 2.0 over newline-delimited JSON. This crate holds the
+//! contract — every method's name, role rule, params and result in one table ([`ClientRequest`],
+//! [`ServerResult`], [`methods`]) — the envelopes, the notifications, the stable codes (from
+//! `planhost-core`'s registry) and the JSON Schema export. It has no logic.
 //!
 //! ```
-//! use planhost_protocol::{method, PROTOCOL_VERSION};
+//! use planhost_protocol::{ClientRequest, Method, methods, PROTOCOL_VERSION};
+//! use planhost_core::Access;
 //!
-//! assert!(method("plans.resolve").is_some());
-//! assert!(method("plans.approveEverything").is_none());
-//! assert_eq!(PROTOCOL_VERSION, 1);
+//! let request = ClientRequest::parse("plans.resolve", serde_json::json!({
+//!     "proposalId": "p", "sessionId": "s", "turnId": "t", "toolCallId": "c", "action": "approve",
+//! })).unwrap();
+//! assert_eq!(request.access(), Access::Approver);
+//! assert_eq!(methods::PlansResolve::NAME, "plans.resolve");
+//! assert!(ClientRequest::parse("plans.approveEverything", serde_json::Value::Null).is_err());
+//! assert_eq!(PROTOCOL_VERSION, 2);
 //! ```
 
+#[macro_use]
+mod wire;
+
+mod app;
+mod checkpoints;
+mod contract;
 mod jsonrpc;
-mod methods;
 mod plans;
-mod types;
+mod publications;
+mod schema;
+mod sessions;
+mod tools;
 
+pub use app::*;
+pub use checkpoints::*;
+pub use contract::{
+    ClientRequest, METHODS, Method, MethodSpec, PROTOCOL_VERSION, RequestError, ServerNotification,
+    ServerResult, method, methods, notifications,
+};
 pub use jsonrpc::{
     ErrorData, Incoming, MAX_LINE_BYTES, Notification, RequestId, Response, RpcError, codes,
 };
-pub use methods::{METHODS, MethodSpec, PROTOCOL_VERSION, method, notifications, protocol_schema};
 pub use planhost_core::{Event, EventBody};
 pub use plans::*;
-pub use types::*;
+pub use publications::*;
+pub use schema::protocol_schema;
+pub use sessions::*;
+pub use tools::*;

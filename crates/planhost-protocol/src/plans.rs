@@ -1,321 +1,234 @@
-//! Parameters and results of the checkpoint, capture, publication and `/plan` methods (issue #5).
+//! Plan approvals (seed 000) and the executions they queue.
 
-use planhost_core::{AssistantMessage, ExitChoice, ExitOffer, HandoffPhase, PublicationState};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, EntryId, ErrorCode, ExecutionId, ExecutionOutcome,
+    ExecutionState, ProposalId, Resolver, SessionId, TargetPermissionMode, Timestamp, ToolCallId,
+    TurnId,
+};
 
-macro_rules! wire {
-    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        pub struct $name { $($body)* }
-    };
-}
+use crate::sessions::TurnInfo;
 
-wire! {
-    /// Names a session and the client's current branch (entry ids, root → leaf).
-    pub struct BranchRef {
+params! {
+    /// `plans.enter`: the agent's EnterPlanMode tool.
+    pub struct EnterPlanParams {
         /// Session.
-        pub session_id: String,
-        /// The branch path; its last entry is the current leaf.
-        pub branch_path: Vec<String>,
+        pub session_id: SessionId,
+        /// The running turn.
+        pub turn_id: TurnId,
+        /// The EnterPlanMode call.
+        pub tool_call_id: ToolCallId,
+        /// Zero-based position in the batch.
+        pub batch_index: u32,
+        /// Tool calls in the batch (EnterPlanMode must be alone).
+        pub batch_size: u32,
     }
 }
 
-wire! {
-    /// `plans.checkpoint`: seed 003's `update_plan_draft` — a complete snapshot, never a patch.
-    pub struct CheckpointParams {
+params! {
+    /// `plans.submit`: the SubmitPlan tool.
+    pub struct SubmitPlanParams {
         /// Session.
-        pub session_id: String,
-        /// The branch path; the new checkpoint is anchored at its leaf.
-        pub branch_path: Vec<String>,
-        /// The complete plan.
+        pub session_id: SessionId,
+        /// The running turn.
+        pub turn_id: TurnId,
+        /// The SubmitPlan call.
+        pub tool_call_id: ToolCallId,
+        /// Zero-based position in the batch.
+        pub batch_index: u32,
+        /// Tool calls in the batch (SubmitPlan must be alone).
+        pub batch_size: u32,
+        /// Short label.
+        pub title: String,
+        /// The plan; written byte for byte.
         pub markdown: String,
-        /// The branch-local revision the caller last saw (0 for none).
-        pub expected_revision: i64,
+        /// What the person is asked.
+        pub question: String,
+        /// The client's branch (root → leaf): when given, the plan is also saved as a
+        /// checkpoint revision anchored at the leaf, in the same transaction.
+        #[serde(default)]
+        pub branch_path: Option<Vec<EntryId>>,
     }
 }
 
-wire! {
-    /// A saved checkpoint.
-    pub struct CheckpointInfo {
-        /// Store id.
-        pub checkpoint_id: i64,
-        /// The new branch-local revision.
-        pub revision: i64,
-        /// SHA-256 of the exact bytes.
-        pub sha256: String,
-        /// Byte size.
-        pub size_bytes: i64,
-        /// False when the same capture was offered again and nothing was stored.
-        pub created: bool,
-    }
-}
-
-wire! {
-    /// `plans.capture`: offer a final assistant message for `<proposed_plan>` capture (seed 004).
-    pub struct CaptureParams {
+result! {
+    /// A plan approval (seed 000 §7).
+    pub struct ApprovalInfo {
+        /// Proposal id.
+        pub proposal_id: ProposalId,
         /// Session.
-        pub session_id: String,
-        /// The turn the message belongs to: whether it began in planning is decided from it.
-        pub turn_id: String,
-        /// The branch path (the message's entry is usually its leaf).
-        pub branch_path: Vec<String>,
-        /// The message. `startedInPlanning` is overridden by the host's own state.
-        pub message: AssistantMessage,
-    }
-}
-
-wire! {
-    /// What capture did.
-    pub struct CaptureResult {
-        /// A plan was captured (or the same capture was already stored).
-        pub captured: bool,
-        /// The checkpoint, when captured.
-        pub checkpoint: Option<CheckpointInfo>,
-        /// Why nothing was captured: an ineligible message, no block, or a delimiter error code.
-        pub reason: Option<String>,
-    }
-}
-
-wire! {
-    /// `plans.projection`.
-    pub struct ProjectionResult {
-        /// The exact latest checkpoint, labelled as unapproved data; empty without one.
-        pub text: String,
-    }
-}
-
-wire! {
-    /// `plans.preview`.
-    pub struct PreviewResult {
-        /// Revision.
-        pub revision: i64,
-        /// Digest.
-        pub sha256: String,
-        /// The exact bytes.
-        pub markdown: String,
-    }
-}
-
-wire! {
-    /// `plans.status` (seed 003 `/plan status`).
-    pub struct PlanStatusResult {
-        /// Plan mode is active.
-        pub active: bool,
-        /// The branch's latest revision.
-        pub revision: Option<i64>,
-        /// Its digest.
-        pub sha256: Option<String>,
-        /// unpublished / dirty / synced / conflict.
-        pub publication: PublicationState,
-        /// The published path.
-        pub path: Option<String>,
-        /// The stable plan id of this session.
-        pub plan_id: String,
-        /// The handoff phase.
-        pub phase: HandoffPhase,
-        /// Whether the plan can be come back to: the host's state is always durable, so this is
-        /// whether the client declared its own session persisted (not `--no-session`).
-        pub persisted: bool,
-        /// An external tool change waits for resolution.
-        pub tool_conflict: bool,
-        /// A pending handoff survived a restart and waits for review, retry or cancel.
-        pub handoff_restarted: bool,
-    }
-}
-
-wire! {
-    /// A publication approval: binds revision, digest, path and base digest.
-    pub struct PublicationInfo {
-        /// Id (for `plans.publishResolve`).
-        pub publication_id: String,
-        /// Session.
-        pub session_id: String,
-        /// Checkpoint revision.
-        pub revision: i64,
-        /// Digest.
-        pub sha256: String,
-        /// `.pi/plans/<name>.md`.
-        pub relative_path: String,
-        /// The digest the file must still have (updates).
-        pub base_sha256: Option<String>,
+        pub session_id: SessionId,
+        /// SubmitPlan's turn.
+        pub turn_id: TurnId,
+        /// SubmitPlan's tool call.
+        pub tool_call_id: ToolCallId,
+        /// Row version: resolve requests name it.
+        pub version: i64,
+        /// Title.
+        pub title: String,
+        /// Question.
+        pub question: String,
         /// Status.
-        pub status: String,
-        /// Why it ended badly.
-        pub error_code: Option<String>,
+        pub status: ApprovalStatus,
+        /// The action a person took.
+        pub action: Option<ApprovalAction>,
+        /// Permission mode chosen at approval.
+        pub target_permission_mode: Option<TargetPermissionMode>,
+        /// Rejection note.
+        pub feedback: Option<String>,
+        /// Creation.
+        pub created_at: Timestamp,
+        /// Absolute deadline: creation + 30 minutes, never moved.
+        pub expires_at: Timestamp,
+        /// When it left pending.
+        pub resolved_at: Option<Timestamp>,
+        /// Why it ended, for expired and interrupted rows.
+        pub error_code: Option<ErrorCode>,
+        /// Who answered it (client and roles), for approved and rejected rows.
+        pub resolved_by: Option<Resolver>,
+        /// `.pi/plan/<unique>.md`.
+        pub artifact_relative_path: String,
+        /// Absolute path of the artifact (the opener).
+        pub artifact_path: String,
+        /// SHA-256 of the artifact bytes.
+        pub artifact_sha256: String,
+        /// Artifact size.
+        pub artifact_size_bytes: i64,
+        /// The queued execution.
+        pub execution_id: Option<ExecutionId>,
+        /// Its state.
+        pub execution_state: Option<ExecutionState>,
     }
 }
 
-wire! {
-    /// `plans.publish` (`/plan save`).
-    pub struct PublishParams {
-        /// Session.
-        pub session_id: String,
-        /// The branch path.
-        pub branch_path: Vec<String>,
-        /// After a conflict, a person chose to replace what is on disk now: the approval binds
-        /// the current on-disk digest as its base. Without it, a conflict is refused.
+params! {
+    /// `plans.list`.
+    pub struct PlansFilter {
+        /// Only this session's approvals.
         #[serde(default)]
-        pub overwrite_conflict: bool,
+        pub session_id: Option<SessionId>,
+        /// Only approvals in these statuses (default: every status). A reloaded approval surface
+        /// asks for `["pending"]`.
+        #[serde(default)]
+        pub status: Option<Vec<ApprovalStatus>>,
+        /// At most this many, newest first (default 100, at most 10,000).
+        #[serde(default)]
+        pub limit: Option<u32>,
     }
 }
 
-wire! {
-    /// `plans.publish` (`/plan save`): nothing to do, or an approval to ask for.
-    pub struct PublishResult {
-        /// `synced` (verified, nothing written) or `pending` (ask the person).
-        pub outcome: String,
-        /// The pending approval.
-        pub publication: Option<PublicationInfo>,
+result! {
+    /// `plans.list`.
+    pub struct ApprovalList {
+        /// Newest first.
+        pub items: Vec<ApprovalInfo>,
     }
 }
 
-wire! {
-    /// `plans.publishResolve`.
-    pub struct PublishResolveParams {
+params! {
+    /// `plans.get`.
+    pub struct ProposalRef {
+        /// Proposal id, or a unique prefix or suffix of at least 8 characters (people type
+        /// them; an ambiguous one is `ID_AMBIGUOUS`).
+        pub proposal_id: ProposalId,
+    }
+}
+
+result! {
+    /// `plans.get`: the approval and the exact submitted Markdown.
+    pub struct PlanDetail {
         /// The approval.
-        pub publication_id: String,
-        /// `approve` writes; `reject` writes nothing.
-        pub action: planhost_core::ApprovalAction,
+        pub approval: ApprovalInfo,
+        /// The exact submitted Markdown, as stored.
+        pub markdown: String,
+        /// Whether the file on disk still holds exactly those bytes (read without following a
+        /// symlink); a changed file cannot be approved.
+        pub artifact_intact: bool,
     }
 }
 
-wire! {
-    /// What resolving a publication did.
-    pub struct PublishResolveResult {
-        /// `completed`, `rejected`, `reapprove` (name collision: ask again for `next`) or `conflict`.
-        pub outcome: String,
-        /// The resolved approval.
-        pub publication: PublicationInfo,
-        /// For `reapprove`: the new pending approval.
-        pub next: Option<PublicationInfo>,
+params! {
+    /// `plans.resolve` (seed 000 §6 `PlanResolveRequest`).
+    pub struct ResolvePlanParams {
+        /// Proposal.
+        pub proposal_id: ProposalId,
+        /// Must match.
+        pub session_id: SessionId,
+        /// Must match.
+        pub turn_id: TurnId,
+        /// Must match.
+        pub tool_call_id: ToolCallId,
+        /// Must match when given.
+        #[serde(default)]
+        pub version: Option<i64>,
+        /// Must match when given.
+        #[serde(default)]
+        pub artifact_sha256: Option<String>,
+        /// Approve or reject.
+        pub action: ApprovalAction,
+        /// Approve only; `ask` when absent.
+        #[serde(default)]
+        pub target_permission_mode: Option<TargetPermissionMode>,
+        /// Reject only: a note for the agent (an approve with feedback is refused).
+        #[serde(default)]
+        pub feedback: Option<String>,
     }
 }
 
-wire! {
-    /// `plans.exit` (`/plan exit`).
-    pub struct ExitParams {
+params! {
+    /// `executions.claim`.
+    pub struct ExecutionRef {
         /// Session.
-        pub session_id: String,
-        /// The branch path.
-        pub branch_path: Vec<String>,
-        /// Absent: ask what to offer. Present: do it.
-        #[serde(default)]
-        pub choice: Option<ExitChoice>,
-        /// Tools available now, to compute what to restore on exit.
-        #[serde(default)]
-        pub available_tools: Option<Vec<String>>,
+        pub session_id: SessionId,
+        /// Execution.
+        pub execution_id: ExecutionId,
     }
 }
 
-wire! {
-    /// What `/plan exit` offers or did.
-    pub struct ExitResult {
-        /// The offer (when no choice was given and Plan is still active).
-        pub offer: Option<ExitOffer>,
-        /// Plan mode was left.
-        pub exited: bool,
-        /// Tools to restore (baseline ∩ available now), when exited.
-        pub restore_tools: Option<Vec<String>>,
-    }
-}
-
-wire! {
-    /// `plans.command`: parse a typed `/plan …` line.
-    pub struct CommandParams {
-        /// The whole line as typed.
-        pub line: String,
-    }
-}
-
-wire! {
-    /// The parsed command, or the help text for anything else.
-    pub struct CommandResult {
-        /// `enter`, `save`, `preview`, `exit`, `status`, `help`; absent when rejected.
-        pub command: Option<String>,
-        /// The usage text (for `help` and for rejected input).
-        pub help: Option<String>,
-        /// `PLAN_COMMAND_INVALID` when rejected.
-        pub error_code: Option<String>,
-    }
-}
-
-wire! {
-    /// `plans.handoff` (seed 004).
-    pub struct HandoffParams {
+params! {
+    /// `executions.end`.
+    pub struct EndExecutionParams {
         /// Session.
-        pub session_id: String,
-        /// The branch path (approve binds its latest checkpoint).
-        #[serde(default)]
-        pub branch_path: Vec<String>,
-        /// `enter`, `approve`, `accept`, `cancel`, `retry`, `exit`.
-        pub action: String,
-        /// The capability for `accept`.
-        #[serde(default)]
-        pub token: Option<String>,
+        pub session_id: SessionId,
+        /// Execution.
+        pub execution_id: ExecutionId,
+        /// `completed`, or `interrupted` when the run was aborted.
+        pub outcome: ExecutionOutcome,
     }
 }
 
-wire! {
-    /// The handoff state.
-    pub struct HandoffResult {
-        /// Phase.
-        pub phase: HandoffPhase,
-        /// The capability issued by `approve` / `retry` (pass it to `accept`).
-        pub token: Option<String>,
-        /// A pending handoff survived a restart.
-        pub restarted: bool,
-    }
-}
-
-wire! {
-    /// `plans.tools` (seed 004 tool drift).
-    pub struct ToolsParams {
+result! {
+    /// An execution: what an approval granted, and its turn once claimed.
+    pub struct ExecutionInfo {
+        /// Execution id.
+        pub execution_id: ExecutionId,
+        /// The approval that granted it.
+        pub proposal_id: ProposalId,
         /// Session.
-        pub session_id: String,
-        /// `enter` (record baseline and applied), `observe`, `resolve`, `exit`.
-        pub action: String,
-        /// The tool set this action is about (observed, applied, or available now).
-        pub tools: Vec<String>,
-        /// For `enter`: the tools active before Plan mode.
-        #[serde(default)]
-        pub baseline: Option<Vec<String>>,
+        pub session_id: SessionId,
+        /// Queued, running, completed or interrupted.
+        pub state: ExecutionState,
+        /// The permission mode the person chose.
+        pub permission_mode: TargetPermissionMode,
+        /// The execution turn, once claimed.
+        pub turn: Option<TurnInfo>,
     }
 }
 
-wire! {
-    /// The tool drift state.
-    pub struct ToolsResult {
-        /// An external change waits for resolution (approval is blocked).
-        pub conflict: bool,
-        /// For `exit`: what to restore.
-        pub restore: Option<Vec<String>>,
-    }
-}
-
-wire! {
-    /// `plans.publications`.
-    pub struct PublicationsParams {
-        /// Only pending approvals.
-        #[serde(default)]
-        pub pending: bool,
-    }
-}
-
-wire! {
-    /// Publication approvals, newest first.
-    pub struct PublicationList {
-        /// The approvals.
-        pub publications: Vec<PublicationInfo>,
-    }
-}
-
-wire! {
-    /// `plans.branchSwitched`: what the client's `/tree` cleared.
-    pub struct BranchSwitchResult {
-        /// Publication approvals revoked because they were bound to the old position.
-        pub revoked_publications: Vec<String>,
+result! {
+    /// `executions.claim`: the execution turn and the exact plan that was approved, so the
+    /// agent runs those bytes, not whatever the file says now.
+    pub struct ClaimedExecution {
+        /// The execution, now running.
+        pub execution: ExecutionInfo,
+        /// The execution turn.
+        pub turn: TurnInfo,
+        /// The plan's title.
+        pub title: String,
+        /// The approved Markdown, byte for byte.
+        pub markdown: String,
+        /// Its SHA-256.
+        pub sha256: String,
+        /// Absolute path of the immutable artifact.
+        pub artifact_path: String,
     }
 }

@@ -105,7 +105,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "approval.pending",
+                planhost_core::AuditAction::ApprovalPending,
                 &json!({ "artifact": artifact.relative_path, "sha256": artifact.sha256,
                          "sizeBytes": artifact.size_bytes, "expiresAt": decision.expires_at }),
             )?;
@@ -136,7 +136,14 @@ impl Store {
         request: &ResolveRequest,
         feedback: Option<&str>,
         new_execution_id: &str,
+        by: &planhost_core::Resolver,
     ) -> Result<ApprovalRecord> {
+        // Feedback is a note for the agent after a rejection; an approval carries none, and
+        // silently dropping it would tell the person it was delivered.
+        if request.action == ApprovalAction::Approve && feedback.is_some() {
+            return Err(CoreError::ResolveInvalid("feedback is only given with a reject").into());
+        }
+        let resolved_by = serde_json::to_string(by).unwrap_or_default();
         let outcome = self.transact(|t| {
             let approval = t
                 .approval(&request.proposal_id)?
@@ -163,14 +170,15 @@ impl Store {
                     t.tx.prepare_cached(
                         "UPDATE plan_approvals SET status = 'approved', action = 'approve', \
                          target_permission_mode = ?2, resolved_at = ?3, updated_at = ?3, \
-                         version = version + 1, execution_id = ?4, execution_state = 'queued' \
-                         WHERE request_id = ?1 AND status = 'pending'",
+                         version = version + 1, execution_id = ?4, execution_state = 'queued', \
+                         resolved_by = ?5 WHERE request_id = ?1 AND status = 'pending'",
                     )?
                     .execute(params![
                         approval.proposal_id,
                         target.as_str(),
                         now,
-                        new_execution_id
+                        new_execution_id,
+                        resolved_by
                     ])?;
                     t.tx.prepare_cached(
                         "UPDATE sessions SET permission_mode = ?2, updated_at = ?3 WHERE id = ?1",
@@ -183,23 +191,23 @@ impl Store {
                     t.set_state(&view, *state)?;
                     t.audit(
                         subject,
-                        "approval.approved",
-                        &json!({ "targetPermissionMode": target, "executionId": new_execution_id }),
+                        planhost_core::AuditAction::ApprovalApproved,
+                        &json!({ "targetPermissionMode": target, "executionId": new_execution_id, "by": by }),
                     )?;
                     false
                 }
                 Resolution::Reject { state } => {
                     t.tx.prepare_cached(
                         "UPDATE plan_approvals SET status = 'rejected', action = 'reject', \
-                         feedback = ?2, resolved_at = ?3, updated_at = ?3, version = version + 1 \
-                         WHERE request_id = ?1 AND status = 'pending'",
+                         feedback = ?2, resolved_at = ?3, updated_at = ?3, version = version + 1, \
+                         resolved_by = ?4 WHERE request_id = ?1 AND status = 'pending'",
                     )?
-                    .execute(params![approval.proposal_id, feedback, now])?;
+                    .execute(params![approval.proposal_id, feedback, now, resolved_by])?;
                     t.set_state(&view, *state)?;
                     t.audit(
                         subject,
-                        "approval.rejected",
-                        &json!({ "feedback": feedback }),
+                        planhost_core::AuditAction::ApprovalRejected,
+                        &json!({ "feedback": feedback, "by": by }),
                     )?;
                     false
                 }
@@ -211,8 +219,8 @@ impl Store {
                     };
                     t.audit(
                         subject,
-                        "approval.expired",
-                        &json!({ "code": PLAN_APPROVAL_TIMEOUT, "lateAction": action }),
+                        planhost_core::AuditAction::ApprovalExpired,
+                        &json!({ "code": PLAN_APPROVAL_TIMEOUT, "lateAction": action, "by": by }),
                     )?;
                     true
                 }
@@ -251,7 +259,7 @@ impl Store {
                     tool_call_id: Some(&approval.tool_call_id),
                     proposal_id: Some(&approval.proposal_id),
                 };
-                t.audit(subject, "approval.expired", &json!({ "code": PLAN_APPROVAL_TIMEOUT }))?;
+                t.audit(subject, planhost_core::AuditAction::ApprovalExpired, &json!({ "code": PLAN_APPROVAL_TIMEOUT }))?;
                 expired.push(t.emit_approval(&approval.proposal_id)?);
             }
             Ok(expired)
@@ -304,6 +312,45 @@ impl Store {
                     .optional()?
                     .ok_or_else(|| CoreError::ApprovalNotFound(proposal_id.to_owned()))?;
             serde_json::from_str(&json).map_err(|e| crate::error::corrupt("plan_approvals", e))
+        })
+    }
+}
+
+/// Which approvals to list: every condition given must hold.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApprovalQuery<'a> {
+    /// Only this session's.
+    pub session_id: Option<&'a str>,
+    /// Only these statuses.
+    pub statuses: Option<&'a [ApprovalStatus]>,
+    /// Only rows whose execution is queued or running.
+    pub live_execution: bool,
+    /// At most this many, newest first (0 is no limit).
+    pub limit: usize,
+}
+
+impl Store {
+    /// Approvals matching `query`, newest first.
+    pub fn approvals_matching(&mut self, query: &ApprovalQuery<'_>) -> Result<Vec<ApprovalRecord>> {
+        let statuses = query.statuses.map(|s| {
+            serde_json::to_string(&s.iter().map(|v| v.as_str()).collect::<Vec<_>>())
+                .unwrap_or_else(|_| "[]".into())
+        });
+        let limit = if query.limit == 0 { -1 } else { i64::try_from(query.limit).unwrap_or(-1) };
+        self.read(|t| {
+            let sql = format!(
+                "SELECT {APPROVAL_COLUMNS} FROM plan_approvals \
+                 WHERE (?1 IS NULL OR session_id = ?1) \
+                 AND (?2 IS NULL OR status IN (SELECT value FROM json_each(?2))) \
+                 AND (?3 = 0 OR execution_state IN ('queued', 'running')) \
+                 ORDER BY created_at DESC, request_id DESC LIMIT ?4"
+            );
+            let mut stmt = t.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map(
+                params![query.session_id, statuses, i64::from(query.live_execution), limit],
+                approval_from_row,
+            )?;
+            rows.map(|r| r?).collect()
         })
     }
 }

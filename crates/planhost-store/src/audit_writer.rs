@@ -31,15 +31,20 @@ pub struct AuditRow {
     /// Tool call.
     pub tool_call_id: Option<String>,
     /// e.g. `tool.allow`.
-    pub action: String,
+    pub action: planhost_core::AuditAction,
     /// JSON detail.
     pub detail: String,
+}
+
+enum Msg {
+    Row(AuditRow),
+    Stop,
 }
 
 /// The sending side; cheap to clone. Rows sent after the writer stopped are logged and dropped.
 #[derive(Debug, Clone)]
 pub struct AuditSink {
-    tx: mpsc::Sender<AuditRow>,
+    tx: mpsc::Sender<Msg>,
 }
 
 /// The writer thread; dropping every sink ends it after it wrote what was queued.
@@ -63,7 +68,8 @@ impl AuditWriter {
         Ok((AuditSink { tx }, AuditWriter { thread }))
     }
 
-    /// Waits until every queued row is written (after all sinks are dropped).
+    /// Waits until every row queued before [`AuditSink::stop`] (or before every sink was
+    /// dropped) is written.
     pub fn join(self) {
         let _ = self.thread.join();
     }
@@ -72,20 +78,34 @@ impl AuditWriter {
 impl AuditSink {
     /// Queues a row; never blocks.
     pub fn record(&self, row: AuditRow) {
-        if self.tx.send(row).is_err() {
+        if self.tx.send(Msg::Row(row)).is_err() {
             tracing::error!("audit writer stopped; a decision row was not recorded");
         }
     }
+
+    /// Asks the writer to finish what is queued and stop, even while other sinks exist.
+    pub fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
+    }
 }
 
-fn run(conn: &Connection, rx: &mpsc::Receiver<AuditRow>) {
-    while let Ok(first) = rx.recv() {
+fn run(conn: &Connection, rx: &mpsc::Receiver<Msg>) {
+    let mut stopping = false;
+    while !stopping {
+        let first = match rx.recv() {
+            Ok(Msg::Row(row)) => row,
+            Ok(Msg::Stop) | Err(_) => return,
+        };
         let mut batch = vec![first];
         let until = std::time::Instant::now() + GATHER;
         while batch.len() < MAX_BATCH {
             let left = until.saturating_duration_since(std::time::Instant::now());
             match rx.recv_timeout(left) {
-                Ok(row) => batch.push(row),
+                Ok(Msg::Row(row)) => batch.push(row),
+                Ok(Msg::Stop) => {
+                    stopping = true;
+                    break;
+                }
                 Err(_) => break,
             }
         }
@@ -108,7 +128,7 @@ fn write(conn: &Connection, batch: &[AuditRow]) -> rusqlite::Result<()> {
                 row.session_id,
                 row.turn_id,
                 row.tool_call_id,
-                row.action,
+                row.action.as_str(),
                 row.detail
             ])?;
         }

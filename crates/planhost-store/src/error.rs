@@ -32,7 +32,7 @@ pub enum StoreError {
     #[error("publication is {status}")]
     PublicationState {
         /// Its status.
-        status: String,
+        status: planhost_core::PublicationStatus,
     },
     /// A handoff accept named a capability this host process did not issue (e.g. after a restart).
     #[error("the handoff capability is not current; review and retry the handoff")]
@@ -100,24 +100,24 @@ pub enum StoreError {
 
 impl StoreError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
             StoreError::Core(e) => e.code(),
-            StoreError::SessionNotFound(_) => "SESSION_NOT_FOUND",
-            StoreError::TurnNotFound(_) => "TURN_NOT_FOUND",
-            StoreError::WorkspaceMismatch { .. } => "SESSION_WORKSPACE_MISMATCH",
-            StoreError::BranchInvalid => "CHECKPOINT_BRANCH_INVALID",
-            StoreError::CaptureEntryChanged(_) => "CAPTURE_ENTRY_CHANGED",
-            StoreError::PublicationNotFound(_) => "PUBLICATION_NOT_FOUND",
-            StoreError::PublicationOpen(_) => "PUBLICATION_PENDING",
-            StoreError::PublicationState { .. } => "PUBLICATION_STATE_INVALID",
-            StoreError::HandoffStale => "PLAN_HANDOFF_STALE",
-            StoreError::SettingsInvalid { .. } => "SETTINGS_INVALID",
-            StoreError::SchemaTooNew { .. } => "STORE_SCHEMA_TOO_NEW",
-            StoreError::MigrationFailed { .. } => "STORE_MIGRATION_FAILED",
-            StoreError::BackupFailed { .. } => "STORE_BACKUP_FAILED",
-            StoreError::Sqlite(_) => "STORE_PERSISTENCE_FAILED",
-            StoreError::Corrupt { .. } => "STORE_CORRUPT",
+            StoreError::SessionNotFound(_) => planhost_core::ErrorCode::SessionNotFound,
+            StoreError::TurnNotFound(_) => planhost_core::ErrorCode::TurnNotFound,
+            StoreError::WorkspaceMismatch { .. } => planhost_core::ErrorCode::SessionWorkspaceMismatch,
+            StoreError::BranchInvalid => planhost_core::ErrorCode::CheckpointBranchInvalid,
+            StoreError::CaptureEntryChanged(_) => planhost_core::ErrorCode::CaptureEntryChanged,
+            StoreError::PublicationNotFound(_) => planhost_core::ErrorCode::PublicationNotFound,
+            StoreError::PublicationOpen(_) => planhost_core::ErrorCode::PublicationPending,
+            StoreError::PublicationState { .. } => planhost_core::ErrorCode::PublicationStateInvalid,
+            StoreError::HandoffStale => planhost_core::ErrorCode::PlanHandoffStale,
+            StoreError::SettingsInvalid { .. } => planhost_core::ErrorCode::SettingsInvalid,
+            StoreError::SchemaTooNew { .. } => planhost_core::ErrorCode::StoreSchemaTooNew,
+            StoreError::MigrationFailed { .. } => planhost_core::ErrorCode::StoreMigrationFailed,
+            StoreError::BackupFailed { .. } => planhost_core::ErrorCode::StoreBackupFailed,
+            StoreError::Sqlite(_) => planhost_core::ErrorCode::StorePersistenceFailed,
+            StoreError::Corrupt { .. } => planhost_core::ErrorCode::StoreCorrupt,
         }
     }
 }

@@ -49,7 +49,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "execution.claimed",
+                planhost_core::AuditAction::ExecutionClaimed,
                 &json!({ "executionId": execution_id }),
             )?;
             t.emit_execution(&proposal)?;
@@ -88,7 +88,7 @@ impl Store {
                 proposal_id: Some(&proposal),
                 ..AuditSubject::default()
             };
-            t.audit(subject, "execution.finished", &json!({ "executionId": execution_id, "outcome": outcome }))?;
+            t.audit(subject, planhost_core::AuditAction::ExecutionFinished, &json!({ "executionId": execution_id, "outcome": outcome }))?;
             t.emit_execution(&proposal)
         })
     }

@@ -11,7 +11,7 @@ use crate::tx::AuditSubject;
 use crate::{Result, Store};
 
 /// The error code written on rows the fence interrupts.
-pub const HOST_RESTARTED: &str = "HOST_RESTARTED";
+pub const HOST_RESTARTED: &str = planhost_core::ErrorCode::HostRestarted.as_str();
 
 /// What the fence interrupted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,7 +70,7 @@ impl Store {
                 .collect::<rusqlite::Result<_>>()?;
             for (id, session_id) in &publications {
                 let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-                t.audit(subject, "fence.publication_interrupted", &json!({ "id": id }))?;
+                t.audit(subject, planhost_core::AuditAction::FencePublicationInterrupted, &json!({ "id": id }))?;
             }
             // A pending handoff has no in-process capability any more: it is never dispatched by
             // itself; review, retry or cancel it (seed 004).
@@ -91,14 +91,15 @@ impl Store {
                     proposal_id: Some(proposal_id),
                     ..AuditSubject::default()
                 };
-                t.audit(subject, "fence.approval_interrupted", &json!({ "code": HOST_RESTARTED }))?;
+                t.audit(subject, planhost_core::AuditAction::FenceApprovalInterrupted, &json!({ "code": HOST_RESTARTED }))?;
                 t.emit(
                     session_id,
                     EventBody::ApprovalChanged {
-                        proposal_id: proposal_id.clone(),
+                        proposal_id: proposal_id.as_str().into(),
                         status: ApprovalStatus::Interrupted,
                         expires_at: planhost_core::Timestamp(*expires_at),
-                        error_code: Some(HOST_RESTARTED.into()),
+                        error_code: Some(planhost_core::ErrorCode::HostRestarted),
+                        resolved_by: None,
                     },
                 )?;
             }
@@ -110,14 +111,14 @@ impl Store {
                 };
                 t.audit(
                     subject,
-                    "fence.execution_interrupted",
+                    planhost_core::AuditAction::FenceExecutionInterrupted,
                     &json!({ "executionId": execution_id, "code": HOST_RESTARTED }),
                 )?;
                 t.emit(
                     session_id,
                     EventBody::ExecutionChanged {
-                        execution_id: execution_id.clone(),
-                        proposal_id: proposal_id.clone(),
+                        execution_id: execution_id.as_str().into(),
+                        proposal_id: proposal_id.as_str().into(),
                         state: ExecutionState::Interrupted,
                     },
                 )?;
@@ -128,7 +129,7 @@ impl Store {
                     turn_id: Some(turn_id),
                     ..AuditSubject::default()
                 };
-                t.audit(subject, "fence.turn_aborted", &json!({ "code": HOST_RESTARTED }))?;
+                t.audit(subject, planhost_core::AuditAction::FenceTurnAborted, &json!({ "code": HOST_RESTARTED }))?;
             }
             Ok(FenceReport {
                 interrupted_approvals: pending.into_iter().map(|p| p.0).collect(),

@@ -26,6 +26,7 @@
 mod approvals;
 mod audit_writer;
 mod blobs;
+mod clock;
 mod error;
 mod executions;
 mod fence;
@@ -40,18 +41,19 @@ mod store;
 mod turns;
 mod tx;
 
-pub use approvals::{ApprovalFilter, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext};
+pub use approvals::{ApprovalFilter, ApprovalQuery, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext};
 pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use blobs::Stored;
+pub use clock::{SystemClock, new_id};
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};
 pub use migrate::{Migration, MigrationReport, Migrator};
 pub use plans::steering::HandoffRequest;
 pub use plans::{
     CaptureBinding, CheckpointRecord, CheckpointSource, PlanIdentity, PublicationRecord,
-    SavedCheckpoint,
+    SavedCheckpoint, StatusChange,
 };
-pub use queries::{AskRecord, PolicySnapshot};
+pub use queries::{AskRecord, PolicySnapshot, dump_database};
 pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
 pub use schema::CURRENT_VERSION;
 #[doc(hidden)]

@@ -14,27 +14,7 @@ use crate::records::parse;
 use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
 
-/// How a checkpoint arrived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CheckpointSource {
-    /// `update_plan_draft` / `plans.checkpoint` (seed 003).
-    Draft,
-    /// A `<proposed_plan>` block captured from an assistant message (seed 004).
-    Capture,
-    /// A SubmitPlan (seed 000).
-    Submit,
-}
-
-impl CheckpointSource {
-    fn as_str(self) -> &'static str {
-        match self {
-            CheckpointSource::Draft => "draft",
-            CheckpointSource::Capture => "capture",
-            CheckpointSource::Submit => "submit",
-        }
-    }
-}
+pub use planhost_core::CheckpointSource;
 
 /// What binds a captured checkpoint to its source (seed 004): offered again, it is the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +48,7 @@ pub struct CheckpointRecord {
     /// Size of the exact bytes.
     pub size_bytes: i64,
     /// How it arrived.
-    pub source: String,
+    pub source: CheckpointSource,
     /// When.
     pub created_at: i64,
 }
@@ -134,16 +114,21 @@ pub struct PublicationRecord {
     pub relative_path: String,
     /// The digest the file must still have (updates), `None` for a first publication.
     pub base_sha256: Option<String>,
-    /// `pending`, `approved`, `completed`, `rejected`, `revoked`, `conflict`, `failed`, `interrupted`.
-    pub status: String,
+    /// Its status.
+    pub status: planhost_core::PublicationStatus,
     /// Why it ended badly.
-    pub error_code: Option<String>,
+    pub error_code: Option<planhost_core::ErrorCode>,
+    /// Who approved or rejected it.
+    pub resolved_by: Option<planhost_core::Resolver>,
+    /// When it was opened.
+    pub created_at: planhost_core::Timestamp,
 }
 
 const CHECKPOINT_COLUMNS: &str =
     "id, session_id, revision, anchor, sha256, size_bytes, source, created_at";
 
 fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointRecord> {
+    let source: String = r.get(6)?;
     Ok(CheckpointRecord {
         id: r.get(0)?,
         session_id: r.get(1)?,
@@ -151,15 +136,18 @@ fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointReco
         anchor: r.get(3)?,
         sha256: r.get(4)?,
         size_bytes: r.get(5)?,
-        source: r.get(6)?,
+        // The column's CHECK admits only the three sources.
+        source: source.parse().unwrap_or(CheckpointSource::Draft),
         created_at: r.get(7)?,
     })
 }
 
-const PUBLICATION_COLUMNS: &str = "id, session_id, checkpoint_id, revision, sha256, relative_path, base_sha256, status, error_code";
+const PUBLICATION_COLUMNS: &str = "id, session_id, checkpoint_id, revision, sha256, relative_path, base_sha256, status, error_code, resolved_by, created_at";
 
-fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublicationRecord> {
-    Ok(PublicationRecord {
+fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<PublicationRecord>> {
+    let t = "publication_approvals";
+    let (status, code, by): (String, Option<String>, Option<String>) = (r.get(7)?, r.get(8)?, r.get(9)?);
+    let mut record = PublicationRecord {
         id: r.get(0)?,
         session_id: r.get(1)?,
         checkpoint_id: r.get(2)?,
@@ -167,9 +155,17 @@ fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublicationRe
         sha256: r.get(4)?,
         relative_path: r.get(5)?,
         base_sha256: r.get(6)?,
-        status: r.get(7)?,
-        error_code: r.get(8)?,
-    })
+        status: planhost_core::PublicationStatus::Pending,
+        error_code: None,
+        resolved_by: None,
+        created_at: planhost_core::Timestamp(r.get(10)?),
+    };
+    Ok((|| {
+        record.status = parse(t, status)?;
+        record.error_code = code.map(|c| parse(t, c)).transpose()?;
+        record.resolved_by = crate::records::resolver(t, by)?;
+        Ok(record)
+    })())
 }
 
 fn list(json: Option<String>) -> Result<Option<Vec<String>>> {
@@ -188,7 +184,7 @@ impl Tx<'_> {
             )?
             .execute(params![
                 session_id,
-                uuid::Uuid::now_v7().to_string(),
+                crate::new_id(),
                 self.now.0
             ])?;
         let row = self
@@ -264,6 +260,19 @@ impl Tx<'_> {
         latest_on_branch(&refs, branch_path)
             .map(|c| self.checkpoint(c.id))
             .transpose()
+    }
+
+    /// Entering Plan mode starts the handoff's planning phase (seed 004), in the transaction
+    /// that enters it; a phase the step does not apply to is left as it is.
+    pub(crate) fn handoff_enter(&mut self, session_id: &str) -> Result<()> {
+        let identity = self.identity(session_id)?;
+        let phase = handoff_next(identity.phase, HandoffStep::Enter, ToolsConflict::None)
+            .unwrap_or(identity.phase);
+        if phase != identity.phase {
+            self.set_phase(session_id, phase)?;
+            self.emit(session_id, EventBody::HandoffChanged { phase })?;
+        }
+        Ok(())
     }
 
     fn set_phase(&mut self, session_id: &str, phase: HandoffPhase) -> Result<()> {
@@ -442,7 +451,7 @@ impl Tx<'_> {
         ])?;
         let id = t.tx.last_insert_rowid();
         // A changed checkpoint requires exact reapproval (seed 003).
-        t.revoke_pending_publications(session_id, "CHECKPOINT_CHANGED")?;
+        t.revoke_pending_publications(session_id, planhost_core::ErrorCode::CheckpointChanged)?;
         let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None)
             .unwrap_or(identity.phase);
         t.set_phase(session_id, phase)?;
@@ -452,7 +461,7 @@ impl Tx<'_> {
         };
         t.audit(
             subject,
-            "plan.checkpoint",
+            planhost_core::AuditAction::PlanCheckpoint,
             &json!({ "revision": revision, "sha256": sha, "anchor": anchor, "source": source,
                      "encoding": stored.encoding, "storedBytes": stored.stored_bytes }),
         )?;
@@ -461,7 +470,7 @@ impl Tx<'_> {
             EventBody::CheckpointSaved {
                 revision,
                 sha256: sha.clone(),
-                anchor: anchor.clone(),
+                anchor: anchor.as_str().into(),
             },
         )?;
         Ok(SavedCheckpoint {
@@ -473,4 +482,5 @@ impl Tx<'_> {
 }
 
 mod publication;
+pub use publication::StatusChange;
 pub mod steering;

@@ -40,7 +40,7 @@ impl Store {
             };
             t.audit(
                 AuditSubject::default(),
-                "settings.set",
+                planhost_core::AuditAction::SettingsSet,
                 &json!({ "key": key, "value": value }),
             )
         })
@@ -50,7 +50,7 @@ impl Store {
     pub fn record_audit(
         &mut self,
         subject: AuditSubject<'_>,
-        action: &str,
+        action: planhost_core::AuditAction,
         detail: &serde_json::Value,
     ) -> Result<()> {
         self.transact(|t| t.audit(subject, action, detail))
@@ -64,38 +64,49 @@ impl Store {
                  FROM audit_log WHERE ?1 IS NULL OR session_id = ?1 ORDER BY id DESC LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![session_id, limit], audit_from_row)?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
         })
     }
 
     /// Every row of every table in a fixed order, for tests and diagnostics that must prove a
     /// refused request changed nothing.
     pub fn dump(&mut self) -> Result<String> {
-        self.read(|t| {
-            let mut out = String::new();
-            let tables: Vec<String> = t
-                .tx
-                .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")?
-                .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            for table in tables {
-                out.push_str(&format!("## {table}\n"));
-                let mut stmt = t.tx.prepare(&format!("SELECT * FROM \"{table}\" ORDER BY rowid"))?;
-                let columns = stmt.column_count();
-                let mut rows = stmt.query([])?;
-                while let Some(row) = rows.next()? {
-                    let mut cells = Vec::with_capacity(columns);
-                    for i in 0..columns {
-                        let value: rusqlite::types::Value = row.get(i)?;
-                        cells.push(format!("{value:?}"));
-                    }
-                    out.push_str(&cells.join(" | "));
-                    out.push('\n');
-                }
-            }
-            Ok(out)
-        })
+        self.read(|t| dump_conn(&t.tx))
     }
+}
+
+/// [`Store::dump`] of a database file, read on a read-only connection of its own (a running
+/// service keeps its store to itself).
+pub fn dump_database(path: &std::path::Path) -> Result<String> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    dump_conn(&conn)
+}
+
+fn dump_conn(conn: &rusqlite::Connection) -> Result<String> {
+    let mut out = String::new();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for table in tables {
+        out.push_str(&format!("## {table}\n"));
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" ORDER BY rowid"))?;
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let mut cells = Vec::with_capacity(columns);
+            for i in 0..columns {
+                let value: rusqlite::types::Value = row.get(i)?;
+                cells.push(format!("{value:?}"));
+            }
+            out.push_str(&cells.join(" | "));
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 /// An ask raised by the tool policy, recorded with the event that announces it.
@@ -147,7 +158,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "tool.ask",
+                planhost_core::AuditAction::ToolAsk,
                 &json!({ "requestId": ask.request_id, "tool": ask.tool_name, "reason": ask.reason }),
             )?;
             t.emit(
@@ -168,8 +179,9 @@ impl Store {
     pub fn record_ask_answer(
         &mut self,
         ask: &AskRecord<'_>,
-        decision: &str,
+        decision: planhost_core::PermissionDecision,
         note: Option<&str>,
+        by: &planhost_core::Resolver,
     ) -> Result<()> {
         self.transact(|t| {
             let view = t.view(ask.session_id)?;
@@ -184,14 +196,15 @@ impl Store {
             };
             t.audit(
                 subject,
-                "tool.ask_answered",
-                &json!({ "requestId": ask.request_id, "tool": ask.tool_name, "decision": decision, "note": note }),
+                planhost_core::AuditAction::ToolAskAnswered,
+                &json!({ "requestId": ask.request_id, "tool": ask.tool_name, "decision": decision, "note": note, "by": by }),
             )?;
             t.emit(
                 ask.session_id,
                 planhost_core::EventBody::PermissionResolved {
                     request_id: ask.request_id.into(),
-                    decision: decision.into(),
+                    decision,
+                    resolved_by: Some(by.clone()),
                 },
             )
         })
@@ -201,20 +214,26 @@ impl Store {
 /// What tool policy reads from the durable state, in one statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicySnapshot {
-    /// Durable mode.
-    pub mode: planhost_core::Mode,
-    /// The session's permission mode (maybe `inherit`).
-    pub permission_mode: planhost_core::PermissionMode,
-    /// The session's preset, if set.
-    pub policy_preset: Option<planhost_core::PolicyPreset>,
+    /// The session's policy now, host defaults resolved.
+    pub live: planhost_core::PolicyView,
     /// The running turn, if any.
     pub active_turn: Option<String>,
-    /// The host's default permission mode setting.
-    pub default_permission_mode: Option<String>,
-    /// The host's default preset setting.
-    pub default_policy_preset: Option<String>,
     /// The policy the running turn started with (absent for turns from before schema v3).
-    pub turn_pin: Option<crate::turns::PolicyPin>,
+    pub turn_pin: Option<planhost_core::PolicyView>,
+}
+
+/// Host defaults as stored; a value that does not parse (never written by planhost: settings
+/// are validated on write and at open) is treated as unset.
+pub(crate) fn policy_defaults(
+    permission: Option<String>,
+    preset: Option<String>,
+) -> planhost_core::PolicyDefaults {
+    planhost_core::PolicyDefaults {
+        permission: permission
+            .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
+            .map(planhost_core::EffectivePermission::from),
+        preset: preset.and_then(|v| v.parse().ok()),
+    }
 }
 
 impl Store {
@@ -248,18 +267,19 @@ impl Store {
             })
             .optional()?
             .ok_or_else(|| crate::StoreError::SessionNotFound(session_id.to_owned()))?;
-        Ok(PolicySnapshot {
-            mode: crate::records::parse("sessions", row.0)?,
-            permission_mode: crate::records::parse("sessions", row.1)?,
-            policy_preset: row
-                .2
+        let live = planhost_core::live_policy(
+            crate::records::parse("sessions", row.0)?,
+            crate::records::parse("sessions", row.1)?,
+            row.2
                 .map(|p| crate::records::parse("sessions", p))
                 .transpose()?,
+            policy_defaults(row.4, row.5),
+        );
+        Ok(PolicySnapshot {
+            live,
             active_turn: row.3,
-            default_permission_mode: row.4,
-            default_policy_preset: row.5,
             turn_pin: match row.6 {
-                (Some(mode), Some(permission), Some(preset)) => Some(crate::turns::PolicyPin {
+                (Some(mode), Some(permission), Some(preset)) => Some(planhost_core::PolicyView {
                     mode: crate::records::parse("turns", mode)?,
                     permission: crate::records::parse::<planhost_core::TargetPermissionMode>(
                         "turns", permission,

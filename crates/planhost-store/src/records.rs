@@ -107,7 +107,9 @@ pub struct ApprovalRecord {
     /// When it left `pending`.
     pub resolved_at: Option<Timestamp>,
     /// Why it ended, for expired and interrupted rows.
-    pub error_code: Option<String>,
+    pub error_code: Option<planhost_core::ErrorCode>,
+    /// Who approved or rejected it; `None` while pending and when the host ended it.
+    pub resolved_by: Option<planhost_core::Resolver>,
     /// Row version.
     pub version: i64,
     /// `.pi/plan/<unique>.md`, relative to the workspace root.
@@ -141,7 +143,7 @@ pub struct AuditRecord {
     /// Proposal, if any.
     pub proposal_id: Option<String>,
     /// What happened, e.g. `approval.approved`.
-    pub action: String,
+    pub action: planhost_core::AuditAction,
     /// JSON detail.
     pub detail: String,
 }
@@ -231,7 +233,7 @@ pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord
 pub(crate) const APPROVAL_COLUMNS: &str = "request_id, session_id, turn_id, tool_call_id, title, \
     question, status, action, target_permission_mode, feedback, created_at, updated_at, \
     expires_at, resolved_at, error_code, version, artifact_relative_path, artifact_sha256, \
-    artifact_size_bytes, execution_id, execution_state, execution_turn_id";
+    artifact_size_bytes, execution_id, execution_state, execution_turn_id, resolved_by";
 
 pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ApprovalRecord>> {
     let t = "plan_approvals";
@@ -239,6 +241,8 @@ pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Approv
     let action: Option<String> = row.get(7)?;
     let target: Option<String> = row.get(8)?;
     let execution_state: Option<String> = row.get(20)?;
+    let error_code: Option<String> = row.get(14)?;
+    let resolved_by: Option<String> = row.get(22)?;
     let mut record = ApprovalRecord {
         proposal_id: row.get(0)?,
         session_id: row.get(1)?,
@@ -254,7 +258,8 @@ pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Approv
         updated_at: Timestamp(row.get(11)?),
         expires_at: Timestamp(row.get(12)?),
         resolved_at: row.get::<_, Option<i64>>(13)?.map(Timestamp),
-        error_code: row.get(14)?,
+        error_code: None,
+        resolved_by: None,
         version: row.get(15)?,
         artifact_relative_path: row.get(16)?,
         artifact_sha256: row.get(17)?,
@@ -268,19 +273,41 @@ pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Approv
         record.action = parse_opt(t, action)?;
         record.target_permission_mode = parse_opt(t, target)?;
         record.execution_state = parse_opt(t, execution_state)?;
+        record.error_code = parse_opt(t, error_code)?;
+        record.resolved_by = resolver(t, resolved_by)?;
         Ok(record)
     })())
 }
 
-pub(crate) fn audit_from_row(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
-    Ok(AuditRecord {
-        id: row.get(0)?,
-        at: Timestamp(row.get(1)?),
-        session_id: row.get(2)?,
-        turn_id: row.get(3)?,
-        tool_call_id: row.get(4)?,
-        proposal_id: row.get(5)?,
-        action: row.get(6)?,
-        detail: row.get(7)?,
-    })
+pub(crate) fn audit_from_row(row: &Row<'_>) -> rusqlite::Result<Result<AuditRecord>> {
+    let action: String = row.get(6)?;
+    let record = (
+        row.get(0)?,
+        Timestamp(row.get(1)?),
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(7)?,
+    );
+    Ok(parse("audit_log", action).map(|action| AuditRecord {
+        id: record.0,
+        at: record.1,
+        session_id: record.2,
+        turn_id: record.3,
+        tool_call_id: record.4,
+        proposal_id: record.5,
+        action,
+        detail: record.6,
+    }))
+}
+
+/// A stored `resolved_by` (JSON), or a corrupt-row error naming the table.
+pub(crate) fn resolver(
+    table: &'static str,
+    value: Option<String>,
+) -> Result<Option<planhost_core::Resolver>> {
+    value
+        .map(|v| serde_json::from_str(&v).map_err(|e| corrupt(table, e)))
+        .transpose()
 }

@@ -5,7 +5,7 @@
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
 /// captured entry is unique per session whatever its fingerprint.
-pub const CURRENT_VERSION: u32 = 4;
+pub const CURRENT_VERSION: u32 = 5;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -177,6 +177,13 @@ ALTER TABLE turns ADD COLUMN policy_mode TEXT CHECK (policy_mode IN ('agent', 'p
 ALTER TABLE turns ADD COLUMN policy_permission TEXT
     CHECK (policy_permission IN ('ask', 'accept-edits', 'auto'));
 ALTER TABLE turns ADD COLUMN policy_preset TEXT CHECK (policy_preset IN ('host', 'strict', 'explore'));
+"#;
+
+/// v4 → v5: who answered each approval (the client and its connection's roles), on the row as
+/// well as in the audit log (protocol v2 roles).
+pub(crate) const SCHEMA_V5: &str = r#"
+ALTER TABLE plan_approvals ADD COLUMN resolved_by TEXT;
+ALTER TABLE publication_approvals ADD COLUMN resolved_by TEXT;
 "#;
 
 /// v3 → v4: whether the client's own session is persisted (seed 003's `/plan status` reports it).

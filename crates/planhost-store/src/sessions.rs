@@ -71,7 +71,7 @@ impl Store {
             let subject = AuditSubject { session_id: Some(new_id), ..AuditSubject::default() };
             t.audit(
                 subject,
-                "session.opened",
+                planhost_core::AuditAction::SessionOpened,
                 &json!({ "workspaceRoot": request.workspace_root, "externalId": request.external_id,
                          "interactivity": request.interactivity }),
             )?;
@@ -91,6 +91,24 @@ impl Store {
             let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at, id");
             let mut stmt = t.tx.prepare(&sql)?;
             let rows = stmt.query_map([], session_from_row)?;
+            rows.map(|r| r?).collect()
+        })
+    }
+
+    /// Sessions, newest first, optionally of one workspace root; at most `limit` (0: all).
+    pub fn sessions_matching(
+        &mut self,
+        workspace_root: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<SessionRecord>> {
+        let limit = if limit == 0 { -1 } else { i64::try_from(limit).unwrap_or(-1) };
+        self.read(|t| {
+            let sql = format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE ?1 IS NULL OR workspace_root = ?1 \
+                 ORDER BY created_at DESC, id DESC LIMIT ?2"
+            );
+            let mut stmt = t.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![workspace_root, limit], session_from_row)?;
             rows.map(|r| r?).collect()
         })
     }
@@ -123,7 +141,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "session.mode_set",
+                planhost_core::AuditAction::SessionModeSet,
                 &json!({ "mode": mode, "planState": state.plan_state }),
             )?;
             t.session(session_id)
@@ -165,7 +183,7 @@ impl Store {
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
             t.audit(
                 subject,
-                "session.configured",
+                planhost_core::AuditAction::SessionConfigured,
                 &json!({ "permissionMode": permission, "shellId": shell, "provider": provider,
                          "model": model, "policyPreset": preset }),
             )?;

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
-use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
+use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5};
 use crate::tx::Tx;
 use crate::{Result, settings};
 
@@ -29,6 +29,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 3,
             apply: v3_to_v4,
         },
+        Migration {
+            from: 4,
+            apply: v4_to_v5,
+        },
     ],
     validate: validate_current,
 };
@@ -37,7 +41,12 @@ fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V1)?;
     tx.execute_batch(SCHEMA_V2)?;
     tx.execute_batch(SCHEMA_V3)?;
-    tx.execute_batch(SCHEMA_V4)
+    tx.execute_batch(SCHEMA_V4)?;
+    tx.execute_batch(SCHEMA_V5)
+}
+
+fn v4_to_v5(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V5)
 }
 
 fn v3_to_v4(tx: &Transaction<'_>) -> rusqlite::Result<()> {

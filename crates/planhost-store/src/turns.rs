@@ -41,7 +41,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "turn.started",
+                planhost_core::AuditAction::TurnStarted,
                 &json!({ "origin": origin, "shell": shell.map(|s| &s.id) }),
             )?;
             t.turn(new_id)?
@@ -79,7 +79,7 @@ impl Store {
                     proposal_id: Some(proposal_id),
                     ..AuditSubject::default()
                 };
-                t.audit(subject, "approval.interrupted", &json!({ "code": "TURN_ABORTED" }))?;
+                t.audit(subject, planhost_core::AuditAction::ApprovalInterrupted, &json!({ "code": "TURN_ABORTED" }))?;
                 t.emit_approval(proposal_id)?;
             }
             if let Some(execution_id) = &close.interrupt_execution {
@@ -93,7 +93,7 @@ impl Store {
                     turn_id: Some(turn_id),
                     ..AuditSubject::default()
                 };
-                t.audit(subject, "execution.interrupted", &json!({ "executionId": execution_id }))?;
+                t.audit(subject, planhost_core::AuditAction::ExecutionInterrupted, &json!({ "executionId": execution_id }))?;
                 let proposal = proposal_of_execution(t, execution_id)?;
                 t.emit_execution(&proposal)?;
             }
@@ -122,7 +122,7 @@ impl Store {
             };
             t.audit(
                 subject,
-                "plan.entered",
+                planhost_core::AuditAction::PlanEntered,
                 &json!({ "planState": state.plan_state }),
             )?;
             t.session(session_id)
@@ -167,7 +167,7 @@ pub(crate) fn insert_turn(
     t.emit(
         session_id,
         EventBody::TurnStarted {
-            turn_id: turn_id.to_owned(),
+            turn_id: turn_id.into(),
             origin,
         },
     )
@@ -175,35 +175,21 @@ pub(crate) fn insert_turn(
 
 /// The policy a turn starts with: the session's mode, and its permission mode and preset with
 /// the host defaults resolved now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PolicyPin {
-    /// Mode at the start of the turn.
-    pub mode: planhost_core::Mode,
-    /// Effective permission mode for the whole turn.
-    pub permission: planhost_core::EffectivePermission,
-    /// Effective preset for the whole turn.
-    pub preset: planhost_core::PolicyPreset,
-}
+pub type PolicyPin = planhost_core::PolicyView;
 
 fn policy_pin(t: &Tx<'_>, session_id: &str) -> Result<PolicyPin> {
     let session = t.session(session_id)?;
     let setting = |key: crate::SettingKey| crate::settings::read(&t.tx, key);
-    let default_permission = setting(crate::SettingKey::DefaultPermissionMode)?
-        .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
-        .map(planhost_core::EffectivePermission::from);
-    let default_preset =
-        setting(crate::SettingKey::DefaultPolicyPreset)?.and_then(|v| v.parse().ok());
-    Ok(PolicyPin {
-        mode: session.mode,
-        permission: planhost_core::effective_permission(
-            session.permission_mode,
-            default_permission,
-        ),
-        preset: session
-            .policy_preset
-            .or(default_preset)
-            .unwrap_or(planhost_core::PolicyPreset::Host),
-    })
+    let defaults = crate::queries::policy_defaults(
+        setting(crate::SettingKey::DefaultPermissionMode)?,
+        setting(crate::SettingKey::DefaultPolicyPreset)?,
+    );
+    Ok(planhost_core::live_policy(
+        session.mode,
+        session.permission_mode,
+        session.policy_preset,
+        defaults,
+    ))
 }
 
 pub(crate) fn close_turn(
@@ -221,11 +207,11 @@ pub(crate) fn close_turn(
         turn_id: Some(turn_id),
         ..AuditSubject::default()
     };
-    t.audit(subject, "turn.ended", &json!({ "state": state }))?;
+    t.audit(subject, planhost_core::AuditAction::TurnEnded, &json!({ "state": state }))?;
     t.emit(
         session_id,
         EventBody::TurnEnded {
-            turn_id: turn_id.to_owned(),
+            turn_id: turn_id.into(),
             state,
         },
     )

@@ -131,9 +131,9 @@ impl Tx<'_> {
             )?
             .query_row([session_id], |r| r.get(0))?;
         self.events.push(Event {
-            session_id: session_id.to_owned(),
+            session_id: session_id.into(),
             seq,
-            at: self.now.0,
+            at: self.now,
             body,
         });
         Ok(())
@@ -154,7 +154,13 @@ impl Tx<'_> {
                 state.plan_state.as_str(),
                 self.now.0
             ])?;
-        self.emit_session(&view.id)
+        self.emit_session(&view.id)?;
+        match (view.mode, state.mode) {
+            (planhost_core::Mode::Agent, planhost_core::Mode::Plan) => self.handoff_enter(&view.id),
+            (planhost_core::Mode::Plan, _) | (planhost_core::Mode::Agent, planhost_core::Mode::Agent) => {
+                Ok(())
+            }
+        }
     }
 
     pub(crate) fn emit_session(&mut self, session_id: &str) -> Result<()> {
@@ -175,10 +181,11 @@ impl Tx<'_> {
         self.emit(
             &a.session_id,
             EventBody::ApprovalChanged {
-                proposal_id: a.proposal_id.clone(),
+                proposal_id: a.proposal_id.as_str().into(),
                 status: a.status,
                 expires_at: a.expires_at,
-                error_code: a.error_code.clone(),
+                error_code: a.error_code,
+                resolved_by: a.resolved_by.clone(),
             },
         )?;
         Ok(a)
@@ -191,8 +198,8 @@ impl Tx<'_> {
             self.emit(
                 &a.session_id,
                 EventBody::ExecutionChanged {
-                    execution_id: execution_id.clone(),
-                    proposal_id: a.proposal_id.clone(),
+                    execution_id: execution_id.as_str().into(),
+                    proposal_id: a.proposal_id.as_str().into(),
                     state,
                 },
             )?;
@@ -208,7 +215,7 @@ impl Tx<'_> {
     pub(crate) fn audit(
         &self,
         subject: AuditSubject<'_>,
-        action: &str,
+        action: planhost_core::AuditAction,
         detail: &serde_json::Value,
     ) -> Result<()> {
         self.tx
@@ -222,7 +229,7 @@ impl Tx<'_> {
                 subject.turn_id,
                 subject.tool_call_id,
                 subject.proposal_id,
-                action,
+                action.as_str(),
                 detail.to_string(),
             ])?;
         Ok(())

@@ -131,7 +131,7 @@ pub async fn bash(
         return Err(ToolError::invalid("command contains NUL"));
     }
     let expected = match &request.expected_shell_id {
-        Some(id) => id.parse::<ShellId>().map_err(ToolError::from_exec)?,
+        Some(id) => planhost_exec::parse_shell_id(id).map_err(ToolError::from_exec)?,
         None => shell.pinned.id,
     };
     let (platform, probes) = shell.catalog.resolve();

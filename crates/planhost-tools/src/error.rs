@@ -143,26 +143,26 @@ pub enum ToolError {
 
 impl ToolError {
     /// The stable wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::OutsideWorkspace { .. } => "TOOL_PATH_OUTSIDE_WORKSPACE",
-            Self::NotFound { .. } => "TOOL_PATH_NOT_FOUND",
-            Self::IsDirectory { .. } => "TOOL_PATH_IS_DIRECTORY",
-            Self::BinaryFile { .. } => "TOOL_BINARY_FILE",
-            Self::FileTooLarge { .. } => "TOOL_FILE_TOO_LARGE",
-            Self::InvalidRegex { .. } => "TOOL_INVALID_REGEX",
-            Self::InvalidGlob { .. } => "TOOL_INVALID_GLOB",
-            Self::NonUtf8Path { .. } => "TOOL_NON_UTF8_PATH",
-            Self::EditNoMatch { .. } => "TOOL_EDIT_NO_MATCH",
-            Self::EditNotUnique { .. } => "TOOL_EDIT_NOT_UNIQUE",
-            Self::WriteFailed { .. } => "TOOL_WRITE_FAILED",
-            Self::ReadFailed { .. } => "TOOL_READ_FAILED",
-            Self::SymlinkRefused { .. } => "TOOL_SYMLINK_REFUSED",
-            Self::InvalidInput { .. } => "TOOL_INVALID_INPUT",
-            Self::PathReserved { .. } => "TOOL_PATH_RESERVED",
-            Self::UnknownTool { .. } => "TOOL_UNKNOWN",
+            Self::OutsideWorkspace { .. } => planhost_core::ErrorCode::ToolPathOutsideWorkspace,
+            Self::NotFound { .. } => planhost_core::ErrorCode::ToolPathNotFound,
+            Self::IsDirectory { .. } => planhost_core::ErrorCode::ToolPathIsDirectory,
+            Self::BinaryFile { .. } => planhost_core::ErrorCode::ToolBinaryFile,
+            Self::FileTooLarge { .. } => planhost_core::ErrorCode::ToolFileTooLarge,
+            Self::InvalidRegex { .. } => planhost_core::ErrorCode::ToolInvalidRegex,
+            Self::InvalidGlob { .. } => planhost_core::ErrorCode::ToolInvalidGlob,
+            Self::NonUtf8Path { .. } => planhost_core::ErrorCode::ToolNonUtf8Path,
+            Self::EditNoMatch { .. } => planhost_core::ErrorCode::ToolEditNoMatch,
+            Self::EditNotUnique { .. } => planhost_core::ErrorCode::ToolEditNotUnique,
+            Self::WriteFailed { .. } => planhost_core::ErrorCode::ToolWriteFailed,
+            Self::ReadFailed { .. } => planhost_core::ErrorCode::ToolReadFailed,
+            Self::SymlinkRefused { .. } => planhost_core::ErrorCode::ToolSymlinkRefused,
+            Self::InvalidInput { .. } => planhost_core::ErrorCode::ToolInvalidInput,
+            Self::PathReserved { .. } => planhost_core::ErrorCode::ToolPathReserved,
+            Self::UnknownTool { .. } => planhost_core::ErrorCode::ToolUnknown,
             Self::Command { source } => source.code(),
-            Self::Internal { .. } => "TOOL_INTERNAL_ERROR",
+            Self::Internal { .. } => planhost_core::ErrorCode::ToolInternalError,
         }
     }
 

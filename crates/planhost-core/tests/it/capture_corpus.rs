@@ -359,7 +359,7 @@ fn corpus() {
             }
             (Err(e), Want::Error { code, block, line }) => {
                 assert_eq!(
-                    (e.code(), e.block_index, e.line),
+                    (e.code().as_str(), e.block_index, e.line),
                     (*code, *block, *line),
                     "{}",
                     case.name

@@ -56,7 +56,7 @@ fn corpus() {
             (Ok(cmd), Ok(expected)) => assert_eq!(cmd, expected, "{input:?}"),
             (Err(e), Err(argument)) => {
                 assert_eq!(e.argument(), *argument, "{input:?}");
-                assert_eq!(e.code(), "PLAN_COMMAND_INVALID", "{input:?}");
+                assert_eq!(e.code().as_str(), "PLAN_COMMAND_INVALID", "{input:?}");
                 assert_eq!(e.help(), HELP_TEXT);
                 assert!(e.to_string().ends_with(HELP_TEXT), "{input:?}");
             }

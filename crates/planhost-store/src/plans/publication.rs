@@ -1,13 +1,27 @@
 //! Publication approvals: persisted bindings of revision, digest, path and base digest, so a
 //! write that completed just before a crash is reconciled, not repeated (seed 003).
 
-use planhost_core::{EventBody, plan_title};
+use planhost_core::{ErrorCode, EventBody, PublicationStatus, Resolver, plan_title};
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::{CheckpointRecord, PUBLICATION_COLUMNS, PublicationRecord, publication_from_row};
 use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
+
+/// A publication status change: allowed only from one of `from`; `code` says why it ended
+/// badly, `by` who answered (a person's approve or reject).
+#[derive(Debug, Clone, Copy)]
+pub struct StatusChange<'a> {
+    /// The statuses the change may start from.
+    pub from: &'a [PublicationStatus],
+    /// The new status.
+    pub to: PublicationStatus,
+    /// The reason, for revoked, conflict, failed and interrupted.
+    pub code: Option<ErrorCode>,
+    /// Who answered.
+    pub by: Option<&'a Resolver>,
+}
 
 impl Tx<'_> {
     /// Revokes the session's pending publication approvals (with `code`), emitting their events;
@@ -16,7 +30,7 @@ impl Tx<'_> {
     pub(crate) fn revoke_pending_publications(
         &mut self,
         session_id: &str,
-        code: &str,
+        code: planhost_core::ErrorCode,
     ) -> Result<Vec<String>> {
         let revoked: Vec<String> = self
             .tx
@@ -24,7 +38,7 @@ impl Tx<'_> {
                 "UPDATE publication_approvals SET status = 'revoked', error_code = ?2, updated_at = ?3 \
                  WHERE session_id = ?1 AND status = 'pending' RETURNING id",
             )?
-            .query_map(params![session_id, code, self.now.0], |r| r.get(0))?
+            .query_map(params![session_id, code.as_str(), self.now.0], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         for id in &revoked {
             let subject = AuditSubject {
@@ -33,14 +47,14 @@ impl Tx<'_> {
             };
             self.audit(
                 subject,
-                "publication.revoked",
+                planhost_core::AuditAction::PublicationRevoked,
                 &json!({ "id": id, "code": code }),
             )?;
             self.emit(
                 session_id,
                 EventBody::PublicationChanged {
-                    publication_id: id.clone(),
-                    status: "revoked".into(),
+                    publication_id: id.as_str().into(),
+                    status: PublicationStatus::Revoked,
                 },
             )?;
         }
@@ -53,41 +67,49 @@ impl Tx<'_> {
             .prepare_cached(&sql)?
             .query_row([id], publication_from_row)
             .optional()?
-            .ok_or_else(|| StoreError::PublicationNotFound(id.to_owned()))
+            .ok_or_else(|| StoreError::PublicationNotFound(id.to_owned()))?
     }
 
     fn publication_status(
         &mut self,
         id: &str,
-        from: &[&str],
-        to: &str,
-        code: Option<&str>,
+        change: &StatusChange<'_>,
     ) -> Result<PublicationRecord> {
         let current = self.publication(id)?;
-        if !from.contains(&current.status.as_str()) {
+        if !change.from.contains(&current.status) {
             return Err(StoreError::PublicationState {
                 status: current.status,
             });
         }
+        let resolved_by = change
+            .by
+            .map(|r| serde_json::to_string(r).unwrap_or_default());
         self.tx
             .prepare_cached(
-                "UPDATE publication_approvals SET status = ?2, error_code = ?3, updated_at = ?4 WHERE id = ?1",
+                "UPDATE publication_approvals SET status = ?2, error_code = ?3, updated_at = ?4, \
+                 resolved_by = COALESCE(?5, resolved_by) WHERE id = ?1",
             )?
-            .execute(params![id, to, code, self.now.0])?;
+            .execute(params![
+                id,
+                change.to.as_str(),
+                change.code.map(ErrorCode::as_str),
+                self.now.0,
+                resolved_by
+            ])?;
         let subject = AuditSubject {
             session_id: Some(&current.session_id),
             ..AuditSubject::default()
         };
         self.audit(
             subject,
-            &format!("publication.{to}"),
-            &json!({ "id": id, "code": code }),
+            change.to.into(),
+            &json!({ "id": id, "code": change.code, "by": change.by }),
         )?;
         self.emit(
             &current.session_id,
             EventBody::PublicationChanged {
-                publication_id: id.to_owned(),
-                status: to.to_owned(),
+                publication_id: id.into(),
+                status: change.to,
             },
         )?;
         self.publication(id)
@@ -132,13 +154,13 @@ impl Store {
             let subject = AuditSubject { session_id: Some(&checkpoint.session_id), ..AuditSubject::default() };
             t.audit(
                 subject,
-                "publication.pending",
+                planhost_core::AuditAction::PublicationPending,
                 &json!({ "id": id, "revision": checkpoint.revision, "sha256": checkpoint.sha256,
                          "path": relative_path, "base": base_sha256 }),
             )?;
             t.emit(
                 &checkpoint.session_id,
-                EventBody::PublicationChanged { publication_id: id.to_owned(), status: "pending".into() },
+                EventBody::PublicationChanged { publication_id: id.into(), status: PublicationStatus::Pending },
             )?;
             t.publication(id)
         })
@@ -164,29 +186,56 @@ impl Store {
             );
             let mut stmt = t.tx.prepare(&sql)?;
             let rows = stmt.query_map([], publication_from_row)?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
         })
     }
 
-    /// Publication approvals in the given statuses (the host reconciles `approved` at startup).
-    pub fn publications_with_status(&mut self, status: &str) -> Result<Vec<PublicationRecord>> {
+    /// Publication approvals, newest first: only one session's and only some statuses when
+    /// given; at most `limit` (0: all).
+    pub fn publications_matching(
+        &mut self,
+        session_id: Option<&str>,
+        statuses: Option<&[PublicationStatus]>,
+        limit: usize,
+    ) -> Result<Vec<PublicationRecord>> {
+        let statuses = statuses.map(|s| {
+            serde_json::to_string(&s.iter().map(|v| v.as_str()).collect::<Vec<_>>())
+                .unwrap_or_else(|_| "[]".into())
+        });
+        let limit = if limit == 0 { -1 } else { i64::try_from(limit).unwrap_or(-1) };
+        self.read(|t| {
+            let sql = format!(
+                "SELECT {PUBLICATION_COLUMNS} FROM publication_approvals \
+                 WHERE (?1 IS NULL OR session_id = ?1) \
+                 AND (?2 IS NULL OR status IN (SELECT value FROM json_each(?2))) \
+                 ORDER BY created_at DESC, id DESC LIMIT ?3"
+            );
+            let mut stmt = t.tx.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![session_id, statuses, limit], publication_from_row)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
+        })
+    }
+
+    /// Publication approvals in the given status (the host reconciles `approved` at startup).
+    pub fn publications_with_status(
+        &mut self,
+        status: PublicationStatus,
+    ) -> Result<Vec<PublicationRecord>> {
         self.read(|t| {
             let sql = format!("SELECT {PUBLICATION_COLUMNS} FROM publication_approvals WHERE status = ?1 ORDER BY created_at");
             let mut stmt = t.tx.prepare(&sql)?;
-            let rows = stmt.query_map([status], publication_from_row)?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            let rows = stmt.query_map([status.as_str()], publication_from_row)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
         })
     }
 
-    /// Moves a publication approval `from` one of the given statuses `to` another, durably.
+    /// Moves a publication approval from one of `change.from` to `change.to`, durably.
     pub fn set_publication_status(
         &mut self,
         id: &str,
-        from: &[&str],
-        to: &str,
-        code: Option<&str>,
+        change: &StatusChange<'_>,
     ) -> Result<PublicationRecord> {
-        self.transact(|t| t.publication_status(id, from, to, code))
+        self.transact(|t| t.publication_status(id, change))
     }
 
     /// Records a completed write: the approval is `completed` and the identity now points at the
@@ -194,7 +243,15 @@ impl Store {
     /// `# Plan: <title>` heading.
     pub fn complete_publication(&mut self, id: &str, markdown: &str) -> Result<PublicationRecord> {
         self.transact(|t| {
-            let p = t.publication_status(id, &["approved"], "completed", None)?;
+            let p = t.publication_status(
+                id,
+                &StatusChange {
+                    from: &[PublicationStatus::Approved],
+                    to: PublicationStatus::Completed,
+                    code: None,
+                    by: None,
+                },
+            )?;
             let identity = t.identity(&p.session_id)?;
             let name = match identity.session_name {
                 Some(existing) => Some(existing),

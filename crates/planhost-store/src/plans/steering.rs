@@ -13,8 +13,6 @@ use crate::{Result, Store, StoreError};
 /// A handoff request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HandoffRequest {
-    /// Plan mode entered (phase → planning).
-    Enter,
     /// A person approved the latest checkpoint for execution; binds it and issues a token.
     Approve {
         /// The checkpoint approved.
@@ -34,8 +32,6 @@ pub enum HandoffRequest {
         /// The new capability.
         token: String,
     },
-    /// Plan mode left.
-    Exit,
 }
 
 impl Store {
@@ -45,7 +41,6 @@ impl Store {
             let id = t.identity(session_id)?;
             let conflict = if id.tool_conflict { ToolsConflict::Unresolved } else { ToolsConflict::None };
             let (step, token, checkpoint, restarted) = match request {
-                HandoffRequest::Enter => (HandoffStep::Enter, None, None, false),
                 HandoffRequest::Approve { checkpoint_id, token } => {
                     (HandoffStep::Approve, Some(token.clone()), Some(*checkpoint_id), false)
                 }
@@ -69,10 +64,9 @@ impl Store {
                     )?
                     .execute(params![session_id, token, t.now.0])?;
                     let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-                    t.audit(subject, "handoff.retry", &json!({}))?;
+                    t.audit(subject, planhost_core::AuditAction::HandoffRetry, &json!({}))?;
                     return t.identity(session_id);
                 }
-                HandoffRequest::Exit => (HandoffStep::Exit, None, None, false),
             };
             let phase = handoff_next(id.phase, step, conflict)?;
             let keep_binding = phase == HandoffPhase::HandoffPending;
@@ -89,7 +83,7 @@ impl Store {
                 t.now.0,
             ])?;
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-            t.audit(subject, "handoff.step", &json!({ "from": id.phase, "to": phase }))?;
+            t.audit(subject, planhost_core::AuditAction::HandoffStep, &json!({ "from": id.phase, "to": phase }))?;
             t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase })?;
             t.identity(session_id)
         })
@@ -107,7 +101,7 @@ impl Store {
             Some(baseline),
             Some(applied),
             false,
-            "tools.enter",
+            planhost_core::AuditAction::ToolsetApplied,
         )
     }
 
@@ -126,7 +120,7 @@ impl Store {
             id.tool_baseline.as_deref(),
             Some(&applied),
             true,
-            "tools.conflict",
+            planhost_core::AuditAction::ToolsetConflict,
         )
     }
 
@@ -138,7 +132,7 @@ impl Store {
             id.tool_baseline.as_deref(),
             Some(observed),
             false,
-            "tools.resolved",
+            planhost_core::AuditAction::ToolsetAccepted,
         )
     }
 
@@ -155,7 +149,7 @@ impl Store {
             .as_deref()
             .map(|b| tools_to_restore(b, available_now))
             .unwrap_or_default();
-        self.set_tools(session_id, None, None, false, "tools.exit")?;
+        self.set_tools(session_id, None, None, false, planhost_core::AuditAction::ToolsetRestored)?;
         Ok(restore)
     }
 
@@ -165,7 +159,7 @@ impl Store {
         baseline: Option<&[String]>,
         applied: Option<&[String]>,
         conflict: bool,
-        action: &str,
+        action: planhost_core::AuditAction,
     ) -> Result<PlanIdentity> {
         let encode = |v: Option<&[String]>| {
             v.map(|v| serde_json::to_string(v).unwrap_or_else(|_| "[]".into()))
@@ -192,7 +186,7 @@ impl Store {
     pub fn branch_switched(&mut self, session_id: &str) -> Result<Vec<String>> {
         self.transact(|t| {
             let identity = t.identity(session_id)?;
-            let revoked = t.revoke_pending_publications(session_id, "BRANCH_SWITCHED")?;
+            let revoked = t.revoke_pending_publications(session_id, planhost_core::ErrorCode::BranchSwitched)?;
             if identity.phase == HandoffPhase::HandoffPending {
                 t.tx.prepare_cached(
                     "UPDATE plan_identities SET phase = 'ready', handoff_token = NULL, handoff_checkpoint = NULL, \
@@ -202,7 +196,7 @@ impl Store {
                 t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase: HandoffPhase::Ready })?;
             }
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-            t.audit(subject, "plan.branch_switched", &json!({ "revokedPublications": revoked }))?;
+            t.audit(subject, planhost_core::AuditAction::PlanBranchSwitched, &json!({ "revokedPublications": revoked }))?;
             Ok(revoked)
         })
     }
@@ -211,13 +205,15 @@ impl Store {
 impl Store {
     /// Leaves Plan mode in one transaction: the session goes to Agent (idle only) and the handoff
     /// phase to off; checkpoints and the plan identity stay for a later `/plan`.
-    pub fn exit_plan(&mut self, session_id: &str) -> Result<crate::SessionRecord> {
+    /// Returns the publication approvals it revoked.
+    pub fn exit_plan(&mut self, session_id: &str) -> Result<Vec<String>> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             let state = planhost_core::set_mode(&view, planhost_core::Mode::Agent)?;
             t.set_state(&view, state)?;
             // Exit without publishing publishes nothing, now or later.
-            t.revoke_pending_publications(session_id, "PLAN_EXITED")?;
+            let revoked =
+                t.revoke_pending_publications(session_id, planhost_core::ErrorCode::PlanExited)?;
             let identity = t.identity(session_id)?;
             let phase = handoff_next(identity.phase, HandoffStep::Exit, ToolsConflict::None)?;
             t.tx.prepare_cached(
@@ -229,8 +225,8 @@ impl Store {
                 t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase })?;
             }
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
-            t.audit(subject, "plan.exited", &json!({ "published": identity.published_path }))?;
-            t.session(session_id)
+            t.audit(subject, planhost_core::AuditAction::PlanExited, &json!({ "published": identity.published_path }))?;
+            Ok(revoked)
         })
     }
 }

@@ -4,40 +4,41 @@
 use std::path::Path;
 
 use planhost_core::{
-    DiskState, ExitOffer, Mode, PublicationState, exit_offer, plan_title, publication_state,
+    DiskState, ErrorCode, ExitOffer, Mode, PublicationState, PublicationStatus, Resolver,
+    exit_offer, plan_title, publication_state,
 };
 use planhost_fs::{OnDisk, PublishError, Reconciled};
-use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StoreError};
-use serde::Serialize;
+use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StatusChange, new_id};
 
-use crate::{Host, HostError, Result, new_id};
+use crate::engine::Engine;
+use crate::{Result, ServiceError};
 
 /// Where a published plan lives under the workspace.
 const PLANS_PREFIX: &str = ".pi/plans/";
-/// How many names a first publication tries before giving up on collisions.
-const MAX_NAME_ATTEMPTS: usize = 100;
+/// How many numbered names a first publication tries in one second before it gives up: far
+/// more than any person can publish, and every name is one `stat`.
+const MAX_NAME_ATTEMPTS: u32 = 100_000;
 
 /// `/plan status` (seed 003).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanStatus {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlanStatus {
     /// Plan mode is active (the durable mode is Plan).
-    pub active: bool,
+    pub(crate) active: bool,
     /// The branch's latest checkpoint revision, if any.
-    pub revision: Option<i64>,
+    pub(crate) revision: Option<i64>,
     /// Its digest.
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
     /// unpublished / dirty / synced / conflict.
-    pub publication: PublicationState,
+    pub(crate) publication: PublicationState,
     /// The published (or to-be-published) path.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The plan identity.
-    pub identity: PlanIdentity,
+    pub(crate) identity: PlanIdentity,
 }
 
 /// What `/plan save` may do to a published file that changed outside planhost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overwrite {
+pub(crate) enum Overwrite {
     /// Never: report the conflict (the default).
     Refuse,
     /// A person chose to replace what is on disk now; its digest becomes the approval's base.
@@ -46,7 +47,7 @@ pub enum Overwrite {
 
 /// The result of asking to publish.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PublishStart {
+pub(crate) enum PublishStart {
     /// The latest checkpoint is already published and the disk verified: nothing to write.
     Synced(PlanStatus),
     /// A publication approval is pending; a person must approve exactly this binding.
@@ -55,7 +56,7 @@ pub enum PublishStart {
 
 /// The result of resolving a publication approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PublishOutcome {
+pub(crate) enum PublishOutcome {
     /// Written (or verified already written) and recorded.
     Completed(PublicationRecord),
     /// Rejected by the person; nothing written.
@@ -73,10 +74,28 @@ pub enum PublishOutcome {
 
 fn file_name(relative_path: &str) -> Result<&str> {
     relative_path.strip_prefix(PLANS_PREFIX).ok_or_else(|| {
-        HostError::Store(StoreError::PublicationState {
-            status: "path outside .pi/plans".into(),
+        ServiceError::Publish(PublishError::PathInvalid {
+            reason: format!("{relative_path:?} is not under {PLANS_PREFIX}"),
         })
     })
+}
+
+/// A status change from `from` to `to`, with a reason and who answered.
+fn change<'a>(
+    from: &'a [PublicationStatus],
+    to: PublicationStatus,
+    code: Option<ErrorCode>,
+    by: Option<&'a Resolver>,
+) -> StatusChange<'a> {
+    StatusChange { from, to, code, by }
+}
+
+/// `yyyymmdd-hhmmss` in UTC: the stamp of a first publication's name.
+fn stamp(at: planhost_core::Timestamp) -> String {
+    jiff::Timestamp::from_millisecond(at.0)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y%m%d-%H%M%S")
+        .to_string()
 }
 
 fn disk_state(on_disk: &OnDisk) -> DiskState {
@@ -87,19 +106,13 @@ fn disk_state(on_disk: &OnDisk) -> DiskState {
     }
 }
 
-impl From<PublishError> for HostError {
-    fn from(value: PublishError) -> Self {
-        HostError::Publish(value)
-    }
-}
-
-impl Host {
+impl Engine {
     fn root(&mut self, session_id: &str) -> Result<String> {
         Ok(self.store().session(session_id)?.workspace_root)
     }
 
     /// `/plan status`: mode, branch revision, publication state against the disk, path.
-    pub fn plan_status(&mut self, session_id: &str, branch_path: &[String]) -> Result<PlanStatus> {
+    pub(crate) fn plan_status(&mut self, session_id: &str, branch_path: &[String]) -> Result<PlanStatus> {
         let session = self.store().session(session_id)?;
         let identity = self.store().plan_identity(session_id)?;
         let latest = self
@@ -133,22 +146,21 @@ impl Host {
     }
 
     /// `/plan exit` before a choice: synced → exit now; otherwise the choices of seed 003.
-    pub fn exit_offer(&mut self, session_id: &str, branch_path: &[String]) -> Result<ExitOffer> {
+    pub(crate) fn exit_offer(&mut self, session_id: &str, branch_path: &[String]) -> Result<ExitOffer> {
         let status = self.plan_status(session_id, branch_path)?;
         Ok(exit_offer(status.revision.is_some(), status.publication))
     }
 
     /// Leaves Plan mode keeping the checkpoints and identity (Exit without publishing).
-    pub fn exit_plan(&mut self, session_id: &str) -> Result<()> {
-        self.store().exit_plan(session_id)?;
-        Ok(())
+    pub(crate) fn exit_plan(&mut self, session_id: &str) -> Result<Vec<String>> {
+        Ok(self.store().exit_plan(session_id)?)
     }
 
     /// `/plan save`: binds the exact latest checkpoint, its path and the update baseline in a
     /// pending publication approval — or reports synced after verifying the disk. After a
     /// conflict, `Overwrite::DiskAsBase` (a person's explicit choice) binds what is on disk now
     /// as the base, so the approval says exactly which bytes it replaces.
-    pub fn start_publication(
+    pub(crate) fn start_publication(
         &mut self,
         session_id: &str,
         branch_path: &[String],
@@ -157,7 +169,7 @@ impl Host {
         let (checkpoint, markdown) = self
             .store()
             .latest_checkpoint(session_id, branch_path)?
-            .ok_or(HostError::NoCheckpoint)?;
+            .ok_or(ServiceError::NoCheckpoint)?;
         let status = self.plan_status(session_id, branch_path)?;
         if !status.active {
             return Err(planhost_core::CoreError::PlanModeNotActive.into());
@@ -173,13 +185,13 @@ impl Host {
         ) {
             (Some(_), PublicationState::Synced, _) => Ok(PublishStart::Synced(status)),
             (Some(_), PublicationState::Conflict, Overwrite::Refuse) => {
-                Err(HostError::PublishedFileChanged)
+                Err(ServiceError::PublishedFileChanged)
             }
             (Some(path), PublicationState::Conflict, Overwrite::DiskAsBase) => {
                 let base = match planhost_fs::inspect(Path::new(&root), file_name(path)?)? {
                     OnDisk::File { sha256, .. } => Some(sha256),
                     OnDisk::Missing => None,
-                    OnDisk::NotAFile(_) => return Err(HostError::PublishedFileChanged),
+                    OnDisk::NotAFile(_) => return Err(ServiceError::PublishedFileChanged),
                 };
                 let record =
                     self.store()
@@ -210,30 +222,38 @@ impl Host {
         let title = plan_title(markdown)
             .or_else(|| identity.session_name.clone())
             .unwrap_or_else(|| "plan".into());
-        let mut name = planhost_fs::plan_file_name(&title, self.now().0);
-        for _ in 0..MAX_NAME_ATTEMPTS {
+        let stamp = stamp(self.now());
+        for attempt in 1..=MAX_NAME_ATTEMPTS {
+            let name = planhost_core::publication_file_name(&title, &stamp, attempt);
             match planhost_fs::preflight(Path::new(root), &name)? {
                 planhost_fs::Preflight::Free => return Ok(name),
-                planhost_fs::Preflight::Taken => name = planhost_fs::next_name(&name)?,
+                planhost_fs::Preflight::Taken => {}
             }
         }
-        Err(HostError::Publish(PublishError::PathInvalid {
+        Err(ServiceError::Publish(PublishError::PathInvalid {
             reason: "no free plan file name".into(),
         }))
     }
 
     /// A person answers a publication approval. Approve persists the approval, then writes:
     /// exclusive create for a first publication, verify-then-rename for an update.
-    pub fn resolve_publication(&mut self, id: &str, approve: bool) -> Result<PublishOutcome> {
+    pub(crate) fn resolve_publication(
+        &mut self,
+        id: &str,
+        approve: bool,
+        by: &Resolver,
+    ) -> Result<PublishOutcome> {
         let record = self.store().publication(id)?;
         // Publication belongs to Plan mode: never write a plan file for a session that left it.
         if approve && self.store().session(&record.session_id)?.mode != Mode::Plan {
             return Err(planhost_core::CoreError::PlanModeNotActive.into());
         }
+        let pending = [PublicationStatus::Pending];
         if !approve {
-            let rejected =
-                self.store()
-                    .set_publication_status(id, &["pending"], "rejected", None)?;
+            let rejected = self.store().set_publication_status(
+                id,
+                &change(&pending, PublicationStatus::Rejected, None, Some(by)),
+            )?;
             return Ok(PublishOutcome::Rejected(rejected));
         }
         if self
@@ -243,9 +263,10 @@ impl Host {
         {
             return Err(planhost_core::CoreError::ToolsConflict.into());
         }
-        let record = self
-            .store()
-            .set_publication_status(id, &["pending"], "approved", None)?;
+        let record = self.store().set_publication_status(
+            id,
+            &change(&pending, PublicationStatus::Approved, None, Some(by)),
+        )?;
         self.write_publication(&record)
     }
 
@@ -262,9 +283,12 @@ impl Host {
             Err(PublishError::Collision { .. }) => {
                 let revoked = self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "revoked",
-                    Some("PUBLISH_COLLISION"),
+                    &change(
+                        &[PublicationStatus::Approved],
+                        PublicationStatus::Revoked,
+                        Some(ErrorCode::PublishCollision),
+                        None,
+                    ),
                 )?;
                 let markdown = String::from_utf8_lossy(&bytes).into_owned();
                 let identity = self.store().plan_identity(&record.session_id)?;
@@ -275,9 +299,12 @@ impl Host {
             Err(error @ PublishError::Conflict { .. }) => {
                 let conflicted = self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "conflict",
-                    Some(error.code()),
+                    &change(
+                        &[PublicationStatus::Approved],
+                        PublicationStatus::Conflict,
+                        Some(error.code()),
+                        None,
+                    ),
                 )?;
                 Ok(PublishOutcome::Conflict(conflicted))
             }
@@ -295,9 +322,12 @@ impl Host {
                 }
                 self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "failed",
-                    Some(error.code()),
+                    &change(
+                        &[PublicationStatus::Approved],
+                        PublicationStatus::Failed,
+                        Some(error.code()),
+                        None,
+                    ),
                 )?;
                 Err(error.into())
             }
@@ -320,9 +350,13 @@ impl Host {
     /// At startup: an approval whose write may have happened before a crash is checked against
     /// the disk — completed writes are recorded, not repeated; unwritten ones are interrupted
     /// (a person asks again); anything else is a conflict.
-    pub fn reconcile_publications(&mut self) -> Result<Vec<PublicationRecord>> {
+    pub(crate) fn reconcile_publications(&mut self) -> Result<Vec<PublicationRecord>> {
         let mut out = Vec::new();
-        for record in self.store().publications_with_status("approved")? {
+        let approved = [PublicationStatus::Approved];
+        for record in self
+            .store()
+            .publications_with_status(PublicationStatus::Approved)?
+        {
             let root = self.root(&record.session_id)?;
             let name = file_name(&record.relative_path)?.to_owned();
             let outcome = planhost_fs::reconcile(
@@ -339,21 +373,25 @@ impl Host {
                 }
                 Ok(Reconciled::NotWritten) => self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "interrupted",
-                    Some("HOST_RESTARTED"),
+                    &change(
+                        &approved,
+                        PublicationStatus::Interrupted,
+                        Some(ErrorCode::HostRestarted),
+                        None,
+                    ),
                 )?,
                 Ok(Reconciled::Conflict(_)) => self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "conflict",
-                    Some("PUBLISH_CONFLICT"),
+                    &change(
+                        &approved,
+                        PublicationStatus::Conflict,
+                        Some(ErrorCode::PublishConflict),
+                        None,
+                    ),
                 )?,
                 Err(error) => self.store().set_publication_status(
                     &record.id,
-                    &["approved"],
-                    "failed",
-                    Some(error.code()),
+                    &change(&approved, PublicationStatus::Failed, Some(error.code()), None),
                 )?,
             };
             out.push(updated);
@@ -362,21 +400,30 @@ impl Host {
     }
 }
 
-impl Host {
-    /// The text a client injects into every model call (empty without a checkpoint).
-    pub fn projection(&mut self, session_id: &str, branch_path: &[String]) -> Result<String> {
+impl Engine {
+    /// The text a client injects into every model call (empty without a checkpoint), and the
+    /// revision it projects.
+    pub(crate) fn projection(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<(String, Option<i64>)> {
         let latest = self.store().latest_checkpoint(session_id, branch_path)?;
         Ok(match latest {
             Some((record, text)) => {
+                let revision = record.revision;
                 let reference = planhost_core::CheckpointRef {
                     id: record.id,
                     anchor: record.anchor,
                     revision: record.revision,
                     sha256: record.sha256,
                 };
-                planhost_core::projection(Some((&reference, &text)))
+                (
+                    planhost_core::projection(Some((&reference, &text))),
+                    Some(revision),
+                )
             }
-            None => String::new(),
+            None => (String::new(), None),
         })
     }
 }

@@ -10,60 +10,20 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use planhost_core::{EffectivePermission, Mode, PolicyPreset};
+use planhost_core::PolicyView;
 
-/// What the policy needs, resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PolicyView {
-    pub preset: PolicyPreset,
-    pub mode: Mode,
-    pub permission: EffectivePermission,
-}
-
-/// A cached entry: the view and the session's running turn.
+/// A cached entry: the view a tool call is held to, and the session's running turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub view: PolicyView,
-    pub active_turn: Option<String>,
+pub(crate) struct Entry {
+    pub(crate) view: PolicyView,
+    pub(crate) active_turn: Option<String>,
 }
 
 impl Entry {
-    /// The view a running turn is held to: the session's durable mode, made stricter (never
-    /// looser) by the mode the turn started in, with the permission mode and preset the turn
-    /// pinned at its start. A turn that was planning stays planning after an approval, and a
-    /// host-default change never reaches a running turn.
-    pub fn from_snapshot(snap: planhost_store::PolicySnapshot) -> Self {
-        let default_permission = snap
-            .default_permission_mode
-            .and_then(|v| v.parse::<planhost_core::TargetPermissionMode>().ok())
-            .map(EffectivePermission::from);
-        let default_preset = snap.default_policy_preset.and_then(|v| v.parse().ok());
-        let live = PolicyView {
-            preset: snap
-                .policy_preset
-                .or(default_preset)
-                .unwrap_or(PolicyPreset::Host),
-            mode: snap.mode,
-            permission: planhost_core::effective_permission(
-                snap.permission_mode,
-                default_permission,
-            ),
-        };
-        let view = match snap.turn_pin {
-            Some(pin) => PolicyView {
-                preset: pin.preset,
-                mode: match (pin.mode, snap.mode) {
-                    (Mode::Agent, Mode::Agent) => Mode::Agent,
-                    (Mode::Plan, Mode::Agent | Mode::Plan) | (Mode::Agent, Mode::Plan) => {
-                        Mode::Plan
-                    }
-                },
-                permission: pin.permission,
-            },
-            None => live,
-        };
+    /// The view of the running turn: its pin, never looser than the durable mode (core's rule).
+    pub(crate) fn from_snapshot(snap: planhost_store::PolicySnapshot) -> Self {
         Entry {
-            view,
+            view: planhost_core::turn_policy(snap.live, snap.turn_pin),
             active_turn: snap.active_turn,
         }
     }
@@ -77,7 +37,7 @@ struct Inner {
 
 /// The cache.
 #[derive(Default)]
-pub struct PolicyCache {
+pub(crate) struct PolicyCache {
     inner: Mutex<Inner>,
 }
 
@@ -87,17 +47,17 @@ impl PolicyCache {
     }
 
     /// The cached entry, if still valid.
-    pub fn get(&self, session_id: &str) -> Option<Entry> {
+    pub(crate) fn get(&self, session_id: &str) -> Option<Entry> {
         self.lock().entries.get(session_id).cloned()
     }
 
     /// The current generation; read it on the host thread together with the store.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.lock().generation
     }
 
     /// Inserts an entry read at `generation`, unless something was invalidated since.
-    pub fn insert_if_current(&self, session_id: &str, entry: Entry, generation: u64) {
+    pub(crate) fn insert_if_current(&self, session_id: &str, entry: Entry, generation: u64) {
         let mut inner = self.lock();
         if inner.generation == generation {
             inner.entries.insert(session_id.to_owned(), entry);
@@ -105,14 +65,14 @@ impl PolicyCache {
     }
 
     /// A session changed.
-    pub fn invalidate(&self, session_id: &str) {
+    pub(crate) fn invalidate(&self, session_id: &str) {
         let mut inner = self.lock();
         inner.generation += 1;
         inner.entries.remove(session_id);
     }
 
     /// Host-wide defaults changed.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let mut inner = self.lock();
         inner.generation += 1;
         inner.entries.clear();
@@ -122,6 +82,8 @@ impl PolicyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use planhost_core::{EffectivePermission, Mode, PolicyPreset};
 
     fn entry(mode: Mode) -> Entry {
         Entry {

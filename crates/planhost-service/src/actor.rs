@@ -1,4 +1,4 @@
-//! The host actor: one thread owns the [`Host`] (and so the only SQLite writer). Callers send it
+//! The actor: one thread owns the [`Engine`] (and so the only SQLite writer). Callers send it
 //! closures; it runs them one at a time, publishes the events they committed, and doubles as the
 //! expiry timer, waking at the earliest pending deadline.
 
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use planhost_core::Event;
 
-use crate::Host;
+use crate::engine::Engine;
 
 /// Longest wait between deadline checks: bounds the damage of a wall-clock jump.
 const MAX_SLEEP: Duration = Duration::from_secs(30);
@@ -18,41 +18,47 @@ const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
 /// A reply, delivered only after the job's events were published, so any cache invalidated by
 /// those events is invalid before the caller can act on the reply.
 type Reply = Box<dyn FnOnce() + Send>;
-type Job = Box<dyn FnOnce(&mut Host) -> Reply + Send>;
+type Job = Box<dyn FnOnce(&mut Engine) -> Reply + Send>;
 
 enum Msg {
     Job(Job),
     Poke,
+    Stop,
 }
 
-/// The actor thread stopped (its host failed or shut down); the call did not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the host is not running")]
-pub struct HostGone;
+/// The actor thread stopped (shut down or failed); the call did not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HostGone;
 
-/// A cloneable handle to the host actor.
-#[derive(Debug, Clone)]
-pub struct HostHandle {
+/// A cloneable handle to the actor.
+#[derive(Clone)]
+pub(crate) struct HostHandle {
     tx: mpsc::Sender<Msg>,
 }
 
-/// The running actor thread; dropping every [`HostHandle`] ends it, and `join` waits for that.
+impl std::fmt::Debug for HostHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostHandle")
+    }
+}
+
+/// The running actor thread.
 #[derive(Debug)]
-pub struct HostThread {
+pub(crate) struct HostThread {
     thread: JoinHandle<()>,
 }
 
 impl HostThread {
     /// Waits for the actor to finish its queued work and stop.
-    pub fn join(self) {
+    pub(crate) fn join(self) {
         let _ = self.thread.join();
     }
 }
 
 /// Starts the actor over `host`. `on_events` receives, after each job or expiry, the events that
 /// committed, in commit order — before the job's caller receives its reply.
-pub fn spawn_host(
-    host: Host,
+pub(crate) fn spawn_host(
+    host: Engine,
     on_events: impl FnMut(Vec<Event>) + Send + 'static,
 ) -> std::io::Result<(HostHandle, HostThread)> {
     let (tx, rx) = mpsc::channel();
@@ -64,9 +70,9 @@ pub fn spawn_host(
 
 impl HostHandle {
     /// Runs `f` on the host thread and returns its result.
-    pub async fn call<R: Send + 'static>(
+    pub(crate) async fn call<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Host) -> R + Send + 'static,
+        f: impl FnOnce(&mut Engine) -> R + Send + 'static,
     ) -> Result<R, HostGone> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |host| {
@@ -79,35 +85,24 @@ impl HostHandle {
         answer.await.map_err(|_| HostGone)
     }
 
-    /// [`HostHandle::call`] for threads outside an async runtime.
-    pub fn call_blocking<R: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Host) -> R + Send + 'static,
-    ) -> Result<R, HostGone> {
-        let (reply, answer) = mpsc::sync_channel(1);
-        let job: Job = Box::new(move |host| {
-            let value = f(host);
-            Box::new(move || {
-                let _ = reply.send(value);
-            })
-        });
-        self.tx.send(Msg::Job(job)).map_err(|_| HostGone)?;
-        answer.recv().map_err(|_| HostGone)
+    /// Makes the actor re-check deadlines now (after moving a test clock).
+    pub(crate) fn poke(&self) {
+        let _ = self.tx.send(Msg::Poke);
     }
 
-    /// Makes the actor re-check deadlines now (after moving a test clock).
-    pub fn poke(&self) {
-        let _ = self.tx.send(Msg::Poke);
+    /// Makes the actor finish the jobs already queued and stop; later calls are `HostGone`.
+    pub(crate) fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
     }
 }
 
-fn run(mut host: Host, rx: &mpsc::Receiver<Msg>, mut on_events: impl FnMut(Vec<Event>)) {
+fn run(mut host: Engine, rx: &mpsc::Receiver<Msg>, mut on_events: impl FnMut(Vec<Event>)) {
     let mut sleep = Duration::ZERO;
     loop {
         let reply = match rx.recv_timeout(sleep) {
             Ok(Msg::Job(job)) => Some(job(&mut host)),
             Ok(Msg::Poke) | Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
         };
         sleep = expire_and_measure(&mut host);
         let events = host.store().take_events();
@@ -121,7 +116,7 @@ fn run(mut host: Host, rx: &mpsc::Receiver<Msg>, mut on_events: impl FnMut(Vec<E
 }
 
 /// Expires what is due and returns how long to sleep until the next deadline.
-fn expire_and_measure(host: &mut Host) -> Duration {
+fn expire_and_measure(host: &mut Engine) -> Duration {
     let result = (|| {
         let now = host.now();
         let mut next = host.store().next_deadline()?;
@@ -129,7 +124,7 @@ fn expire_and_measure(host: &mut Host) -> Duration {
             host.store().expire_due()?;
             next = host.store().next_deadline()?;
         }
-        Ok::<_, crate::HostError>(match next {
+        Ok::<_, crate::ServiceError>(match next {
             Some(deadline) => {
                 let ms = u64::try_from(now.until(deadline)).unwrap_or(0);
                 Duration::from_millis(ms).min(MAX_SLEEP)
@@ -140,7 +135,7 @@ fn expire_and_measure(host: &mut Host) -> Duration {
     match result {
         Ok(sleep) => sleep,
         Err(error) => {
-            tracing::error!(code = error.code(), %error, "expiry check failed");
+            tracing::error!(code = %error.code(), %error, "expiry check failed");
             RETRY_AFTER_ERROR
         }
     }

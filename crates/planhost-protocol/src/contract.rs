@@ -1,0 +1,323 @@
+//! The contract: one line per method pairs its name, its role rule, its params and its result.
+//! From that line come [`ClientRequest`] (what a client asks), [`ServerResult`] (what the host
+//! answers), a marker type in [`methods`] implementing [`Method`] (for typed clients), and the
+//! [`METHODS`] table the schema, the TypeScript declarations and the docs are generated from.
+//! A host's dispatch matches on [`ClientRequest`], so a method without a handler does not compile.
+
+use planhost_core::{Access, ErrorCode, Event};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::app::*;
+use crate::checkpoints::*;
+use crate::plans::*;
+use crate::publications::*;
+use crate::sessions::*;
+use crate::tools::*;
+
+/// The protocol version this crate describes. Bumped on any incompatible change.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// One method of the contract, as a type: what typed clients call.
+pub trait Method {
+    /// Dotted name on the wire.
+    const NAME: &'static str;
+    /// Which connections may call it.
+    const ACCESS: Access;
+    /// Its params.
+    type Params: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+    /// Its result.
+    type Result: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
+    /// The params as a request value.
+    fn request(params: Self::Params) -> ClientRequest;
+    /// This method's result out of a [`ServerResult`]; `None` if it is another method's.
+    fn result(result: ServerResult) -> Option<Self::Result>;
+}
+
+/// One row of the method table.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodSpec {
+    /// Dotted name.
+    pub name: &'static str,
+    /// One-line description.
+    pub doc: &'static str,
+    /// The role rule.
+    pub access: Access,
+    /// The params type's name.
+    pub params_type: &'static str,
+    /// The result type's name.
+    pub result_type: &'static str,
+    params: fn(&mut SchemaGenerator) -> Schema,
+    result: fn(&mut SchemaGenerator) -> Schema,
+}
+
+impl MethodSpec {
+    /// The params schema (registering shared definitions in `generator`).
+    pub fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        (self.params)(generator)
+    }
+
+    /// The result schema (registering shared definitions in `generator`).
+    pub fn result_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        (self.result)(generator)
+    }
+}
+
+fn schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+/// Why a request line could not become a [`ClientRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    /// `METHOD_NOT_FOUND` or `INVALID_PARAMS`.
+    pub code: ErrorCode,
+    /// What was wrong.
+    pub message: String,
+    /// The offending field, for invalid params.
+    pub field: Option<String>,
+}
+
+/// Deserializes one method's params, naming the offending field on failure. A missing `params`
+/// (`null`) is an empty object.
+fn parse_params<T: DeserializeOwned>(value: Value) -> Result<T, RequestError> {
+    let value = if value.is_null() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        value
+    };
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        // serde names a missing or unknown top-level field only in its message: "missing field `x`".
+        let field = if path == "." {
+            inner
+                .split('`')
+                .nth(1)
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+        } else {
+            Some(path)
+        };
+        RequestError {
+            code: ErrorCode::InvalidParams,
+            message: match &field {
+                Some(f) => format!("invalid params: {f}: {inner}"),
+                None => format!("invalid params: {inner}"),
+            },
+            field,
+        }
+    })
+}
+
+macro_rules! contract {
+    ($($variant:ident = $name:literal, $access:ident, $params:ty => $result:ty, $doc:literal;)+) => {
+        /// A request: one variant per method, holding its params.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ClientRequest {
+            $(#[doc = $doc] $variant($params),)+
+        }
+
+        /// A result: one variant per method, holding its result.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ServerResult {
+            $(#[doc = $doc] $variant($result),)+
+        }
+
+        /// Marker types, one per method, for typed clients: `client.call::<methods::AppHealth>(…)`.
+        pub mod methods {
+            use super::*;
+            $(
+                #[doc = $doc]
+                #[derive(Debug, Clone, Copy)]
+                pub struct $variant;
+
+                impl Method for $variant {
+                    const NAME: &'static str = $name;
+                    const ACCESS: Access = Access::$access;
+                    type Params = $params;
+                    type Result = $result;
+
+                    fn request(params: $params) -> ClientRequest {
+                        ClientRequest::$variant(params)
+                    }
+
+                    fn result(result: ServerResult) -> Option<$result> {
+                        match result {
+                            ServerResult::$variant(r) => Some(r),
+                            #[allow(unreachable_patterns, clippy::wildcard_enum_match_arm)]
+                            _ => None,
+                        }
+                    }
+                }
+            )+
+        }
+
+        /// Every method, in documentation order.
+        pub const METHODS: &[MethodSpec] = &[
+            $(MethodSpec {
+                name: $name,
+                doc: $doc,
+                access: Access::$access,
+                params_type: stringify!($params),
+                result_type: stringify!($result),
+                params: schema::<$params>,
+                result: schema::<$result>,
+            },)+
+        ];
+
+        impl ClientRequest {
+            /// Parses a request from its method name and params.
+            pub fn parse(method: &str, params: Value) -> Result<Self, RequestError> {
+                match method {
+                    $($name => Ok(ClientRequest::$variant(parse_params(params)?)),)+
+                    other => Err(RequestError {
+                        code: ErrorCode::MethodNotFound,
+                        message: format!("unknown method {other:?}"),
+                        field: None,
+                    }),
+                }
+            }
+
+            /// The method's name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(ClientRequest::$variant(_) => $name,)+
+                }
+            }
+
+            /// Which connections may call it.
+            pub fn access(&self) -> Access {
+                match self {
+                    $(ClientRequest::$variant(_) => Access::$access,)+
+                }
+            }
+
+            /// The params as JSON.
+            pub fn params(&self) -> serde_json::Result<Value> {
+                match self {
+                    $(ClientRequest::$variant(p) => serde_json::to_value(p),)+
+                }
+            }
+        }
+
+        impl ServerResult {
+            /// The result as JSON.
+            pub fn to_value(&self) -> serde_json::Result<Value> {
+                match self {
+                    $(ServerResult::$variant(r) => serde_json::to_value(r),)+
+                }
+            }
+
+            /// The method it answers.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(ServerResult::$variant(_) => $name,)+
+                }
+            }
+        }
+    };
+}
+
+contract! {
+    Initialize = "initialize", Any, InitializeParams => InitializeResult, "Handshake: the protocol version and the connection's roles. Must come first, once.";
+    AppHealth = "app.health", Any, Empty => HealthResult, "Liveness; the cheapest round trip.";
+    AppVersion = "app.version", Any, Empty => VersionResult, "Versions of planhost, the protocol, the schema and SQLite.";
+    SessionsOpen = "sessions.open", Agent, OpenSessionParams => SessionInfo, "Open a session, or reopen it by external id.";
+    SessionsGet = "sessions.get", Any, SessionRef => SessionInfo, "One session with its running turn, pending approval and live execution.";
+    SessionsList = "sessions.list", Any, SessionsFilter => SessionList, "Sessions, newest first.";
+    SessionsSetMode = "sessions.setMode", Approver, SetModeParams => SessionInfo, "A person selects Agent or Plan (idle only).";
+    SessionsConfigure = "sessions.configure", Approver, ConfigureParams => SessionInfo, "A person sets permission mode, shell, policy preset, provider or model (idle only).";
+    TurnsBegin = "turns.begin", Agent, BeginTurnParams => TurnInfo, "Begin a user or scheduled turn; pins its shell and policy.";
+    TurnsEnd = "turns.end", Agent, EndTurnParams => TurnInfo, "End the running turn: completed, or aborted (interrupting what it raised or ran).";
+    ToolsAuthorize = "tools.authorize", Agent, AuthorizeParams => AuthorizeResult, "May this tool call run? allow, deny or ask.";
+    ToolsExecute = "tools.execute", Agent, ExecuteParams => ExecuteResult, "Run an authorized Read, Glob, Grep, Write, Edit or Bash call.";
+    ToolsCancel = "tools.cancel", Agent, CancelParams => CancelResult, "Cancel a running tool call; kills its process tree.";
+    PermissionsList = "permissions.list", Any, AsksFilter => AskList, "Permission asks, newest first.";
+    PermissionsResolve = "permissions.resolve", Approver, ResolvePermissionParams => PermissionAsk, "A person answers an ask: allow or deny.";
+    PlansEnter = "plans.enter", Agent, EnterPlanParams => SessionInfo, "The agent's EnterPlanMode tool.";
+    PlansSubmit = "plans.submit", Agent, SubmitPlanParams => ApprovalInfo, "The SubmitPlan tool: an immutable artifact and a pending approval.";
+    PlansList = "plans.list", Any, PlansFilter => ApprovalList, "Plan approvals, newest first.";
+    PlansGet = "plans.get", Any, ProposalRef => PlanDetail, "One approval with its exact Markdown and whether the file still holds it.";
+    PlansResolve = "plans.resolve", Approver, ResolvePlanParams => ApprovalInfo, "A person approves (with a permission mode) or rejects a plan.";
+    PlansStatus = "plans.status", Any, BranchRef => PlanStatusResult, "Mode, revision, publication state and path (/plan status).";
+    PlansExitOptions = "plans.exitOptions", Any, BranchRef => ExitOptions, "What /plan exit offers now.";
+    PlansExit = "plans.exit", Approver, ExitPlanParams => ExitPlanResult, "Leave Plan mode without publishing; checkpoints stay.";
+    PlansParseCommand = "plans.parseCommand", Any, ParseCommandParams => ParsedCommand, "Parse a typed /plan line with the host's grammar.";
+    PlansSwitchBranch = "plans.switchBranch", Agent, SessionRef => SwitchBranchResult, "The client moved to another branch (/tree): clears every approval bound to the old one.";
+    ExecutionsClaim = "executions.claim", Agent, ExecutionRef => ClaimedExecution, "Claim the queued execution: starts its turn and returns the approved plan bytes.";
+    ExecutionsEnd = "executions.end", Agent, EndExecutionParams => ExecutionInfo, "End the running execution: completed or interrupted.";
+    CheckpointsSave = "checkpoints.save", Agent, SaveCheckpointParams => SavedCheckpoint, "Save a complete plan snapshot (update_plan_draft) with an optimistic revision.";
+    CheckpointsCapture = "checkpoints.capture", Agent, CaptureParams => CaptureResult, "Offer a final assistant message for <proposed_plan> capture.";
+    CheckpointsLatest = "checkpoints.latest", Any, BranchRef => CheckpointDetail, "The branch's latest exact checkpoint (/plan preview).";
+    CheckpointsProjection = "checkpoints.projection", Any, BranchRef => ProjectionResult, "The labelled latest checkpoint to inject into a model call.";
+    PublicationsRequest = "publications.request", Agent, RequestPublicationParams => PublicationRequest, "Publish the latest checkpoint to .pi/plans (/plan save): synced, or a pending approval.";
+    PublicationsList = "publications.list", Any, PublicationsFilter => PublicationList, "Publication approvals, newest first.";
+    PublicationsResolve = "publications.resolve", Approver, ResolvePublicationParams => PublicationResolution, "A person approves (writes) or rejects a publication.";
+    HandoffApprove = "handoff.approve", Approver, BranchRef => HandoffInfo, "A person approves the latest checkpoint for execution (seed 004).";
+    HandoffAccept = "handoff.accept", Agent, AcceptHandoffParams => HandoffInfo, "The execution prompt started: the handoff is accepted.";
+    HandoffCancel = "handoff.cancel", Approver, SessionRef => HandoffInfo, "A person cancels a pending handoff.";
+    HandoffRetry = "handoff.retry", Approver, SessionRef => HandoffInfo, "After a restart, a person reviews a pending handoff again: a fresh token.";
+    ToolsetApply = "toolset.apply", Agent, ApplyToolsetParams => ToolsetInfo, "Record the tools before Plan and the set Plan applied.";
+    ToolsetObserve = "toolset.observe", Agent, ToolsetParams => ToolsetInfo, "Report the active tools; a change outside planhost is a conflict.";
+    ToolsetAccept = "toolset.accept", Approver, ToolsetParams => ToolsetInfo, "A person accepts the changed tool set, clearing the conflict.";
+    ShellsCatalog = "shells.catalog", Any, Empty => ShellCatalog, "The platform's shell catalog and the effective shell.";
+    SettingsGet = "settings.get", Any, Empty => Settings, "Host settings.";
+    SettingsSet = "settings.set", Approver, SettingsPatch => Settings, "A person changes host settings; absent fields are unchanged.";
+    AuditList = "audit.list", Any, AuditFilter => AuditLog, "The audit log, newest first.";
+}
+
+/// Looks a method up by name.
+pub fn method(name: &str) -> Option<&'static MethodSpec> {
+    METHODS.iter().find(|m| m.name == name)
+}
+
+/// Notification names.
+pub mod notifications {
+    /// A committed state change of one session: a [`planhost_core::Event`].
+    pub const STATE_CHANGED: &str = "state.changed";
+    /// One ordered chunk of a running tool's output: a [`crate::ToolOutput`].
+    pub const TOOL_OUTPUT: &str = "tools.output";
+}
+
+/// Something the host sends without being asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerNotification {
+    /// A committed state change, to every connection.
+    StateChanged(Event),
+    /// A chunk of a running command's output, to the calling connection only.
+    ToolOutput(ToolOutput),
+}
+
+impl ServerNotification {
+    /// The notification's name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ServerNotification::StateChanged(_) => notifications::STATE_CHANGED,
+            ServerNotification::ToolOutput(_) => notifications::TOOL_OUTPUT,
+        }
+    }
+
+    /// The payload as JSON.
+    pub fn params(&self) -> serde_json::Result<Value> {
+        match self {
+            ServerNotification::StateChanged(e) => serde_json::to_value(e),
+            ServerNotification::ToolOutput(o) => serde_json::to_value(o),
+        }
+    }
+
+    /// Parses a notification by name (clients).
+    pub fn parse(method: &str, params: Value) -> Option<Self> {
+        match method {
+            notifications::STATE_CHANGED => serde_json::from_value(params)
+                .ok()
+                .map(ServerNotification::StateChanged),
+            notifications::TOOL_OUTPUT => serde_json::from_value(params)
+                .ok()
+                .map(ServerNotification::ToolOutput),
+            _ => None,
+        }
+    }
+}

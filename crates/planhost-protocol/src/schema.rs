@@ -1,0 +1,42 @@
+//! The whole protocol as one JSON Schema document, generated from the contract.
+
+use serde_json::{Map, Value, json};
+
+use crate::contract::{METHODS, PROTOCOL_VERSION, notifications};
+
+/// `methods.<name>.{description,access,params,result}`, `notifications.<name>`, the error
+/// object, the stable codes, and the shared `$defs`.
+pub fn protocol_schema() -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut methods = Map::new();
+    for m in METHODS {
+        let params = m.params_schema(&mut generator);
+        let result = m.result_schema(&mut generator);
+        methods.insert(
+            m.name.into(),
+            json!({ "description": m.doc, "access": m.access, "params": params, "result": result }),
+        );
+    }
+    let mut notes = Map::new();
+    notes.insert(
+        notifications::STATE_CHANGED.into(),
+        generator
+            .subschema_for::<planhost_core::Event>()
+            .to_value(),
+    );
+    notes.insert(
+        notifications::TOOL_OUTPUT.into(),
+        generator.subschema_for::<crate::ToolOutput>().to_value(),
+    );
+    let error = generator.subschema_for::<crate::RpcError>().to_value();
+    let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "planhost JSON-RPC protocol",
+        "protocolVersion": PROTOCOL_VERSION,
+        "methods": methods,
+        "notifications": notes,
+        "error": error,
+        "$defs": defs,
+    })
+}

@@ -1,0 +1,247 @@
+//! Tool calls: authorization, asks, execution, output and cancellation.
+
+use planhost_core::{
+    AskId, DenyCode, OutputStream, PermissionDecision, PolicyRule, Resolver, SessionId, Timestamp,
+    ToolCallId, TurnId,
+};
+use serde_json::Value;
+
+/// Where a tool came from, as the client knows it: `{"kind":"builtIn"}` or
+/// `{"kind":"extension","package":…,"sourcePath":…}`. A plain struct on the wire (not a tagged
+/// enum) so that a bad field is reported by its full path, e.g. `provenance.package`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Provenance {
+    /// `builtIn` or `extension`.
+    pub kind: ProvenanceKind,
+    /// The extension's package name (extension only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Where the extension's code was loaded from (extension only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_path: Option<String>,
+}
+
+wire_values! {
+    /// The two provenance kinds.
+    ProvenanceKind {
+        /// The agent runtime's own tool, or the host's.
+        BuiltIn = "builtIn",
+        /// A tool registered by an extension: a plugin, whatever its name.
+        Extension = "extension",
+    }
+}
+
+impl Provenance {
+    /// A built-in tool.
+    pub fn built_in() -> Self {
+        Self {
+            kind: ProvenanceKind::BuiltIn,
+            package: None,
+            source_path: None,
+        }
+    }
+}
+
+params! {
+    /// `tools.authorize`: may this tool call run? The host decides from its durable state.
+    pub struct AuthorizeParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// The running turn.
+        pub turn_id: TurnId,
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// The tool's name, exactly as called.
+        pub tool_name: String,
+        /// Zero-based position in the assistant batch.
+        pub batch_index: u32,
+        /// Tool calls in the batch.
+        pub batch_size: u32,
+        /// Where the tool came from.
+        pub provenance: Provenance,
+        /// The tool input. A grant binds its SHA-256: `tools.execute` must send the same input.
+        #[serde(default)]
+        pub input: Value,
+    }
+}
+
+wire_values! {
+    /// The three answers of `tools.authorize`.
+    DecisionKind {
+        /// Run it.
+        Allow = "allow",
+        /// Do not run it.
+        Deny = "deny",
+        /// A person must answer `permissions.resolve` first.
+        Ask = "ask",
+    }
+}
+
+result! {
+    /// The host's decision.
+    pub struct AuthorizeResult {
+        /// Allow, deny or ask.
+        pub decision: DecisionKind,
+        /// The stable code of a deny.
+        pub code: Option<DenyCode>,
+        /// Why, in a sentence for the model and the person.
+        pub reason: String,
+        /// The policy rule that decided.
+        pub rule: PolicyRule,
+        /// For `ask`: the ask to resolve.
+        pub request_id: Option<AskId>,
+    }
+}
+
+wire_values! {
+    /// The tools the host itself runs.
+    HostTool {
+        /// Read a file.
+        Read = "Read",
+        /// List files by glob.
+        Glob = "Glob",
+        /// Search file contents.
+        Grep = "Grep",
+        /// Write a file.
+        Write = "Write",
+        /// Replace text in a file.
+        Edit = "Edit",
+        /// Run a command in the session's pinned shell.
+        Bash = "Bash",
+    }
+}
+
+params! {
+    /// `tools.execute`: the host runs an authorized call of one of its own tools.
+    pub struct ExecuteParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// The running turn.
+        pub turn_id: TurnId,
+        /// The tool call `tools.authorize` allowed (or a person allowed after an ask).
+        pub tool_call_id: ToolCallId,
+        /// Which tool.
+        pub tool: HostTool,
+        /// Its input: exactly the authorized one.
+        pub input: Value,
+    }
+}
+
+result! {
+    /// The tool's structured result.
+    pub struct ExecuteResult {
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// The tool's own result (Bash: `exit`, `stdout`, `stderr`, `timedOut`, `cancelled`, …).
+        pub output: Value,
+    }
+}
+
+params! {
+    /// `tools.cancel`.
+    pub struct CancelParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// The running tool call.
+        pub tool_call_id: ToolCallId,
+    }
+}
+
+result! {
+    /// Whether something was cancelled.
+    pub struct CancelResult {
+        /// True if the call was running and is now being cancelled (its process tree killed).
+        pub cancelled: bool,
+    }
+}
+
+result! {
+    /// `tools.output` notification: one ordered chunk of a running command, to the calling
+    /// connection only, all before the call's result.
+    pub struct ToolOutput {
+        /// Session.
+        pub session_id: SessionId,
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// `stdout` or `stderr`.
+        pub stream: OutputStream,
+        /// Strictly increasing across both streams of the call.
+        pub seq: u64,
+        /// UTF-8 text; invalid bytes replaced with U+FFFD.
+        pub text: String,
+    }
+}
+
+wire_values! {
+    /// An ask's state, for filtering.
+    AskStatus {
+        /// Waiting for a person.
+        Open = "open",
+        /// Answered (it stays listed until its turn ends).
+        Answered = "answered",
+    }
+}
+
+params! {
+    /// `permissions.list`.
+    pub struct AsksFilter {
+        /// Only this session's asks.
+        #[serde(default)]
+        pub session_id: Option<SessionId>,
+        /// Only asks in these states (default: every state).
+        #[serde(default)]
+        pub status: Option<Vec<AskStatus>>,
+        /// At most this many, newest first (default 100, at most 10,000).
+        #[serde(default)]
+        pub limit: Option<u32>,
+    }
+}
+
+params! {
+    /// `permissions.resolve`: answer an ask.
+    pub struct ResolvePermissionParams {
+        /// The ask.
+        pub request_id: AskId,
+        /// `allow` or `deny`.
+        pub decision: PermissionDecision,
+        /// A note for the audit log.
+        #[serde(default)]
+        pub note: Option<String>,
+    }
+}
+
+result! {
+    /// An ask: a tool call waiting for a person's yes.
+    pub struct PermissionAsk {
+        /// The ask's id.
+        pub request_id: AskId,
+        /// Session.
+        pub session_id: SessionId,
+        /// Turn.
+        pub turn_id: TurnId,
+        /// Tool call.
+        pub tool_call_id: ToolCallId,
+        /// Tool name.
+        pub tool_name: String,
+        /// Why the policy asks.
+        pub reason: String,
+        /// The exact input the person is asked about (summarised above 4 KiB); the grant binds
+        /// its digest.
+        pub input: Value,
+        /// When it was asked.
+        pub asked_at: Timestamp,
+        /// The answer, once given.
+        pub decision: Option<PermissionDecision>,
+        /// Who answered.
+        pub resolved_by: Option<Resolver>,
+    }
+}
+
+result! {
+    /// `permissions.list`.
+    pub struct AskList {
+        /// Newest first.
+        pub items: Vec<PermissionAsk>,
+    }
+}

@@ -1,0 +1,136 @@
+//! Runs one authorized tool call and streams its output to the calling connection.
+
+use std::str::FromStr;
+
+use planhost_core::{BatchPosition, Decision, Dialect, ErrorCode, ShellId, ToolProvenance};
+use planhost_exec::PinnedShell;
+use planhost_fs::Workspace;
+use planhost_protocol::{ExecuteParams, ExecuteResult, HostTool, ServerNotification, ToolOutput};
+use planhost_tools::{ShellPinContext, ToolContext, ToolName};
+use tokio_util::sync::CancellationToken;
+
+use super::policy_cache::Entry;
+use super::{GrantedBy, decide};
+use crate::connection::Caller;
+use crate::service::Inner;
+use crate::shells::Shells;
+use crate::{Result, ServiceError};
+
+/// Output chunks buffered between the runner and the connection; the runner waits when full.
+const OUTPUT_QUEUE: usize = 256;
+/// Free slots tool output leaves in the connection's queue for broadcasts.
+const OUTPUT_HEADROOM: usize = crate::fanout::CONNECTION_QUEUE / 2;
+
+fn tool_name(tool: HostTool) -> ToolName {
+    match tool {
+        HostTool::Read => ToolName::Read,
+        HostTool::Glob => ToolName::Glob,
+        HostTool::Grep => ToolName::Grep,
+        HostTool::Write => ToolName::Write,
+        HostTool::Edit => ToolName::Edit,
+        HostTool::Bash => ToolName::Bash,
+    }
+}
+
+pub(super) async fn run(
+    svc: &Inner,
+    caller: &Caller,
+    p: &ExecuteParams,
+    granted_by: GrantedBy,
+    cancel: CancellationToken,
+) -> Result<ExecuteResult> {
+    let (session_id, turn_id, tool) = (p.session_id.0.clone(), p.turn_id.0.clone(), p.tool);
+    let (root, pin, configured) = svc
+        .engine(move |e| {
+            let session = e.store().session(&session_id)?;
+            let turn = e
+                .store()
+                .active_turn(&session_id)?
+                .filter(|t| t.id == turn_id);
+            let Some(turn) = turn else {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id }.into());
+            };
+            // The durable state decides again, now: a grant never outlives the policy that gave it.
+            let entry = Entry::from_snapshot(e.store().policy_snapshot(&session_id)?);
+            let one = BatchPosition { index: 0, size: 1 };
+            match (
+                decide(entry.view, tool.as_str(), &ToolProvenance::BuiltIn, one),
+                granted_by,
+            ) {
+                (Decision::Allow { .. }, GrantedBy::Policy | GrantedBy::Person)
+                | (Decision::Ask { .. }, GrantedBy::Person) => {}
+                (Decision::Ask { .. }, GrantedBy::Policy) => {
+                    return Err(ServiceError::refused(
+                        ErrorCode::ToolNotAuthorized,
+                        "the policy now asks a person first; authorize again",
+                    ));
+                }
+                (Decision::Deny { code, reason, .. }, GrantedBy::Policy | GrantedBy::Person) => {
+                    return Err(ServiceError::refused(code.code(), reason));
+                }
+            }
+            let configured = Shells::configured(e, &session_id)?;
+            Ok((
+                session.workspace_root,
+                (turn.shell_id, turn.shell_dialect),
+                configured,
+            ))
+        })
+        .await?;
+    let workspace = Workspace::new(root.as_ref())
+        .map_err(|e| ServiceError::refused(e.code(), e.to_string()))?;
+    let ctx = ToolContext::new(workspace);
+    let pinned = match pin {
+        (Some(id), Some(dialect)) => {
+            let id = ShellId::from_str(&id)
+                .map_err(|e| ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string()))?;
+            let dialect = Dialect::from_str(&dialect)
+                .map_err(|e| ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string()))?;
+            Some(ShellPinContext::new(PinnedShell { id, dialect }, configured))
+        }
+        (_, _) => None,
+    };
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<planhost_exec::OutputChunk>(OUTPUT_QUEUE);
+    let outbound = caller.notes.clone();
+    let (session, call) = (p.session_id.clone(), p.tool_call_id.clone());
+    let forward = tokio::spawn(async move {
+        while let Some(chunk) = rx.recv().await {
+            let note = ServerNotification::ToolOutput(ToolOutput {
+                session_id: session.clone(),
+                tool_call_id: call.clone(),
+                stream: chunk.stream,
+                seq: chunk.seq,
+                text: chunk.text,
+            });
+            // Tool output may use only half of the connection's queue, so state-change
+            // broadcasts always find room: a client reading its own output slowly slows its
+            // command (back-pressure), and is never mistaken for one that stopped reading.
+            while outbound.capacity() < OUTPUT_HEADROOM {
+                if outbound.is_closed() {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            if outbound.send(note).await.is_err() {
+                return;
+            }
+        }
+    });
+    let result = planhost_tools::execute(
+        &ctx,
+        tool_name(p.tool),
+        p.input.clone(),
+        pinned.as_ref(),
+        tx,
+        cancel,
+    )
+    .await;
+    // Every chunk reaches the client before the result does.
+    let _ = forward.await;
+    let output = result.map_err(|e| ServiceError::refused(e.code(), e.to_string()))?;
+    Ok(ExecuteResult {
+        tool_call_id: p.tool_call_id.clone(),
+        output,
+    })
+}

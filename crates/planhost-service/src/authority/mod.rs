@@ -1,0 +1,452 @@
+//! The tool authority: host-authoritative authorization, asks and their answers, and execution
+//! of the host's own tools with streamed output and cancellation. It fails closed: no grant, no
+//! run.
+//!
+//! A grant is bound to its session, turn, tool call, tool name and the SHA-256 of the input that
+//! was authorized (or shown to the person). `tools.execute` needs a matching grant *and* re-runs
+//! the policy against the durable state on the engine's thread, so nothing that changed since
+//! the authorization (a mode switch, an approval) can be slipped past it.
+
+mod execute;
+pub(crate) mod policy_cache;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use planhost_core::{
+    AuditAction, AuthorizeInput, BatchPosition, Decision, ErrorCode, PermissionDecision,
+    PolicyView, Timestamp, ToolProvenance, default_strict_allow_list,
+};
+use planhost_protocol::{
+    AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
+    DecisionKind, ExecuteParams, ExecuteResult, PermissionAsk, ResolvePermissionParams,
+};
+use planhost_store::{AskRecord, AuditRow};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Caller;
+use crate::service::Inner;
+use crate::{Result, ServiceError};
+use policy_cache::Entry;
+
+/// Who allowed a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GrantedBy {
+    /// The policy allowed it outright.
+    Policy,
+    /// The policy asked and a person said yes.
+    Person,
+}
+
+/// A tool call that was allowed, not yet executed.
+#[derive(Debug, Clone)]
+struct Grant {
+    turn_id: String,
+    tool_name: String,
+    input_sha256: String,
+    by: GrantedBy,
+}
+
+struct Ask {
+    info: PermissionAsk,
+    input_sha256: String,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    conn: u64,
+}
+
+/// Key of a tool call: (session, tool call).
+type CallKey = (String, String);
+
+/// In-memory tool state. Nothing here survives a restart, by design: an ask or grant of a
+/// previous host process is gone, so its tool call is denied (fail closed).
+#[derive(Default)]
+pub(crate) struct ToolAuthority {
+    grants: Mutex<HashMap<CallKey, Grant>>,
+    asks: Mutex<Vec<Ask>>,
+    running: Mutex<HashMap<CallKey, Running>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The SHA-256 of a tool input, as the grant binds it.
+fn input_digest(input: &Value) -> String {
+    planhost_core::sha256_hex(input.to_string().as_bytes())
+}
+
+/// The policy's decision for a tool call in `view`.
+fn decide(
+    view: PolicyView,
+    tool_name: &str,
+    provenance: &ToolProvenance,
+    batch: BatchPosition,
+) -> Decision {
+    let allow_list = default_strict_allow_list();
+    planhost_core::authorize(&AuthorizeInput {
+        preset: view.preset,
+        mode: view.mode,
+        permission_mode: view.permission,
+        tool_name,
+        provenance,
+        batch,
+        allow_list: &allow_list,
+    })
+}
+
+/// Inputs larger than this are summarised in the audit log and asks (a Write's content can be
+/// megabytes); the grant still binds the full input's digest.
+const AUDIT_INPUT_BYTES: usize = 4 * 1024;
+
+fn audit_input(input: &Value) -> Value {
+    let text = input.to_string();
+    if text.len() <= AUDIT_INPUT_BYTES {
+        return input.clone();
+    }
+    json!({ "summarized": true, "bytes": text.len(), "sha256": planhost_core::sha256_hex(text.as_bytes()) })
+}
+
+fn merge(base: &Value, extra: Value) -> Value {
+    let mut out = base.clone();
+    if let (Some(map), Value::Object(extra)) = (out.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    out
+}
+
+fn ask_record(info: &PermissionAsk) -> AskRecord<'_> {
+    AskRecord {
+        session_id: info.session_id.as_str(),
+        turn_id: info.turn_id.as_str(),
+        tool_call_id: info.tool_call_id.as_str(),
+        request_id: info.request_id.as_str(),
+        tool_name: &info.tool_name,
+        reason: &info.reason,
+    }
+}
+
+/// The wire's flat provenance as the domain's enum; an extension must name its package and path.
+fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance> {
+    let missing = |field: &str| {
+        ServiceError::Request(planhost_protocol::RequestError {
+            code: ErrorCode::InvalidParams,
+            message: format!("invalid params: provenance.{field}: required for an extension tool"),
+            field: Some(format!("provenance.{field}")),
+        })
+    };
+    match p.kind {
+        planhost_protocol::ProvenanceKind::BuiltIn => Ok(ToolProvenance::BuiltIn),
+        planhost_protocol::ProvenanceKind::Extension => Ok(ToolProvenance::Extension {
+            package: p.package.clone().ok_or_else(|| missing("package"))?,
+            source_path: p.source_path.clone().ok_or_else(|| missing("sourcePath"))?,
+        }),
+    }
+}
+
+fn now(svc: &Inner) -> Timestamp {
+    svc.clock.now()
+}
+
+impl ToolAuthority {
+    /// The session's policy view for `turn_id`, from the cache or (once per change) the store.
+    async fn policy_view(svc: &Inner, session_id: &str, turn_id: &str) -> Result<PolicyView> {
+        let entry = match svc.policy.get(session_id) {
+            Some(entry) => entry,
+            None => {
+                let cache = Arc::clone(&svc.policy);
+                let id = session_id.to_owned();
+                let (entry, generation) = svc
+                    .engine(move |e| {
+                        let generation = cache.generation();
+                        Ok((
+                            Entry::from_snapshot(e.store().policy_snapshot(&id)?),
+                            generation,
+                        ))
+                    })
+                    .await?;
+                svc.policy
+                    .insert_if_current(session_id, entry.clone(), generation);
+                entry
+            }
+        };
+        if entry.active_turn.as_deref() != Some(turn_id) {
+            return Err(planhost_core::CoreError::TurnNotActive {
+                turn_id: turn_id.to_owned(),
+            }
+            .into());
+        }
+        Ok(entry.view)
+    }
+
+    /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
+    pub(crate) async fn authorize(&self, svc: &Inner, p: AuthorizeParams) -> Result<AuthorizeResult> {
+        let provenance = domain_provenance(&p.provenance)?;
+        let view = Self::policy_view(svc, p.session_id.as_str(), p.turn_id.as_str()).await?;
+        let batch = BatchPosition {
+            index: p.batch_index,
+            size: p.batch_size,
+        };
+        let decision = decide(view, &p.tool_name, &provenance, batch);
+        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let digest = input_digest(&p.input);
+        let detail = json!({
+            "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
+            "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
+        });
+        let audit_row = |action: AuditAction, extra: Value| AuditRow {
+            at: now(svc),
+            session_id: Some(p.session_id.0.clone()),
+            turn_id: Some(p.turn_id.0.clone()),
+            tool_call_id: Some(p.tool_call_id.0.clone()),
+            action,
+            detail: merge(&detail, extra).to_string(),
+        };
+        Ok(match &decision {
+            Decision::Allow { rule } => {
+                let grant = Grant {
+                    turn_id: p.turn_id.0.clone(),
+                    tool_name: p.tool_name.clone(),
+                    input_sha256: digest,
+                    by: GrantedBy::Policy,
+                };
+                lock(&self.grants).insert(key, grant);
+                svc.audit.record(audit_row(AuditAction::ToolAllow, Value::Null));
+                AuthorizeResult {
+                    decision: DecisionKind::Allow,
+                    code: None,
+                    reason: format!("allowed by {rule}"),
+                    rule: *rule,
+                    request_id: None,
+                }
+            }
+            Decision::Deny { rule, code, reason } => {
+                lock(&self.grants).remove(&key);
+                svc.audit.record(audit_row(
+                    AuditAction::ToolDeny,
+                    json!({ "code": code.as_str(), "reason": reason }),
+                ));
+                AuthorizeResult {
+                    decision: DecisionKind::Deny,
+                    code: Some(*code),
+                    reason: reason.clone(),
+                    rule: *rule,
+                    request_id: None,
+                }
+            }
+            Decision::Ask { rule, reason } => {
+                let info = PermissionAsk {
+                    request_id: planhost_store::new_id().into(),
+                    session_id: p.session_id.clone(),
+                    turn_id: p.turn_id.clone(),
+                    tool_call_id: p.tool_call_id.clone(),
+                    tool_name: p.tool_name.clone(),
+                    reason: reason.clone(),
+                    input: audit_input(&p.input),
+                    asked_at: now(svc),
+                    decision: None,
+                    resolved_by: None,
+                };
+                let record = info.clone();
+                svc.engine(move |e| Ok(e.store().record_ask(&ask_record(&record))?))
+                    .await?;
+                let request_id = info.request_id.clone();
+                lock(&self.asks).push(Ask {
+                    info,
+                    input_sha256: digest,
+                });
+                AuthorizeResult {
+                    decision: DecisionKind::Ask,
+                    code: None,
+                    reason: reason.clone(),
+                    rule: *rule,
+                    request_id: Some(request_id),
+                }
+            }
+        })
+    }
+
+    /// `permissions.resolve`: any approver answers an open ask, once.
+    pub(crate) async fn resolve(
+        &self,
+        svc: &Inner,
+        caller: &Caller,
+        p: ResolvePermissionParams,
+    ) -> Result<PermissionAsk> {
+        let already = || {
+            ServiceError::refused(
+                ErrorCode::PermissionAlreadyResolved,
+                "this ask was already answered",
+            )
+        };
+        let (ask, digest) = {
+            let asks = lock(&self.asks);
+            let ask = asks
+                .iter()
+                .find(|a| a.info.request_id == p.request_id)
+                .ok_or_else(|| {
+                    ServiceError::refused(
+                        ErrorCode::PermissionNotFound,
+                        format!("no open ask {}", p.request_id),
+                    )
+                })?;
+            if ask.info.decision.is_some() {
+                return Err(already());
+            }
+            (ask.info.clone(), ask.input_sha256.clone())
+        };
+        let record = ask.clone();
+        let note = p.note.clone();
+        let by = caller.by.clone();
+        let decision = p.decision;
+        svc.engine(move |e| {
+            Ok(e.store().record_ask_answer(
+                &ask_record(&record),
+                decision,
+                note.as_deref(),
+                &by,
+            )?)
+        })
+        .await?;
+        let mut asks = lock(&self.asks);
+        let Some(slot) = asks.iter_mut().find(|a| a.info.request_id == p.request_id) else {
+            return Err(ServiceError::refused(
+                ErrorCode::PermissionNotFound,
+                "the ask was withdrawn",
+            ));
+        };
+        if slot.info.decision.is_some() {
+            return Err(already());
+        }
+        slot.info.decision = Some(p.decision);
+        slot.info.resolved_by = Some(caller.by.clone());
+        let answered = slot.info.clone();
+        match p.decision {
+            PermissionDecision::Allow => {
+                let grant = Grant {
+                    turn_id: ask.turn_id.0.clone(),
+                    tool_name: ask.tool_name.clone(),
+                    input_sha256: digest,
+                    by: GrantedBy::Person,
+                };
+                lock(&self.grants).insert((ask.session_id.0, ask.tool_call_id.0), grant);
+            }
+            PermissionDecision::Deny => {}
+        }
+        Ok(answered)
+    }
+
+    /// `permissions.list`, newest first.
+    pub(crate) fn list_asks(&self, p: &AsksFilter) -> AskList {
+        let items = lock(&self.asks)
+            .iter()
+            .rev()
+            .filter(|a| p.session_id.as_ref().is_none_or(|s| *s == a.info.session_id))
+            .filter(|a| {
+                let status = match a.info.decision {
+                    None => AskStatus::Open,
+                    Some(_) => AskStatus::Answered,
+                };
+                p.status.as_ref().is_none_or(|s| s.contains(&status))
+            })
+            .take(crate::handlers::limit(p.limit))
+            .map(|a| a.info.clone())
+            .collect();
+        AskList { items }
+    }
+
+    /// A turn ended: its grants and asks are void. Called from the engine thread's event hook,
+    /// before the reply of the change that ended it.
+    pub(crate) fn turn_closed(&self, session_id: &str, turn_id: &str) {
+        lock(&self.grants).retain(|(s, _), g| !(s == session_id && g.turn_id == turn_id));
+        lock(&self.asks).retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
+    }
+
+    /// The session's mode or permission changed: every grant must be asked for again.
+    pub(crate) fn session_changed(&self, session_id: &str) {
+        lock(&self.grants).retain(|(s, _), _| s != session_id);
+    }
+
+    /// `tools.execute`: only a call allowed in this turn for exactly this input runs, once, and
+    /// only if the policy still allows it now.
+    pub(crate) async fn execute(
+        &self,
+        svc: &Inner,
+        caller: &Caller,
+        p: ExecuteParams,
+    ) -> Result<ExecuteResult> {
+        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let grant = lock(&self.grants).remove(&key);
+        let grant = match grant {
+            Some(g)
+                if g.turn_id == p.turn_id.as_str()
+                    && g.tool_name == p.tool.as_str()
+                    && g.input_sha256 == input_digest(&p.input) =>
+            {
+                g
+            }
+            Some(_) | None => {
+                return Err(ServiceError::refused(
+                    ErrorCode::ToolNotAuthorized,
+                    format!(
+                        "tool call {} was not authorized for {} with this input in this turn",
+                        p.tool_call_id,
+                        p.tool.as_str()
+                    ),
+                ));
+            }
+        };
+        // Cancelled with the connection, even if it closes before the call registers below.
+        let cancel = caller.kill.child_token();
+        {
+            let mut running = lock(&self.running);
+            if running.contains_key(&key) {
+                return Err(ServiceError::refused(
+                    ErrorCode::ToolCallRunning,
+                    "this tool call is already running",
+                ));
+            }
+            running.insert(
+                key.clone(),
+                Running {
+                    cancel: cancel.clone(),
+                    conn: caller.conn,
+                },
+            );
+        }
+        let outcome = execute::run(svc, caller, &p, grant.by, cancel).await;
+        lock(&self.running).remove(&key);
+        let summary = match &outcome {
+            Ok(v) => json!({ "tool": p.tool.as_str(), "ok": true, "exit": v.output.get("exit") }),
+            Err(e) => json!({ "tool": p.tool.as_str(), "ok": false, "code": e.code() }),
+        };
+        svc.audit.record(AuditRow {
+            at: now(svc),
+            session_id: Some(p.session_id.0.clone()),
+            turn_id: Some(p.turn_id.0.clone()),
+            tool_call_id: Some(p.tool_call_id.0.clone()),
+            action: AuditAction::ToolExecuted,
+            detail: summary.to_string(),
+        });
+        outcome
+    }
+
+    /// `tools.cancel`.
+    pub(crate) fn cancel(&self, p: &CancelParams) -> CancelResult {
+        let cancelled = lock(&self.running)
+            .get(&(p.session_id.0.clone(), p.tool_call_id.0.clone()))
+            .map(|r| r.cancel.cancel())
+            .is_some();
+        CancelResult { cancelled }
+    }
+
+    /// A connection went away: cancel what it was running (its process trees die).
+    pub(crate) fn connection_closed(&self, conn: u64) {
+        for running in lock(&self.running).values().filter(|r| r.conn == conn) {
+            running.cancel.cancel();
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `app.*`, `settings.*`, `shells.catalog` and `audit.list`.
+
+use std::sync::Arc;
+
+use planhost_protocol::{
+    AuditFilter, AuditLog, HealthResult, HealthStatus, PROTOCOL_VERSION, Settings, SettingsPatch,
+    ShellCatalog, VersionResult,
+};
+use planhost_store::SettingKey;
+
+use crate::Result;
+use crate::convert;
+use crate::service::Inner;
+use crate::shells::Shells;
+
+pub(crate) fn health(svc: &Inner) -> HealthResult {
+    HealthResult {
+        status: HealthStatus::Ok,
+        pid: std::process::id(),
+        uptime_ms: u64::try_from(svc.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+pub(crate) fn version(svc: &Inner) -> VersionResult {
+    VersionResult {
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol_version: PROTOCOL_VERSION,
+        schema_version: planhost_store::CURRENT_VERSION,
+        sqlite_version: planhost_store::Store::sqlite_version().into(),
+        state_dir: svc.state_dir.display().to_string(),
+    }
+}
+
+pub(crate) async fn shells(svc: &Inner) -> Result<ShellCatalog> {
+    let configured = svc.engine(Shells::default_setting).await?;
+    Ok(svc.shells.catalog(configured))
+}
+
+pub(crate) async fn settings(svc: &Inner) -> Result<Settings> {
+    let rows = svc.engine(|e| Ok(e.store().settings()?)).await?;
+    let mut out = Settings {
+        default_permission_mode: None,
+        default_shell: None,
+        default_policy_preset: None,
+    };
+    for (key, value) in rows {
+        match key {
+            SettingKey::DefaultPermissionMode => out.default_permission_mode = value.parse().ok(),
+            SettingKey::DefaultShell => out.default_shell = value.parse().ok(),
+            SettingKey::DefaultPolicyPreset => out.default_policy_preset = value.parse().ok(),
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) async fn set_settings(svc: &Inner, p: SettingsPatch) -> Result<Settings> {
+    if let Some(Some(shell)) = p.default_shell {
+        svc.shells.validate_setting(shell)?;
+    }
+    let cache = Arc::clone(&svc.policy);
+    svc.engine(move |e| {
+        // Host defaults feed every session's policy view: drop them all before replying.
+        cache.clear();
+        let changes = [
+            (
+                SettingKey::DefaultPermissionMode,
+                p.default_permission_mode.map(|v| v.map(|m| m.as_str())),
+            ),
+            (
+                SettingKey::DefaultShell,
+                p.default_shell.map(|v| v.map(|s| s.as_str())),
+            ),
+            (
+                SettingKey::DefaultPolicyPreset,
+                p.default_policy_preset.map(|v| v.map(|s| s.as_str())),
+            ),
+        ];
+        for (key, value) in changes {
+            if let Some(value) = value {
+                e.store().set_setting(key, value)?;
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    settings(svc).await
+}
+
+pub(crate) async fn audit(svc: &Inner, p: AuditFilter) -> Result<AuditLog> {
+    let limit = u32::try_from(super::limit(p.limit)).unwrap_or(u32::MAX);
+    let rows = svc
+        .engine(move |e| {
+            Ok(e.store()
+                .audit(p.session_id.as_ref().map(|s| s.as_str()), limit)?)
+        })
+        .await?;
+    Ok(AuditLog {
+        items: rows.into_iter().map(convert::audit).collect(),
+    })
+}

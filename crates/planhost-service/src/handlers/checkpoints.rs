@@ -1,0 +1,303 @@
+//! Checkpoints, capture and projection (seeds 003, 004); the `/plan` lifecycle; the seed 004
+//! handoff and tool drift.
+
+use planhost_core::{
+    AssistantMessage, ClientPersistence, ErrorCode, PlanCommand, TurnState, began_in_planning,
+};
+use planhost_protocol::{
+    AcceptHandoffParams, ApplyToolsetParams, BranchRef, CaptureParams, CaptureResult,
+    CheckpointDetail, ExitOptions, ExitPlanParams, ExitPlanResult, HandoffInfo, ParseCommandParams,
+    ParsedCommand, PlanStatusResult, ProjectionResult, SaveCheckpointParams, SavedCheckpoint,
+    SessionRef, SwitchBranchResult, ToolsetInfo, ToolsetParams,
+};
+use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, PlanIdentity, new_id};
+
+use crate::convert;
+use crate::service::Inner;
+use crate::{Result, ServiceError};
+
+fn branch(path: Vec<planhost_core::EntryId>) -> Vec<String> {
+    path.into_iter().map(|id| id.0).collect()
+}
+
+pub(crate) async fn save(svc: &Inner, p: SaveCheckpointParams) -> Result<SavedCheckpoint> {
+    svc.engine(move |e| {
+        let saved = e.store().save_checkpoint(
+            p.session_id.as_str(),
+            &branch(p.branch_path),
+            &p.markdown,
+            Some(p.expected_revision),
+            CheckpointSource::Draft,
+            None,
+        )?;
+        Ok(SavedCheckpoint {
+            checkpoint: convert::checkpoint(saved.record),
+        })
+    })
+    .await
+}
+
+pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResult> {
+    let nothing = |code: ErrorCode, detail: String| CaptureResult {
+        checkpoint: None,
+        created: false,
+        reason: Some(code),
+        detail: Some(detail),
+    };
+    svc.engine(move |e| {
+        let turn = e.store().turn(p.turn_id.as_str())?;
+        if turn.session_id != p.session_id.as_str() {
+            return Err(planhost_core::CoreError::TurnNotActive {
+                turn_id: p.turn_id.0,
+            }
+            .into());
+        }
+        let mode = e.store().session(p.session_id.as_str())?.mode;
+        let message = AssistantMessage {
+            entry_id: p.message.entry_id.0,
+            content: p.message.content,
+            stop_reason: p.message.stop_reason,
+            started_in_planning: began_in_planning(
+                turn.policy_mode,
+                turn.state == TurnState::Running,
+                mode,
+            ),
+        };
+        if let Err(why) = planhost_core::eligibility(&message) {
+            return Ok(nothing(why.code(), why.to_string()));
+        }
+        let capture = match planhost_core::capture(&message) {
+            Ok(Some(capture)) => capture,
+            Ok(None) => {
+                return Ok(nothing(
+                    ErrorCode::CaptureNoPlan,
+                    "the message holds no <proposed_plan> block".into(),
+                ));
+            }
+            Err(error) => return Ok(nothing(error.code(), error.to_string())),
+        };
+        let binding = CaptureBinding {
+            entry_id: capture.entry_id.clone(),
+            fingerprint: capture.fingerprint.clone(),
+            block_index: i64::try_from(capture.block_index).unwrap_or(i64::MAX),
+            start: i64::try_from(capture.body_start).unwrap_or(i64::MAX),
+            end: i64::try_from(capture.body_end).unwrap_or(i64::MAX),
+        };
+        let saved = e.store().save_checkpoint(
+            p.session_id.as_str(),
+            &branch(p.branch_path),
+            &capture.markdown,
+            None,
+            CheckpointSource::Capture,
+            Some(&binding),
+        )?;
+        Ok(CaptureResult {
+            checkpoint: Some(convert::checkpoint(saved.record)),
+            created: saved.created,
+            reason: None,
+            detail: None,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn latest(svc: &Inner, p: BranchRef) -> Result<CheckpointDetail> {
+    svc.engine(move |e| {
+        let (c, markdown) = e
+            .store()
+            .latest_checkpoint(p.session_id.as_str(), &branch(p.branch_path))?
+            .ok_or(ServiceError::NoCheckpoint)?;
+        Ok(CheckpointDetail {
+            checkpoint: convert::checkpoint(c),
+            markdown,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn projection(svc: &Inner, p: BranchRef) -> Result<ProjectionResult> {
+    svc.engine(move |e| {
+        let (text, revision) = e.projection(p.session_id.as_str(), &branch(p.branch_path))?;
+        Ok(ProjectionResult { text, revision })
+    })
+    .await
+}
+
+pub(crate) async fn status(svc: &Inner, p: BranchRef) -> Result<PlanStatusResult> {
+    svc.engine(move |e| {
+        let id = p.session_id.as_str();
+        let s = e.plan_status(id, &branch(p.branch_path))?;
+        let persisted = e.store().session(id)?.client_persistence == ClientPersistence::Persisted;
+        Ok(PlanStatusResult {
+            active: s.active,
+            revision: s.revision,
+            sha256: s.sha256,
+            publication: s.publication,
+            path: s.path,
+            plan_id: s.identity.plan_id.into(),
+            phase: s.identity.phase,
+            persisted,
+            tool_conflict: s.identity.tool_conflict,
+            handoff_restarted: s.identity.handoff_restarted,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn exit_options(svc: &Inner, p: BranchRef) -> Result<ExitOptions> {
+    svc.engine(move |e| {
+        Ok(ExitOptions {
+            offer: e.exit_offer(p.session_id.as_str(), &branch(p.branch_path))?,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn exit(svc: &Inner, p: ExitPlanParams) -> Result<ExitPlanResult> {
+    svc.engine(move |e| {
+        let id = p.session_id.as_str();
+        let revoked = e.exit_plan(id)?;
+        let restore_tools = match &p.available_tools {
+            Some(available) => Some(e.store().tools_exit(id, available)?),
+            None => None,
+        };
+        Ok(ExitPlanResult {
+            session: super::sessions::info(e, id)?,
+            restore_tools,
+            revoked_publications: revoked.into_iter().map(Into::into).collect(),
+        })
+    })
+    .await
+}
+
+pub(crate) fn parse_command(p: &ParseCommandParams) -> ParsedCommand {
+    let completions = planhost_core::COMPLETIONS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .collect();
+    match planhost_core::parse_plan_command(&p.line) {
+        Ok(PlanCommand::Help) => ParsedCommand {
+            command: Some(PlanCommand::Help),
+            help: Some(planhost_core::HELP_TEXT.into()),
+            error_code: None,
+            completions,
+        },
+        Ok(command) => ParsedCommand {
+            command: Some(command),
+            help: None,
+            error_code: None,
+            completions,
+        },
+        Err(e) => ParsedCommand {
+            command: None,
+            help: Some(planhost_core::HELP_TEXT.into()),
+            error_code: Some(e.code()),
+            completions,
+        },
+    }
+}
+
+pub(crate) async fn switch_branch(svc: &Inner, p: SessionRef) -> Result<SwitchBranchResult> {
+    svc.engine(move |e| {
+        let id = p.session_id.as_str();
+        let before = e.store().plan_identity(id)?.phase;
+        let revoked = e.store().branch_switched(id)?;
+        let after = e.store().plan_identity(id)?.phase;
+        Ok(SwitchBranchResult {
+            revoked_publications: revoked.into_iter().map(Into::into).collect(),
+            handoff_cleared: before != after,
+        })
+    })
+    .await
+}
+
+fn handoff_info(identity: PlanIdentity) -> HandoffInfo {
+    HandoffInfo {
+        phase: identity.phase,
+        token: identity.handoff_token,
+        restarted: identity.handoff_restarted,
+    }
+}
+
+pub(crate) async fn handoff_approve(svc: &Inner, p: BranchRef) -> Result<HandoffInfo> {
+    svc.engine(move |e| {
+        let id = p.session_id.as_str();
+        let (c, _) = e
+            .store()
+            .latest_checkpoint(id, &branch(p.branch_path))?
+            .ok_or(ServiceError::NoCheckpoint)?;
+        let request = HandoffRequest::Approve {
+            checkpoint_id: c.id,
+            token: new_id(),
+        };
+        Ok(handoff_info(e.store().handoff(id, &request)?))
+    })
+    .await
+}
+
+pub(crate) async fn handoff_accept(svc: &Inner, p: AcceptHandoffParams) -> Result<HandoffInfo> {
+    svc.engine(move |e| {
+        let request = HandoffRequest::Accept { token: p.token };
+        Ok(handoff_info(
+            e.store().handoff(p.session_id.as_str(), &request)?,
+        ))
+    })
+    .await
+}
+
+pub(crate) async fn handoff_cancel(svc: &Inner, p: SessionRef) -> Result<HandoffInfo> {
+    svc.engine(move |e| {
+        Ok(handoff_info(
+            e.store()
+                .handoff(p.session_id.as_str(), &HandoffRequest::Cancel)?,
+        ))
+    })
+    .await
+}
+
+pub(crate) async fn handoff_retry(svc: &Inner, p: SessionRef) -> Result<HandoffInfo> {
+    svc.engine(move |e| {
+        let request = HandoffRequest::Retry { token: new_id() };
+        Ok(handoff_info(
+            e.store().handoff(p.session_id.as_str(), &request)?,
+        ))
+    })
+    .await
+}
+
+fn toolset_info(identity: PlanIdentity) -> ToolsetInfo {
+    ToolsetInfo {
+        conflict: identity.tool_conflict,
+        applied: identity.tool_applied,
+        baseline: identity.tool_baseline,
+    }
+}
+
+pub(crate) async fn toolset_apply(svc: &Inner, p: ApplyToolsetParams) -> Result<ToolsetInfo> {
+    svc.engine(move |e| {
+        Ok(toolset_info(e.store().tools_enter(
+            p.session_id.as_str(),
+            &p.baseline,
+            &p.applied,
+        )?))
+    })
+    .await
+}
+
+pub(crate) async fn toolset_observe(svc: &Inner, p: ToolsetParams) -> Result<ToolsetInfo> {
+    svc.engine(move |e| {
+        Ok(toolset_info(
+            e.store().tools_observe(p.session_id.as_str(), &p.tools)?,
+        ))
+    })
+    .await
+}
+
+pub(crate) async fn toolset_accept(svc: &Inner, p: ToolsetParams) -> Result<ToolsetInfo> {
+    svc.engine(move |e| {
+        Ok(toolset_info(
+            e.store().tools_resolve(p.session_id.as_str(), &p.tools)?,
+        ))
+    })
+    .await
+}

@@ -1,0 +1,194 @@
+//! `plans.enter`, `plans.submit`, `plans.list`, `plans.get`, `plans.resolve` (seed 000) and the
+//! executions an approval queues.
+
+use planhost_core::{
+    BatchPosition, ErrorCode, IdMatch, ResolveRequest, SubmitPlanInput, match_id,
+};
+use planhost_fs::ArtifactOnDisk;
+use planhost_protocol::{
+    ApprovalInfo, ApprovalList, ClaimedExecution, EndExecutionParams, EnterPlanParams,
+    ExecutionInfo, ExecutionRef, PlanDetail, PlansFilter, ProposalRef, ResolvePlanParams,
+    SessionInfo, SubmitPlanParams,
+};
+use planhost_store::{ApprovalQuery, SubmitContext};
+
+use crate::connection::Caller;
+use crate::convert;
+use crate::engine::Engine;
+use crate::service::Inner;
+use crate::{Result, ServiceError};
+
+/// An approval row as the wire shows it.
+pub(crate) fn approval_info(e: &mut Engine, a: planhost_store::ApprovalRecord) -> Result<ApprovalInfo> {
+    let root = e.store().session(&a.session_id)?.workspace_root;
+    Ok(convert::approval(a, &root))
+}
+
+/// A full proposal id, or a unique prefix or suffix of one (people type them).
+pub(crate) fn resolve_proposal_id(e: &mut Engine, typed: &str) -> Result<String> {
+    if e.store().approval(typed).is_ok() {
+        return Ok(typed.to_owned());
+    }
+    let all = e.store().approvals_matching(&ApprovalQuery::default())?;
+    match match_id(typed, all.iter().map(|a| a.proposal_id.as_str())) {
+        IdMatch::One(id) => Ok(id),
+        IdMatch::None => {
+            Err(planhost_core::CoreError::ApprovalNotFound(typed.to_owned()).into())
+        }
+        IdMatch::Ambiguous(candidates) => Err(ServiceError::IdAmbiguous {
+            typed: typed.to_owned(),
+            candidates,
+        }),
+    }
+}
+
+pub(crate) async fn enter(svc: &Inner, p: EnterPlanParams) -> Result<SessionInfo> {
+    svc.engine(move |e| {
+        let batch = BatchPosition {
+            index: p.batch_index,
+            size: p.batch_size,
+        };
+        e.store().enter_plan(
+            p.session_id.as_str(),
+            p.turn_id.as_str(),
+            p.tool_call_id.as_str(),
+            batch,
+        )?;
+        super::sessions::info(e, p.session_id.as_str())
+    })
+    .await
+}
+
+pub(crate) async fn submit(svc: &Inner, p: SubmitPlanParams) -> Result<ApprovalInfo> {
+    svc.engine(move |e| {
+        let ctx = SubmitContext {
+            session_id: p.session_id.0,
+            turn_id: p.turn_id.0,
+            tool_call_id: p.tool_call_id.0,
+            batch: BatchPosition {
+                index: p.batch_index,
+                size: p.batch_size,
+            },
+        };
+        let input = SubmitPlanInput {
+            title: p.title,
+            markdown: p.markdown,
+            question: p.question,
+        };
+        let branch: Option<Vec<String>> = p
+            .branch_path
+            .map(|b| b.into_iter().map(|id| id.0).collect());
+        let a = e.submit_plan(&ctx, &input, branch.as_deref())?;
+        approval_info(e, a)
+    })
+    .await
+}
+
+pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
+    let limit = super::limit(p.limit);
+    svc.engine(move |e| {
+        let rows = e.store().approvals_matching(&ApprovalQuery {
+            session_id: p.session_id.as_ref().map(|s| s.as_str()),
+            statuses: p.status.as_deref(),
+            live_execution: false,
+            limit,
+        })?;
+        let items = rows
+            .into_iter()
+            .map(|a| approval_info(e, a))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ApprovalList { items })
+    })
+    .await
+}
+
+pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
+    svc.engine(move |e| {
+        let id = resolve_proposal_id(e, p.proposal_id.as_str())?;
+        let a = e.store().approval(&id)?;
+        let markdown = e.store().submitted_plan(&id)?.markdown;
+        let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
+        Ok(PlanDetail {
+            approval: approval_info(e, a)?,
+            markdown,
+            artifact_intact,
+        })
+    })
+    .await
+}
+
+pub(crate) async fn resolve(svc: &Inner, caller: &Caller, p: ResolvePlanParams) -> Result<ApprovalInfo> {
+    let by = caller.by.clone();
+    svc.engine(move |e| {
+        let request = ResolveRequest {
+            proposal_id: p.proposal_id.0,
+            session_id: p.session_id.0,
+            turn_id: p.turn_id.0,
+            tool_call_id: p.tool_call_id.0,
+            version: p.version,
+            artifact_sha256: p.artifact_sha256,
+            action: p.action,
+            target_permission_mode: p.target_permission_mode,
+        };
+        let a = e.resolve(&request, p.feedback.as_deref(), &by)?;
+        approval_info(e, a)
+    })
+    .await
+}
+
+pub(crate) async fn claim(svc: &Inner, p: ExecutionRef) -> Result<ClaimedExecution> {
+    let shells = svc.shells;
+    svc.engine(move |e| {
+        let (session, execution) = (p.session_id.as_str(), p.execution_id.as_str());
+        let pin = shells.pin_for(e, session)?;
+        let turn = e.claim_execution(session, execution, pin.as_ref())?;
+        let approval = find_execution(e, session, execution)?;
+        let plan = e.store().submitted_plan(&approval.proposal_id)?;
+        let root = e.store().session(session)?.workspace_root;
+        let info = convert::execution(&approval, Some(turn.clone()))
+            .ok_or_else(|| ServiceError::Internal("a claimed execution has no state".into()))?;
+        Ok(ClaimedExecution {
+            execution: info,
+            turn: convert::turn(turn),
+            title: plan.title,
+            markdown: plan.markdown,
+            sha256: approval.artifact_sha256.clone(),
+            artifact_path: std::path::Path::new(&root)
+                .join(&approval.artifact_relative_path)
+                .display()
+                .to_string(),
+        })
+    })
+    .await
+}
+
+fn find_execution(
+    e: &mut Engine,
+    session: &str,
+    execution: &str,
+) -> Result<planhost_store::ApprovalRecord> {
+    e.store()
+        .approvals_matching(&ApprovalQuery {
+            session_id: Some(session),
+            ..ApprovalQuery::default()
+        })?
+        .into_iter()
+        .find(|a| a.execution_id.as_deref() == Some(execution))
+        .ok_or_else(|| {
+            ServiceError::refused(ErrorCode::ExecutionNotFound, format!("no execution {execution}"))
+        })
+}
+
+pub(crate) async fn end_execution(svc: &Inner, p: EndExecutionParams) -> Result<ExecutionInfo> {
+    svc.engine(move |e| {
+        let (session, execution) = (p.session_id.as_str(), p.execution_id.as_str());
+        let a = e.store().finish_execution(session, execution, p.outcome)?;
+        let turn = match &a.execution_turn_id {
+            Some(t) => Some(e.store().turn(t)?),
+            None => None,
+        };
+        convert::execution(&a, turn)
+            .ok_or_else(|| ServiceError::Internal("an ended execution has no state".into()))
+    })
+    .await
+}

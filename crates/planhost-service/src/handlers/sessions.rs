@@ -1,0 +1,133 @@
+//! `sessions.*` and `turns.*`.
+
+use planhost_core::TurnOrigin;
+use planhost_protocol::{
+    BeginOrigin, BeginTurnParams, ConfigureParams, EndTurnParams, OpenSessionParams, SessionInfo,
+    SessionList, SessionsFilter, SetModeParams, TurnInfo, TurnOutcome,
+};
+use planhost_store::{ApprovalQuery, Configure};
+
+use crate::convert;
+use crate::engine::Engine;
+use crate::service::Inner;
+use crate::{Result, ServiceError};
+
+/// The session with its running turn, pending approval and live execution, read on the engine.
+pub(crate) fn info(e: &mut Engine, id: &str) -> Result<SessionInfo> {
+    let store = e.store();
+    let s = store.session(id)?;
+    let turn = store.active_turn(id)?;
+    let rows = store.approvals_matching(&ApprovalQuery {
+        session_id: Some(id),
+        statuses: Some(&[planhost_core::ApprovalStatus::Pending]),
+        live_execution: false,
+        limit: 1,
+    })?;
+    let pending = rows.into_iter().next();
+    let live = store
+        .approvals_matching(&ApprovalQuery {
+            session_id: Some(id),
+            statuses: None,
+            live_execution: true,
+            limit: 1,
+        })?
+        .into_iter()
+        .next();
+    let live = match live {
+        Some(a) => {
+            let turn = match &a.execution_turn_id {
+                Some(t) => Some(store.turn(t)?),
+                None => None,
+            };
+            Some((a, turn))
+        }
+        None => None,
+    };
+    Ok(convert::session(s, turn, pending, live))
+}
+
+pub(crate) async fn get(svc: &Inner, id: String) -> Result<SessionInfo> {
+    svc.engine(move |e| info(e, &id)).await
+}
+
+pub(crate) async fn open(svc: &Inner, p: OpenSessionParams) -> Result<SessionInfo> {
+    svc.engine(move |e| {
+        let s = e.open_session(
+            p.workspace_root.as_ref(),
+            p.external_id.as_deref(),
+            p.interactivity,
+            p.persistence,
+        )?;
+        info(e, &s.id)
+    })
+    .await
+}
+
+pub(crate) async fn list(svc: &Inner, p: SessionsFilter) -> Result<SessionList> {
+    let limit = super::limit(p.limit);
+    svc.engine(move |e| {
+        let sessions = e
+            .store()
+            .sessions_matching(p.workspace_root.as_deref(), limit)?;
+        let items = sessions
+            .iter()
+            .map(|s| info(e, &s.id))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SessionList { items })
+    })
+    .await
+}
+
+pub(crate) async fn set_mode(svc: &Inner, p: SetModeParams) -> Result<SessionInfo> {
+    svc.engine(move |e| {
+        e.store().set_mode(p.session_id.as_str(), p.mode)?;
+        info(e, p.session_id.as_str())
+    })
+    .await
+}
+
+pub(crate) async fn configure(svc: &Inner, p: ConfigureParams) -> Result<SessionInfo> {
+    if let Some(Some(shell)) = p.shell_id {
+        svc.shells.validate_setting(shell)?;
+    }
+    let change = Configure {
+        permission_mode: p.permission_mode,
+        shell_id: p.shell_id.map(|v| v.map(|s| s.as_str().to_owned())),
+        provider: p.provider,
+        model: p.model,
+        policy_preset: p.policy_preset,
+    };
+    svc.engine(move |e| {
+        e.store().configure(p.session_id.as_str(), &change)?;
+        info(e, p.session_id.as_str())
+    })
+    .await
+}
+
+pub(crate) async fn begin_turn(svc: &Inner, p: BeginTurnParams) -> Result<TurnInfo> {
+    let origin = match p.origin {
+        None | Some(BeginOrigin::User) => TurnOrigin::User,
+        Some(BeginOrigin::Scheduled) => TurnOrigin::Scheduled,
+    };
+    let shells = svc.shells;
+    let turn = svc
+        .engine(move |e| {
+            let pin = shells.pin_for(e, p.session_id.as_str())?;
+            e.begin_turn(p.session_id.as_str(), origin, pin.as_ref())
+        })
+        .await?;
+    Ok(convert::turn(turn))
+}
+
+pub(crate) async fn end_turn(svc: &Inner, p: EndTurnParams) -> Result<TurnInfo> {
+    let turn = svc
+        .engine(move |e| {
+            let (session, turn) = (p.session_id.as_str(), p.turn_id.as_str());
+            Ok::<_, ServiceError>(match p.outcome {
+                TurnOutcome::Completed => e.store().end_turn(session, turn)?,
+                TurnOutcome::Aborted => e.store().abort_turn(session, turn)?,
+            })
+        })
+        .await?;
+    Ok(convert::turn(turn))
+}

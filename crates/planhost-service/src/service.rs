@@ -1,0 +1,251 @@
+//! The service: started once per state directory, connected to by every client (a transport's
+//! or an embedding app's in-process one).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use planhost_core::{Clock, EventBody, Platform, Resolver, Role};
+use planhost_protocol::{
+    InitializeParams, InitializeResult, METHODS, MethodInfo, PROTOCOL_VERSION, ServerNotification,
+};
+use planhost_store::{AuditSink, AuditWriter, FenceReport, MigrationReport, PublicationRecord};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::actor::{HostHandle, HostThread, spawn_host};
+use crate::authority::ToolAuthority;
+use crate::authority::policy_cache::PolicyCache;
+use crate::connection::{Caller, Connection, Notifications};
+use crate::engine::Engine;
+use crate::fanout::{CONNECTION_QUEUE, Fanout};
+use crate::shells::Shells;
+use crate::{Result, ServiceError};
+
+/// How to start a service.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// The SQLite database (created, migrated and fenced at start).
+    pub db_path: PathBuf,
+    /// The state directory `app.version` reports.
+    pub state_dir: PathBuf,
+    /// The clock: [`planhost_store::SystemClock`] in production, a
+    /// [`planhost_core::ManualClock`] in tests.
+    pub clock: Arc<dyn Clock>,
+    /// Whose shell catalog applies.
+    pub platform: Platform,
+}
+
+impl ServiceConfig {
+    /// The production configuration for a state directory: `planhost.sqlite` inside it, the wall
+    /// clock, this platform's shells.
+    pub fn new(state_dir: impl Into<PathBuf>) -> Self {
+        let state_dir = state_dir.into();
+        Self {
+            db_path: state_dir.join("planhost.sqlite"),
+            state_dir,
+            clock: Arc::new(planhost_store::SystemClock),
+            platform: Platform::current(),
+        }
+    }
+}
+
+/// What starting did before the service could serve.
+#[derive(Debug)]
+pub struct Started {
+    /// The running service.
+    pub service: Service,
+    /// Schema creation or migration.
+    pub migration: MigrationReport,
+    /// What the startup fence interrupted.
+    pub fence: FenceReport,
+    /// Publication approvals reconciled against the disk at startup.
+    pub reconciled: Vec<PublicationRecord>,
+}
+
+/// The running service. Cheap to clone; [`Service::shutdown`] stops it.
+#[derive(Clone)]
+pub struct Service {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").finish_non_exhaustive()
+    }
+}
+
+/// Everything the handlers share.
+pub(crate) struct Inner {
+    pub(crate) host: HostHandle,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) started: Instant,
+    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) policy: Arc<PolicyCache>,
+    pub(crate) tools: Arc<ToolAuthority>,
+    pub(crate) audit: AuditSink,
+    pub(crate) shells: Shells,
+    next_connection: AtomicU64,
+    threads: Mutex<Option<(HostThread, AuditWriter)>>,
+}
+
+impl Inner {
+    /// Runs `f` on the engine's thread.
+    pub(crate) async fn engine<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        match self.host.call(f).await {
+            Ok(result) => result,
+            Err(_) => Err(ServiceError::Stopped),
+        }
+    }
+}
+
+impl Service {
+    /// Opens the database (migration with a backup, the startup fence, publication
+    /// reconciliation) and starts the state thread, the expiry timer and the audit writer.
+    pub fn start(config: ServiceConfig) -> Result<Started> {
+        let opened = Engine::open(&config.db_path, Arc::clone(&config.clock))?;
+        let (audit, audit_writer) = AuditWriter::spawn(&config.db_path)?;
+        let fanout = Arc::new(Fanout::default());
+        let policy = Arc::new(PolicyCache::default());
+        let tools = Arc::new(ToolAuthority::default());
+        let hooks = (Arc::clone(&fanout), Arc::clone(&policy), Arc::clone(&tools));
+        let (host, thread) = spawn_host(opened.engine, move |events| {
+            let (fanout, policy, tools) = &hooks;
+            for event in events {
+                // Before the change's caller gets its reply: caches and grants follow the state.
+                policy.invalidate(event.session_id.as_str());
+                match &event.body {
+                    EventBody::TurnEnded { turn_id, .. } => {
+                        tools.turn_closed(event.session_id.as_str(), turn_id.as_str());
+                    }
+                    EventBody::SessionUpdated { .. } => {
+                        tools.session_changed(event.session_id.as_str());
+                    }
+                    EventBody::TurnStarted { .. }
+                    | EventBody::ApprovalChanged { .. }
+                    | EventBody::ExecutionChanged { .. }
+                    | EventBody::PermissionAsked { .. }
+                    | EventBody::PermissionResolved { .. }
+                    | EventBody::CheckpointSaved { .. }
+                    | EventBody::PublicationChanged { .. }
+                    | EventBody::HandoffChanged { .. } => {}
+                }
+                fanout.send_all(&ServerNotification::StateChanged(event));
+            }
+        })
+        .map_err(|e| ServiceError::Internal(format!("starting the state thread: {e}")))?;
+        let inner = Inner {
+            host,
+            clock: config.clock,
+            state_dir: config.state_dir,
+            started: Instant::now(),
+            fanout,
+            policy,
+            tools,
+            audit,
+            shells: Shells {
+                platform: config.platform,
+            },
+            next_connection: AtomicU64::new(1),
+            threads: Mutex::new(Some((thread, audit_writer))),
+        };
+        Ok(Started {
+            service: Service {
+                inner: Arc::new(inner),
+            },
+            migration: opened.migration,
+            fence: opened.fence,
+            reconciled: opened.reconciled,
+        })
+    }
+
+    /// The handshake: a new connection with the roles it declares, and the queue its
+    /// notifications arrive on. The in-process client of an embedding app is this connection.
+    pub fn connect(
+        &self,
+        hello: &InitializeParams,
+    ) -> Result<(Connection, Notifications, InitializeResult)> {
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Err(ServiceError::refused(
+                planhost_core::ErrorCode::ProtocolVersionMismatch,
+                format!(
+                    "client {} speaks protocol v{}, this planhost speaks v{}",
+                    hello.client_name, hello.protocol_version, PROTOCOL_VERSION
+                ),
+            ));
+        }
+        let mut roles: Vec<Role> = Vec::new();
+        for role in &hello.roles {
+            if !roles.contains(role) {
+                roles.push(*role);
+            }
+        }
+        if roles.is_empty() {
+            return Err(ServiceError::refused(
+                planhost_core::ErrorCode::RolesInvalid,
+                "initialize must declare at least one role: agent, approver or observer",
+            ));
+        }
+        roles.sort();
+        let id = self.inner.next_connection.fetch_add(1, Ordering::Relaxed);
+        let (queue, rx) = mpsc::channel(CONNECTION_QUEUE);
+        let kill = CancellationToken::new();
+        self.inner.fanout.add(id, queue.clone(), kill.clone());
+        let caller = Caller {
+            conn: id,
+            by: Resolver {
+                client: hello.client_name.clone(),
+                roles: roles.clone(),
+            },
+            notes: queue,
+            kill,
+        };
+        let result = InitializeResult {
+            protocol_version: PROTOCOL_VERSION,
+            server_name: "planhost".into(),
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            connection_id: id,
+            roles,
+            methods: METHODS
+                .iter()
+                .map(|m| MethodInfo {
+                    name: m.name.into(),
+                    access: m.access,
+                })
+                .collect(),
+        };
+        Ok((
+            Connection::new(Arc::clone(&self.inner), caller),
+            Notifications::new(rx),
+            result,
+        ))
+    }
+
+    /// Makes the expiry timer re-check deadlines now (after a test moved its clock).
+    pub fn poke(&self) {
+        self.inner.host.poke();
+    }
+
+    /// Stops the service: jobs already queued finish, every later call is `HOST_STOPPED`, and
+    /// this returns once the state thread and the audit writer have stopped (what they had
+    /// queued is committed). Running tool calls are the connections' to cancel.
+    pub fn shutdown(&self) {
+        self.inner.host.stop();
+        self.inner.audit.stop();
+        let threads = self
+            .inner
+            .threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some((host, audit)) = threads {
+            host.join();
+            audit.join();
+        }
+    }
+}
