@@ -4,12 +4,13 @@
 //!
 //! ```no_run
 //! use planhost_client::Client;
-//! use planhost_protocol::{Empty, HealthResult};
+//! use planhost_core::Role;
+//! use planhost_protocol::{methods, Empty, HealthStatus};
 //!
 //! let mut client = Client::connect_socket("/run/user/1000/planhost.sock".as_ref())?;
-//! client.initialize("example")?;
-//! let health: HealthResult = client.call("app.health", &Empty {})?;
-//! assert_eq!(health.status, "ok");
+//! client.initialize("example", &[Role::Observer])?;
+//! let health = client.call::<methods::AppHealth>(Empty {})?;
+//! assert_eq!(health.status, HealthStatus::Ok);
 //! # Ok::<(), planhost_client::ClientError>(())
 //! ```
 
@@ -20,9 +21,10 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use planhost_core::{ErrorCode, Role};
 use planhost_protocol::{
-    InitializeParams, InitializeResult, Notification, PROTOCOL_VERSION, RequestId, Response,
-    RpcError,
+    InitializeParams, InitializeResult, Method, Notification, PROTOCOL_VERSION, RequestId,
+    Response, RpcError, methods,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -31,7 +33,7 @@ use serde::de::DeserializeOwned;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The host answered with an error; `stable_code()` says which.
-    #[error("{}: {}", .0.stable_code().unwrap_or("RPC_ERROR"), .0.message)]
+    #[error("{}: {}", .0.stable_code().map_or("RPC_ERROR", ErrorCode::as_str), .0.message)]
     Rpc(RpcError),
     /// The connection failed or closed.
     #[error("connection to planhost failed: {0}")]
@@ -46,11 +48,11 @@ pub enum ClientError {
 
 impl ClientError {
     /// The stable code: the host's for RPC errors, `HOST_UNREACHABLE` otherwise.
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ClientError::Rpc(e) => e.stable_code().unwrap_or("RPC_ERROR"),
-            ClientError::Io(_) | ClientError::Closed => "HOST_UNREACHABLE",
-            ClientError::Json(_) => "MALFORMED_MESSAGE",
+            ClientError::Rpc(e) => e.stable_code().unwrap_or(ErrorCode::InternalError),
+            ClientError::Io(_) | ClientError::Closed => ErrorCode::HostUnreachable,
+            ClientError::Json(_) => ErrorCode::MalformedMessage,
         }
     }
 }
@@ -103,21 +105,28 @@ impl Client {
         }
     }
 
-    /// The handshake.
-    pub fn initialize(&mut self, client_name: &str) -> Result<InitializeResult, ClientError> {
-        self.call(
-            "initialize",
-            &InitializeParams {
-                protocol_version: PROTOCOL_VERSION,
-                client_name: client_name.into(),
-                client_version: Some(env!("CARGO_PKG_VERSION").into()),
-            },
-        )
+    /// The handshake, declaring the connection's roles.
+    pub fn initialize(
+        &mut self,
+        client_name: &str,
+        roles: &[Role],
+    ) -> Result<InitializeResult, ClientError> {
+        self.call::<methods::Initialize>(InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            client_name: client_name.into(),
+            client_version: Some(env!("CARGO_PKG_VERSION").into()),
+            roles: roles.to_vec(),
+        })
     }
 
-    /// Sends one request and waits for its answer; notifications that arrive meanwhile are kept
-    /// for [`Client::next_notification`].
-    pub fn call<P: Serialize, R: DeserializeOwned>(
+    /// One typed call: its params and result are the method's own. Notifications that arrive
+    /// meanwhile are kept for [`Client::next_notification`].
+    pub fn call<M: Method>(&mut self, params: M::Params) -> Result<M::Result, ClientError> {
+        self.call_raw(M::NAME, &params)
+    }
+
+    /// A call by name with any params (tests use it for malformed requests).
+    pub fn call_raw<P: Serialize, R: DeserializeOwned>(
         &mut self,
         method: &str,
         params: &P,
@@ -128,7 +137,7 @@ impl Client {
         result
     }
 
-    /// Like [`Client::call`], handing each notification to `on_note` as it arrives.
+    /// Like [`Client::call_raw`], handing each notification to `on_note` as it arrives.
     pub fn call_with<P: Serialize, R: DeserializeOwned>(
         &mut self,
         method: &str,

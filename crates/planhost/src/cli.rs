@@ -9,10 +9,13 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use planhost_client::{Client, ClientError};
-use planhost_core::{ApprovalAction, TargetPermissionMode, Timestamp};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, ErrorCode, PublicationStatus, Role, TargetPermissionMode,
+    Timestamp,
+};
 use planhost_protocol::{
-    ApprovalInfo, ApprovalList, Empty, HealthResult, PlanDetail, PlansFilter, ProposalRef,
-    ResolvePlanParams, SessionList, ShellCatalog, VersionResult,
+    ApprovalInfo, Empty, Method, PlansFilter, ProposalRef, PublicationsFilter, ResolveOutcome,
+    ResolvePlanParams, ResolvePublicationParams, SessionsFilter, methods,
 };
 use serde::Serialize;
 
@@ -20,7 +23,7 @@ use crate::paths::Paths;
 
 /// `--json` on every read command.
 #[derive(Debug, Clone, Copy, clap::Args)]
-pub struct Output {
+pub(crate) struct Output {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -32,8 +35,8 @@ const EXIT_UNREACHABLE: u8 = 4;
 /// An error that already carries its exit status.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct Failure {
-    code: String,
+pub(crate) struct Failure {
+    code: ErrorCode,
     message: String,
     status: u8,
 }
@@ -48,7 +51,7 @@ fn failure(error: ClientError) -> anyhow::Error {
         ClientError::Io(_) | ClientError::Closed | ClientError::Json(_) => error.to_string(),
     };
     Failure {
-        code: error.code().to_owned(),
+        code: error.code(),
         message,
         status,
     }
@@ -56,7 +59,7 @@ fn failure(error: ClientError) -> anyhow::Error {
 }
 
 /// Prints an error with its code and returns the documented exit status.
-pub fn report(error: &anyhow::Error) -> ExitCode {
+pub(crate) fn report(error: &anyhow::Error) -> ExitCode {
     match error.downcast_ref::<Failure>() {
         Some(f) => {
             eprintln!("planhost: error {}: {}", f.code, f.message);
@@ -72,7 +75,7 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
 fn connect(paths: &Paths) -> anyhow::Result<Client> {
     let mut client = Client::connect_socket(&paths.socket).map_err(|e| {
         anyhow::Error::from(Failure {
-            code: "HOST_UNREACHABLE".into(),
+            code: ErrorCode::HostUnreachable,
             message: format!(
                 "no planhost is serving on {} ({e}); start one with `planhost serve`",
                 paths.socket.display()
@@ -80,16 +83,15 @@ fn connect(paths: &Paths) -> anyhow::Result<Client> {
             status: EXIT_UNREACHABLE,
         })
     })?;
-    client.initialize("planhost-cli").map_err(failure)?;
+    // A person at a terminal: the CLI answers approvals and reads; it never acts as the agent.
+    client
+        .initialize("planhost-cli", &[Role::Approver, Role::Observer])
+        .map_err(failure)?;
     Ok(client)
 }
 
-fn call<P: Serialize, R: serde::de::DeserializeOwned>(
-    c: &mut Client,
-    method: &str,
-    p: &P,
-) -> anyhow::Result<R> {
-    c.call(method, p).map_err(failure)
+fn call<M: Method>(c: &mut Client, p: M::Params) -> anyhow::Result<M::Result> {
+    c.call::<M>(p).map_err(failure)
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<ExitCode> {
@@ -100,18 +102,14 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<ExitCode> {
 }
 
 fn now() -> Timestamp {
-    planhost_core::Clock::now(&planhost_host::SystemClock)
+    planhost_core::Clock::now(&planhost_store::SystemClock)
 }
 
-/// "in 29m 12s", "expired 3m ago".
+/// "in 29m 12s", "3m 0s ago": whole seconds, the largest units first.
 fn relative(deadline: Timestamp, now: Timestamp) -> String {
     let ms = now.until(deadline);
-    let secs = ms.unsigned_abs() / 1000;
-    let text = if secs >= 60 {
-        format!("{}m {:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{secs}s")
-    };
+    let whole = jiff::SignedDuration::from_secs(ms.abs() / 1000);
+    let text = format!("{whole:#}");
     if ms > 0 {
         format!("in {text}")
     } else {
@@ -119,25 +117,51 @@ fn relative(deadline: Timestamp, now: Timestamp) -> String {
     }
 }
 
-pub fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
+/// Bold on a terminal, plain text elsewhere (anstream strips styles that cannot be shown).
+fn bold(text: &str) -> String {
+    let style = anstyle::Style::new().bold();
+    format!("{style}{text}{style:#}")
+}
+
+fn all_pending() -> Option<Vec<ApprovalStatus>> {
+    Some(vec![ApprovalStatus::Pending])
+}
+
+pub(crate) fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let version: VersionResult = call(&mut c, "app.version", &Empty {})?;
-    let health: HealthResult = call(&mut c, "app.health", &Empty {})?;
-    let sessions: SessionList = call(&mut c, "sessions.list", &Empty {})?;
-    let pending: ApprovalList = call(&mut c, "plans.pending", &PlansFilter { session_id: None })?;
-    let publications: planhost_protocol::PublicationList = call(
+    let version = call::<methods::AppVersion>(&mut c, Empty {})?;
+    let health = call::<methods::AppHealth>(&mut c, Empty {})?;
+    let sessions = call::<methods::SessionsList>(
         &mut c,
-        "plans.publications",
-        &planhost_protocol::PublicationsParams { pending: true },
+        SessionsFilter {
+            workspace_root: None,
+            limit: Some(10_000),
+        },
+    )?;
+    let pending = call::<methods::PlansList>(
+        &mut c,
+        PlansFilter {
+            session_id: None,
+            status: all_pending(),
+            limit: Some(10_000),
+        },
+    )?;
+    let publications = call::<methods::PublicationsList>(
+        &mut c,
+        PublicationsFilter {
+            session_id: None,
+            status: Some(vec![PublicationStatus::Pending]),
+            limit: Some(10_000),
+        },
     )?;
     if out.json {
         return print_json(&serde_json::json!({
             "version": version, "health": health,
-            "sessions": sessions.sessions.len(), "pendingApprovals": pending.approvals.len(),
-            "pendingPublications": publications.publications.len(),
+            "sessions": sessions.items.len(), "pendingApprovals": pending.items.len(),
+            "pendingPublications": publications.items.len(),
         }));
     }
-    let mut o = std::io::stdout().lock();
+    let mut o = anstream::stdout().lock();
     writeln!(
         o,
         "planhost {} (protocol v{}, schema v{}, SQLite {})",
@@ -151,29 +175,31 @@ pub fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         health.pid,
         health.uptime_ms / 1000
     )?;
-    writeln!(o, "sessions  {}", sessions.sessions.len())?;
+    writeln!(o, "sessions  {}", sessions.items.len())?;
     writeln!(
         o,
         "pending   {} plan approval(s), {} publication(s)",
-        pending.approvals.len(),
-        publications.publications.len()
+        pending.items.len(),
+        publications.items.len()
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
+pub(crate) fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let method = if pending {
-        "plans.pending"
-    } else {
-        "plans.list"
-    };
-    let list: ApprovalList = call(&mut c, method, &PlansFilter { session_id: None })?;
+    let list = call::<methods::PlansList>(
+        &mut c,
+        PlansFilter {
+            session_id: None,
+            status: if pending { all_pending() } else { None },
+            limit: Some(10_000),
+        },
+    )?;
     if out.json {
         return print_json(&list);
     }
-    let mut o = std::io::stdout().lock();
-    if list.approvals.is_empty() {
+    let mut o = anstream::stdout().lock();
+    if list.items.is_empty() {
         writeln!(o, "no {}plans", if pending { "pending " } else { "" })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -183,7 +209,7 @@ pub fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCo
         "{:<10} {:<12} {:<18} TITLE",
         "PROPOSAL", "STATUS", "EXPIRES"
     )?;
-    for a in &list.approvals {
+    for a in &list.items {
         let expires = match a.status {
             planhost_core::ApprovalStatus::Pending => relative(a.expires_at, now),
             planhost_core::ApprovalStatus::Approved
@@ -194,7 +220,7 @@ pub fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCo
         writeln!(
             o,
             "{:<10} {:<12} {:<18} {}",
-            short(&a.proposal_id),
+            short(a.proposal_id.as_str()),
             a.status.as_str(),
             expires,
             a.title
@@ -212,12 +238,11 @@ fn short(id: &str) -> &str {
         .unwrap_or(id)
 }
 
-pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCode> {
+pub(crate) fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let detail: PlanDetail = call(
+    let detail = call::<methods::PlansGet>(
         &mut c,
-        "plans.get",
-        &ProposalRef {
+        ProposalRef {
             proposal_id: proposal.into(),
         },
     )?;
@@ -225,11 +250,18 @@ pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCo
         return print_json(&detail);
     }
     let a = &detail.approval;
-    let mut o = std::io::stdout().lock();
+    let mut o = anstream::stdout().lock();
     let styled = std::io::stdout().is_terminal();
-    writeln!(o, "{}", bold(&a.title, styled))?;
+    writeln!(o, "{}", bold(&a.title))?;
     writeln!(o, "question  {}", a.question)?;
     writeln!(o, "file      {}", a.artifact_path)?;
+    if !detail.artifact_intact {
+        writeln!(
+            o,
+            "WARNING   the file changed after it was submitted; approving is refused \
+             (PLAN_ARTIFACT_CHANGED). What follows is what was submitted."
+        )?;
+    }
     writeln!(o, "status    {}", a.status.as_str())?;
     let expiry = match a.status {
         planhost_core::ApprovalStatus::Pending => {
@@ -239,7 +271,12 @@ pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCo
         | planhost_core::ApprovalStatus::Rejected
         | planhost_core::ApprovalStatus::Expired
         | planhost_core::ApprovalStatus::Interrupted => {
-            format!("resolved ({})", a.error_code.as_deref().unwrap_or("-"))
+            let by = a.resolved_by.as_ref().map(|r| r.client.as_str());
+            match (a.error_code, by) {
+                (Some(code), _) => format!("resolved ({code})"),
+                (None, Some(client)) => format!("resolved by {client}"),
+                (None, None) => "resolved".into(),
+            }
         }
     };
     writeln!(o, "expiry    {expiry}")?;
@@ -262,18 +299,9 @@ pub fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-fn bold(text: &str, styled: bool) -> String {
-    if styled {
-        format!("\x1b[1m{text}\x1b[0m")
-    } else {
-        text.to_owned()
-    }
-}
-
 /// A terminal rendering: headings in bold, everything else as written (the exact plan is the
 /// file; this is only for reading).
 fn render_markdown(o: &mut impl Write, markdown: &str) -> std::io::Result<()> {
-    let styled = true;
     let mut in_fence = false;
     for line in markdown.lines() {
         let trimmed = line.trim_start();
@@ -281,11 +309,7 @@ fn render_markdown(o: &mut impl Write, markdown: &str) -> std::io::Result<()> {
             in_fence = !in_fence;
             writeln!(o, "{line}")?;
         } else if !in_fence && trimmed.starts_with('#') {
-            writeln!(
-                o,
-                "{}",
-                bold(trimmed.trim_start_matches('#').trim(), styled)
-            )?;
+            writeln!(o, "{}", bold(trimmed.trim_start_matches('#').trim()))?;
         } else {
             writeln!(o, "{line}")?;
         }
@@ -301,10 +325,9 @@ fn resolve(
     feedback: Option<String>,
 ) -> anyhow::Result<ApprovalInfo> {
     let mut c = connect(paths)?;
-    let detail: PlanDetail = call(
+    let detail = call::<methods::PlansGet>(
         &mut c,
-        "plans.get",
-        &ProposalRef {
+        ProposalRef {
             proposal_id: proposal.into(),
         },
     )?;
@@ -320,39 +343,39 @@ fn resolve(
         target_permission_mode: mode,
         feedback,
     };
-    call(&mut c, "plans.resolve", &params)
+    call::<methods::PlansResolve>(&mut c, params)
 }
 
-pub fn approve(paths: &Paths, proposal: &str, mode: &str) -> anyhow::Result<ExitCode> {
+pub(crate) fn approve(paths: &Paths, proposal: &str, mode: &str) -> anyhow::Result<ExitCode> {
     let mode: TargetPermissionMode = mode.parse().context("--mode")?;
     let a = resolve(paths, proposal, ApprovalAction::Approve, Some(mode), None)?;
     println!(
         "approved {} \"{}\": session now in agent mode with permission {}, execution {} queued",
-        short(&a.proposal_id),
+        short(a.proposal_id.as_str()),
         a.title,
         mode.as_str(),
-        a.execution_id.as_deref().unwrap_or("-")
+        a.execution_id.as_ref().map_or("-", |e| e.as_str())
     );
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn reject(paths: &Paths, proposal: &str, feedback: Option<String>) -> anyhow::Result<ExitCode> {
+pub(crate) fn reject(paths: &Paths, proposal: &str, feedback: Option<String>) -> anyhow::Result<ExitCode> {
     let a = resolve(paths, proposal, ApprovalAction::Reject, None, feedback)?;
     println!(
         "rejected {} \"{}\": the session stays in plan mode",
-        short(&a.proposal_id),
+        short(a.proposal_id.as_str()),
         a.title
     );
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn shells(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
+pub(crate) fn shells(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let catalog: ShellCatalog = call(&mut c, "shell.catalog", &Empty {})?;
+    let catalog = call::<methods::ShellsCatalog>(&mut c, Empty {})?;
     if out.json {
         return print_json(&catalog);
     }
-    let mut o = std::io::stdout().lock();
+    let mut o = anstream::stdout().lock();
     writeln!(o, "platform {}", catalog.platform)?;
     for s in &catalog.options {
         let marks = [(s.is_default, "default"), (!s.available, "unavailable")]
@@ -364,15 +387,18 @@ pub fn shells(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         writeln!(
             o,
             "  {:<20} {:<22} {:<10} {}",
-            s.id, s.label, s.dialect, marks
+            s.id.as_str(),
+            s.label,
+            s.dialect.as_str(),
+            marks
         )?;
     }
     match &catalog.effective {
         Some(e) => writeln!(
             o,
             "effective {} ({}){}",
-            e.id,
-            e.dialect,
+            e.id.as_str(),
+            e.dialect.as_str(),
             if e.fallback { ", fallback" } else { "" }
         )?,
         None => writeln!(o, "effective none: Bash would fail with SHELL_NOT_FOUND")?,
@@ -388,7 +414,7 @@ struct Check {
     detail: String,
 }
 
-pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
+pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
     let dir = &paths.state_dir;
     checks.push(Check {
@@ -413,8 +439,7 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             None => "not held: no host is serving this state directory".into(),
         },
     });
-    let reached =
-        connect(paths).and_then(|mut c| call::<_, VersionResult>(&mut c, "app.version", &Empty {}));
+    let reached = connect(paths).and_then(|mut c| call::<methods::AppVersion>(&mut c, Empty {}));
     checks.push(Check {
         name: "socket",
         ok: reached.is_ok(),
@@ -464,7 +489,7 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     if out.json {
         print_json(&serde_json::json!({ "healthy": healthy, "checks": checks }))?;
     } else {
-        let mut o = std::io::stdout().lock();
+        let mut o = anstream::stdout().lock();
         for c in &checks {
             writeln!(
                 o,
@@ -482,18 +507,21 @@ pub fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
+pub(crate) fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let list: planhost_protocol::PublicationList = call(
+    let list = call::<methods::PublicationsList>(
         &mut c,
-        "plans.publications",
-        &planhost_protocol::PublicationsParams { pending },
+        PublicationsFilter {
+            session_id: None,
+            status: pending.then(|| vec![PublicationStatus::Pending]),
+            limit: Some(10_000),
+        },
     )?;
     if out.json {
         return print_json(&list);
     }
-    let mut o = std::io::stdout().lock();
-    if list.publications.is_empty() {
+    let mut o = anstream::stdout().lock();
+    if list.items.is_empty() {
         writeln!(
             o,
             "no {}publications",
@@ -502,12 +530,12 @@ pub fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result
         return Ok(ExitCode::SUCCESS);
     }
     writeln!(o, "{:<10} {:<12} {:<5} PATH", "ID", "STATUS", "REV")?;
-    for p in &list.publications {
+    for p in &list.items {
         writeln!(
             o,
             "{:<10} {:<12} {:<5} {}",
-            short(&p.publication_id),
-            p.status,
+            short(p.publication_id.as_str()),
+            p.status.as_str(),
             p.revision,
             p.relative_path
         )?;
@@ -515,53 +543,33 @@ pub fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn publish(paths: &Paths, publication: &str, reject: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn publish(paths: &Paths, publication: &str, reject: bool) -> anyhow::Result<ExitCode> {
     let mut c = connect(paths)?;
-    let list: planhost_protocol::PublicationList = call(
-        &mut c,
-        "plans.publications",
-        &planhost_protocol::PublicationsParams { pending: true },
-    )?;
-    let matches: Vec<_> = list
-        .publications
-        .iter()
-        .filter(|p| {
-            p.publication_id == publication
-                || (publication.len() >= 8 && p.publication_id.starts_with(publication))
-        })
-        .collect();
-    let [target] = matches.as_slice() else {
-        return Err(Failure {
-            code: "PUBLICATION_NOT_FOUND".into(),
-            message: format!("no single pending publication matches {publication:?}"),
-            status: 1,
-        }
-        .into());
-    };
     let action = if reject {
         ApprovalAction::Reject
     } else {
         ApprovalAction::Approve
     };
-    let result: planhost_protocol::PublishResolveResult = call(
+    // The host resolves a typed prefix or suffix, and says so when it is ambiguous.
+    let result = call::<methods::PublicationsResolve>(
         &mut c,
-        "plans.publishResolve",
-        &planhost_protocol::PublishResolveParams {
-            publication_id: target.publication_id.clone(),
+        ResolvePublicationParams {
+            publication_id: publication.into(),
             action,
         },
     )?;
-    match (result.outcome.as_str(), &result.next) {
-        ("reapprove", Some(next)) => println!(
+    match (result.outcome, &result.next) {
+        (ResolveOutcome::Reapprove, Some(next)) => println!(
             "the name was taken while writing; approval revoked. New pending publication {} for {}",
-            short(&next.publication_id),
+            short(next.publication_id.as_str()),
             next.relative_path
         ),
-        (outcome, _) => println!("{outcome}: {}", result.publication.relative_path),
+        (outcome, _) => println!("{}: {}", outcome.as_str(), result.publication.relative_path),
     }
-    Ok(if result.outcome == "conflict" {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    Ok(match result.outcome {
+        ResolveOutcome::Conflict => ExitCode::FAILURE,
+        ResolveOutcome::Completed | ResolveOutcome::Rejected | ResolveOutcome::Reapprove => {
+            ExitCode::SUCCESS
+        }
     })
 }

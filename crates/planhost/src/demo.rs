@@ -10,13 +10,15 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use planhost_client::Client;
-use planhost_core::{ApprovalAction, ExecutionOutcome, Interactivity, Mode, TargetPermissionMode};
-use planhost_protocol::{
-    ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, ExecuteParams, ExecuteResult,
-    ExecutionRef, FinishExecutionParams, Notification, OpenSessionParams, ResolvePlanParams,
-    SessionInfo, SetModeParams, SubmitPlanParams, ToolOutput, TurnInfo, TurnRef,
+use planhost_core::{
+    ApprovalAction, ExecutionOutcome, Interactivity, Mode, Role, TargetPermissionMode,
 };
-use serde_json::{Value, json};
+use planhost_protocol::{
+    AuthorizeParams, BeginTurnParams, EndExecutionParams, EndTurnParams, ExecuteParams,
+    ExecutionRef, HostTool, Method, Notification, OpenSessionParams, ResolvePlanParams,
+    SetModeParams, SubmitPlanParams, ToolOutput, TurnOutcome, methods,
+};
+use serde_json::json;
 
 const PLAN: &str = "# Plan: greet the world\n\n1. Write `hello.txt`.\n2. Print it with Bash.\n";
 
@@ -25,7 +27,7 @@ fn show(note: &Notification) {
     let _ = match note.method.as_str() {
         planhost_protocol::notifications::TOOL_OUTPUT => {
             match serde_json::from_value::<ToolOutput>(note.params.clone()) {
-                Ok(o) => write!(out, "  {} #{:<3} {}", o.stream, o.seq, o.text),
+                Ok(o) => write!(out, "  {} #{:<3} {}", o.stream.as_str(), o.seq, o.text),
                 Err(_) => writeln!(out, "  {}", note.params),
             }
         }
@@ -52,7 +54,7 @@ fn step(text: &str) {
     println!("\n> {text}");
 }
 
-pub fn run() -> anyhow::Result<()> {
+pub(crate) fn run() -> anyhow::Result<()> {
     let state = tempfile::tempdir().context("creating a temporary state directory")?;
     let workspace = tempfile::tempdir().context("creating a temporary workspace")?;
     let exe = std::env::current_exe().context("finding the planhost binary")?;
@@ -74,51 +76,45 @@ pub fn run() -> anyhow::Result<()> {
     result
 }
 
-fn call<R: serde::de::DeserializeOwned>(
-    c: &mut Client,
-    method: &str,
-    params: Value,
-) -> anyhow::Result<R> {
-    c.call_with(method, &params, show)
-        .with_context(|| format!("{method} failed"))
+fn call<M: Method>(c: &mut Client, params: M::Params) -> anyhow::Result<M::Result> {
+    c.call_with(M::NAME, &params, show)
+        .with_context(|| format!("{} failed", M::NAME))
 }
 
 fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
-    let hello = c.initialize("planhost-demo")?;
+    // The demo plays both the agent and the person who approves.
+    let hello = c.initialize("planhost-demo", &[Role::Agent, Role::Approver])?;
     println!(
         "connected to {} {} over stdio (protocol v{})",
         hello.server_name, hello.server_version, hello.protocol_version
     );
 
     step("open a session on a temporary workspace and select Plan");
-    let session: SessionInfo = call(
+    let session = call::<methods::SessionsOpen>(
         c,
-        "sessions.open",
-        serde_json::to_value(OpenSessionParams {
+        OpenSessionParams {
             workspace_root: root.display().to_string(),
             external_id: Some("demo".into()),
             interactivity: Interactivity::Interactive,
             persistence: None,
-        })?,
+        },
     )?;
     let sid = session.id.clone();
-    let _: SessionInfo = call(
+    let _ = call::<methods::SessionsSetMode>(
         c,
-        "sessions.setMode",
-        serde_json::to_value(SetModeParams {
+        SetModeParams {
             session_id: sid.clone(),
             mode: Mode::Plan,
-        })?,
+        },
     )?;
 
     step("a turn begins; the agent tries to Write in Plan mode");
-    let turn: TurnInfo = call(
+    let turn = call::<methods::TurnsBegin>(
         c,
-        "turns.begin",
-        serde_json::to_value(BeginTurnParams {
+        BeginTurnParams {
             session_id: sid.clone(),
             origin: None,
-        })?,
+        },
     )?;
     let authorize = |tool: &str, call_id: &str| AuthorizeParams {
         session_id: sid.clone(),
@@ -130,29 +126,26 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         provenance: planhost_protocol::Provenance::built_in(),
         input: json!({}),
     };
-    let denied: AuthorizeResult = call(
+    let denied = call::<methods::ToolsAuthorize>(
         c,
-        "tools.authorize",
-        serde_json::to_value(authorize("Write", "call-1"))?,
+        authorize("Write", "call-1"),
     )?;
     println!(
         "  Write → {:?} {} ({})",
         denied.decision,
-        denied.code.unwrap_or_default(),
+        denied.code.map_or("", |c| c.as_str()),
         denied.reason
     );
 
     step("the agent submits its plan");
-    let allowed: AuthorizeResult = call(
+    let allowed = call::<methods::ToolsAuthorize>(
         c,
-        "tools.authorize",
-        serde_json::to_value(authorize("SubmitPlan", "call-2"))?,
+        authorize("SubmitPlan", "call-2"),
     )?;
     println!("  SubmitPlan → {:?}", allowed.decision);
-    let approval: ApprovalInfo = call(
+    let approval = call::<methods::PlansSubmit>(
         c,
-        "plans.submit",
-        serde_json::to_value(SubmitPlanParams {
+        SubmitPlanParams {
             session_id: sid.clone(),
             turn_id: turn.id.clone(),
             tool_call_id: "call-2".into(),
@@ -162,7 +155,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             markdown: PLAN.into(),
             question: "Shall I implement this plan?".into(),
             branch_path: Some(vec!["demo-root".into(), "demo-entry-1".into()]),
-        })?,
+        },
     )?;
     println!(
         "  wrote {} ({} bytes, sha256 {}…)",
@@ -170,20 +163,19 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         approval.artifact_size_bytes,
         &approval.artifact_sha256[..12]
     );
-    let _: TurnInfo = call(
+    let _ = call::<methods::TurnsEnd>(
         c,
-        "turns.end",
-        serde_json::to_value(TurnRef {
+        EndTurnParams {
             session_id: sid.clone(),
             turn_id: turn.id.clone(),
-        })?,
+            outcome: TurnOutcome::Completed,
+        },
     )?;
 
     step("a person approves with permission mode auto");
-    let approved: ApprovalInfo = call(
+    let approved = call::<methods::PlansResolve>(
         c,
-        "plans.resolve",
-        serde_json::to_value(ResolvePlanParams {
+        ResolvePlanParams {
             proposal_id: approval.proposal_id.clone(),
             session_id: sid.clone(),
             turn_id: approval.turn_id.clone(),
@@ -193,7 +185,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             action: ApprovalAction::Approve,
             target_permission_mode: Some(TargetPermissionMode::Auto),
             feedback: None,
-        })?,
+        },
     )?;
     let execution = approved
         .execution_id
@@ -201,14 +193,19 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         .context("approval queued no execution")?;
 
     step("the worker claims the execution and runs Bash with streamed output");
-    let exec_turn: TurnInfo = call(
+    let claimed = call::<methods::ExecutionsClaim>(
         c,
-        "executions.claim",
-        serde_json::to_value(ExecutionRef {
+        ExecutionRef {
             session_id: sid.clone(),
             execution_id: execution.clone(),
-        })?,
+        },
     )?;
+    let exec_turn = claimed.turn;
+    println!(
+        "  the execution turn received the approved plan: {} bytes, sha256 {}…",
+        claimed.markdown.len(),
+        &claimed.sha256[..12]
+    );
     let command = json!({ "command": "printf 'hello, world\\n' > hello.txt; cat hello.txt; echo 'done' >&2" });
     // The grant binds this exact input: the execute below must send the same.
     let bash = AuthorizeParams {
@@ -217,18 +214,17 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         input: command.clone(),
         ..authorize("Bash", "call-3")
     };
-    let decision: AuthorizeResult = call(c, "tools.authorize", serde_json::to_value(bash)?)?;
+    let decision = call::<methods::ToolsAuthorize>(c, bash)?;
     println!("  Bash → {:?} ({})", decision.decision, decision.rule);
-    let result: ExecuteResult = call(
+    let result = call::<methods::ToolsExecute>(
         c,
-        "tools.execute",
-        serde_json::to_value(ExecuteParams {
+        ExecuteParams {
             session_id: sid.clone(),
             turn_id: exec_turn.id.clone(),
             tool_call_id: "call-3".into(),
-            tool: "Bash".into(),
+            tool: HostTool::Bash,
             input: command,
-        })?,
+        },
     )?;
     println!(
         "  exit {} in {} ms",
@@ -236,25 +232,21 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
     );
 
     step("the worker finishes the execution");
-    let done: ApprovalInfo = call(
+    let done = call::<methods::ExecutionsEnd>(
         c,
-        "executions.finish",
-        serde_json::to_value(FinishExecutionParams {
+        EndExecutionParams {
             session_id: sid.clone(),
             execution_id: execution,
             outcome: ExecutionOutcome::Completed,
-        })?,
+        },
     )?;
-    println!(
-        "  execution {}",
-        done.execution_state.map_or("?", |s| s.as_str())
-    );
+    println!("  execution {}", done.state.as_str());
     while let Some(note) = c.next_notification(std::time::Duration::from_millis(200)) {
         show(&note);
     }
     println!(
         "\nworkspace now holds: {}",
-        std::fs::read_to_string(root.join("hello.txt"))
+        fs_err::read_to_string(root.join("hello.txt"))
             .unwrap_or_default()
             .trim()
     );

@@ -1,139 +1,211 @@
-//! One connection: framing, the handshake, dispatch, and clean-up when it goes away.
+//! The one connection loop every line transport shares (stdio and the unix socket): framing
+//! errors, the handshake, the in-flight limit, and encoding the service's typed results and
+//! notifications. Decisions are the service's; this only carries them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use planhost_core::ErrorCode;
 use planhost_protocol::{
-    Incoming, InitializeParams, InitializeResult, METHODS, PROTOCOL_VERSION, RequestId, Response,
-    RpcError, codes,
+    ClientRequest, Incoming, MAX_LINE_BYTES, Notification, RequestId, Response, RpcError,
+    ServerNotification, ServerResult,
 };
+use planhost_service::{Notifications, Service, ServiceError};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::lines::Line;
-use super::service::{Caller, Service, params, to_value};
 
 /// Requests one connection may have in flight; further reads wait (backpressure, not failure).
 const MAX_IN_FLIGHT: usize = 64;
-
-static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh connection id.
-pub fn next_id() -> u64 {
-    NEXT_CONN.fetch_add(1, Ordering::Relaxed)
-}
 
 fn encode(response: &Response) -> Arc<str> {
     match serde_json::to_string(response) {
         Ok(line) => Arc::from(line),
         Err(_) => Arc::from(
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unencodable response"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unencodable response","data":{"code":"INTERNAL_ERROR"}}}"#,
         ),
     }
 }
 
+fn encode_note(note: &ServerNotification) -> Option<Arc<str>> {
+    let params = note.params().ok()?;
+    serde_json::to_string(&Notification::new(note.method(), params))
+        .ok()
+        .map(Arc::from)
+}
+
+fn reply(id: Option<RequestId>, result: Result<ServerResult, ServiceError>) -> Arc<str> {
+    encode(&match result.and_then(|r| {
+        r.to_value()
+            .map_err(|e| ServiceError::Internal(e.to_string()))
+    }) {
+        Ok(value) => Response::ok(id, value),
+        Err(error) => Response::err(id, error.to_rpc()),
+    })
+}
+
+fn error_line(id: Option<RequestId>, code: ErrorCode, message: impl Into<String>) -> Arc<str> {
+    encode(&Response::err(id, RpcError::new(code, message)))
+}
+
 /// Serves one connection until its input ends, it is killed (slow client), or it fails.
-pub async fn serve(
-    svc: Arc<Service>,
-    conn: u64,
+pub(crate) async fn serve(
+    service: Service,
     mut lines: mpsc::Receiver<std::io::Result<Line>>,
-    outbound: mpsc::Sender<Arc<str>>,
+    out: mpsc::Sender<Arc<str>>,
     kill: CancellationToken,
 ) {
-    let caller = Caller {
-        conn,
-        outbound: outbound.clone(),
-        kill: kill.clone(),
-    };
-    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-    let mut initialized = false;
-    loop {
-        let line = tokio::select! {
-            () = kill.cancelled() => break,
-            line = lines.recv() => line,
-        };
-        let bytes = match line {
-            None | Some(Ok(Line::Eof)) => break,
-            Some(Err(error)) => {
-                tracing::warn!(conn, %error, "connection read failed");
-                break;
-            }
-            Some(Ok(Line::TooLong)) => {
-                let error = RpcError::new(
-                    codes::INVALID_REQUEST,
-                    "LINE_TOO_LONG",
-                    format!(
-                        "line longer than {} bytes; discarded",
-                        planhost_protocol::MAX_LINE_BYTES
-                    ),
-                );
-                let _ = outbound.send(encode(&Response::err(None, error))).await;
-                continue;
-            }
-            Some(Ok(Line::Data(bytes))) => bytes,
+    // The handshake: nothing but `initialize` is served before it.
+    let (conn, notes) = loop {
+        let Some(bytes) = next_line(&mut lines, &out, &kill).await else {
+            return;
         };
         let request = match parse(&bytes) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
             Err((id, error)) => {
-                let _ = outbound.send(encode(&Response::err(id, error))).await;
+                let _ = out.send(encode(&Response::err(id, error))).await;
                 continue;
             }
         };
         let id = request.id.clone();
-        if request.method == "initialize" {
-            let response = match initialize(request.params.unwrap_or(Value::Null)) {
-                Ok(result) => {
-                    initialized = true;
-                    svc.clients.add(conn, outbound.clone(), kill.clone());
-                    Response::ok(id, result)
-                }
-                Err(error) => Response::err(id, error),
-            };
-            let _ = outbound.send(encode(&response)).await;
+        if request.method != "initialize" {
+            let line = error_line(id, ErrorCode::NotInitialized, "send initialize first");
+            let _ = out.send(line).await;
             continue;
         }
-        if !initialized {
-            let error = RpcError::new(
-                codes::NOT_INITIALIZED,
-                "NOT_INITIALIZED",
-                "send initialize first",
-            );
-            let _ = outbound.send(encode(&Response::err(id, error))).await;
-            continue;
+        let hello = match ClientRequest::parse("initialize", request.params.unwrap_or(Value::Null)) {
+            Ok(ClientRequest::Initialize(hello)) => hello,
+            Ok(_) => continue,
+            Err(e) => {
+                let error = RpcError::with_field(e.code, e.message, e.field);
+                let _ = out.send(encode(&Response::err(id, error))).await;
+                continue;
+            }
+        };
+        match service.connect(&hello) {
+            Ok((conn, notes, result)) => {
+                let value = serde_json::to_value(result).unwrap_or(Value::Null);
+                let _ = out.send(encode(&Response::ok(id, value))).await;
+                break (conn, notes);
+            }
+            Err(error) => {
+                let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
+            }
         }
+    };
+    tracing::debug!(connection = conn.id(), roles = ?conn.roles(), "initialized");
+    // A connection the service drops (it stopped reading) ends the transport too.
+    let dropped = conn.closed_token();
+    let (responses, writer) = spawn_writer(notes, out.clone(), kill.clone());
+    let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    loop {
+        let line = tokio::select! {
+            () = dropped.cancelled() => break,
+            line = next_line(&mut lines, &out, &kill) => line,
+        };
+        let Some(bytes) = line else { break };
+        let request = match parse(&bytes) {
+            Ok(Some(request)) => request,
+            Ok(None) => continue,
+            Err((id, error)) => {
+                let _ = responses.send(encode(&Response::err(id, error))).await;
+                continue;
+            }
+        };
         let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
             break;
         };
-        let (svc, caller) = (Arc::clone(&svc), caller.clone());
+        let (conn, responses) = (conn.clone(), responses.clone());
         tokio::spawn(async move {
-            let method = request.method;
-            let result = svc
-                .dispatch(&caller, &method, request.params.unwrap_or(Value::Null))
-                .await;
-            let response = match result {
-                Ok(value) => Response::ok(id, value),
-                Err(error) => Response::err(id, error),
+            let id = request.id.clone();
+            let line = match ClientRequest::parse(&request.method, request.params.unwrap_or(Value::Null)) {
+                Ok(parsed) => reply(id, conn.handle(parsed).await),
+                Err(e) => encode(&Response::err(id, RpcError::with_field(e.code, e.message, e.field))),
             };
-            let _ = caller.outbound.send(encode(&response)).await;
+            let _ = responses.send(line).await;
             drop(permit);
         });
     }
-    svc.clients.remove(conn);
-    svc.tools.connection_closed(conn);
+    // Whatever the client was running dies with its connection.
+    conn.close();
+    if dropped.is_cancelled() {
+        kill.cancel();
+    }
+    drop(responses);
+    let _ = writer.await;
+}
+
+/// The one writer of a connection: notifications first whenever one is queued, so a state
+/// change published before a reply is always written before that reply.
+fn spawn_writer(
+    mut notes: Notifications,
+    out: mpsc::Sender<Arc<str>>,
+    kill: CancellationToken,
+) -> (mpsc::Sender<Arc<str>>, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::channel::<Arc<str>>(MAX_IN_FLIGHT);
+    let task = tokio::spawn(async move {
+        loop {
+            let line = tokio::select! {
+                biased;
+                () = kill.cancelled() => return,
+                Some(note) = notes.recv() => encode_note(&note),
+                response = rx.recv() => match response {
+                    Some(line) => Some(line),
+                    None => break,
+                },
+            };
+            if let Some(line) = line
+                && out.send(line).await.is_err()
+            {
+                return;
+            }
+        }
+        // The last replies are out; send what was published before them, then stop.
+        while let Some(note) = notes.try_recv() {
+            if let Some(line) = encode_note(&note)
+                && out.send(line).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    (tx, task)
+}
+
+/// The next line's bytes; framing problems are answered here. `None` at the end of input.
+async fn next_line(
+    lines: &mut mpsc::Receiver<std::io::Result<Line>>,
+    out: &mpsc::Sender<Arc<str>>,
+    kill: &CancellationToken,
+) -> Option<Vec<u8>> {
+    loop {
+        let line = tokio::select! {
+            () = kill.cancelled() => return None,
+            line = lines.recv() => line,
+        };
+        match line {
+            None | Some(Ok(Line::Eof)) => return None,
+            Some(Err(error)) => {
+                tracing::warn!(%error, "connection read failed");
+                return None;
+            }
+            Some(Ok(Line::TooLong)) => {
+                let message = format!("line longer than {MAX_LINE_BYTES} bytes; discarded");
+                let _ = out.send(error_line(None, ErrorCode::LineTooLong, message)).await;
+            }
+            Some(Ok(Line::Data(bytes))) => return Some(bytes),
+        }
+    }
 }
 
 /// Parses one line. `Ok(None)` is a client notification (no id), which needs no answer.
 fn parse(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         (
-            None,
-            RpcError::new(
-                codes::PARSE_ERROR,
-                "PARSE_ERROR",
-                format!("invalid JSON: {e}"),
-            ),
+            lenient_id(bytes),
+            RpcError::new(ErrorCode::ParseError, format!("invalid JSON: {e}")),
         )
     })?;
     let id = value
@@ -142,19 +214,14 @@ fn parse(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)
     if !value.is_object() {
         return Err((
             id,
-            RpcError::new(
-                codes::INVALID_REQUEST,
-                "INVALID_REQUEST",
-                "expected one JSON object per line",
-            ),
+            RpcError::new(ErrorCode::InvalidRequest, "expected one JSON object per line"),
         ));
     }
     let incoming: Incoming = serde_json::from_value(value).map_err(|e| {
         (
             id.clone(),
             RpcError::new(
-                codes::INVALID_REQUEST,
-                "INVALID_REQUEST",
+                ErrorCode::InvalidRequest,
                 format!("not a JSON-RPC request: {e}"),
             ),
         )
@@ -162,32 +229,59 @@ fn parse(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)
     if incoming.jsonrpc != "2.0" {
         return Err((
             id,
-            RpcError::new(
-                codes::INVALID_REQUEST,
-                "INVALID_REQUEST",
-                "jsonrpc must be \"2.0\"",
-            ),
+            RpcError::new(ErrorCode::InvalidRequest, "jsonrpc must be \"2.0\""),
         ));
     }
     Ok(incoming.id.is_some().then_some(incoming))
 }
 
-fn initialize(p: Value) -> Result<Value, RpcError> {
-    let p: InitializeParams = params(p)?;
-    if p.protocol_version != PROTOCOL_VERSION {
-        return Err(RpcError::new(
-            codes::INCOMPATIBLE_VERSION,
-            "PROTOCOL_VERSION_MISMATCH",
-            format!(
-                "client {} speaks protocol v{}, this planhost speaks v{}",
-                p.client_name, p.protocol_version, PROTOCOL_VERSION
-            ),
-        ));
+/// The id of a line that is not valid JSON only because a string holds a lone UTF-16
+/// surrogate escape (`"\ud800"`): every surrogate escape is replaced by U+FFFD and the line
+/// parsed again, for its id alone. The request itself is still refused.
+fn lenient_id(bytes: &[u8]) -> Option<RequestId> {
+    let mut patched = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut changed = false;
+    while i < bytes.len() {
+        let escape = bytes.get(i..i + 6).filter(|w| {
+            w[0] == b'\\'
+                && w[1] == b'u'
+                && matches!(w[2], b'd' | b'D')
+                && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+                && w[4].is_ascii_hexdigit()
+                && w[5].is_ascii_hexdigit()
+        });
+        // An even run of backslashes before `\u` means the escape itself is escaped.
+        let escaped = bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1;
+        if escape.is_some() && !escaped {
+            patched.extend_from_slice(b"\\ufffd");
+            i += 6;
+            changed = true;
+        } else {
+            patched.push(bytes[i]);
+            i += 1;
+        }
     }
-    to_value(InitializeResult {
-        protocol_version: PROTOCOL_VERSION,
-        server_name: "planhost".into(),
-        server_version: env!("CARGO_PKG_VERSION").into(),
-        methods: METHODS.iter().map(|m| m.name.to_owned()).collect(),
-    })
+    if !changed {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(&patched).ok()?;
+    value
+        .get("id")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_surrogate_keeps_its_id() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"app.health","params":{"x":"\ud800"}}"#;
+        assert!(serde_json::from_slice::<Value>(line).is_err());
+        assert_eq!(lenient_id(line), Some(RequestId::Number(7)));
+        let escaped = br#"{"jsonrpc":"2.0","id":"a","x":"\\ud800"#;
+        assert_eq!(lenient_id(escaped), None);
+        assert_eq!(lenient_id(b"not json"), None);
+    }
 }

@@ -7,7 +7,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// One framed unit.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// A complete line, without its newline.
     Data(Vec<u8>),
     /// A line longer than the cap; its bytes were discarded.
@@ -39,7 +39,7 @@ fn take(buf: &[u8], line: &mut Vec<u8>, max: usize, discarding: &mut bool) -> (u
 }
 
 fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|b| *b == b'\n')
+    memchr::memchr(b'\n', buf)
 }
 
 fn finish(line: Vec<u8>, discarding: bool) -> Line {
@@ -51,7 +51,7 @@ fn finish(line: Vec<u8>, discarding: bool) -> Line {
 }
 
 /// Reads one line from a blocking reader. `std`'s `fill_buf` retries `EINTR` itself.
-pub fn read_line_blocking(reader: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+pub(crate) fn read_line_blocking(reader: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
     let mut line = Vec::new();
     let mut discarding = false;
     loop {
@@ -76,7 +76,7 @@ pub fn read_line_blocking(reader: &mut impl BufRead, max: usize) -> std::io::Res
 }
 
 /// Reads one line from an async reader.
-pub async fn read_line(
+pub(crate) async fn read_line(
     reader: &mut (impl AsyncBufRead + Unpin),
     max: usize,
 ) -> std::io::Result<Line> {

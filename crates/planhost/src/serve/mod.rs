@@ -1,40 +1,32 @@
 //! `planhost serve`: the host over stdio (one embedding app) or a unix socket (many clients).
 
-mod broadcast;
 mod conn;
-mod convert;
-mod execute;
 mod lines;
-pub mod lock;
-mod plans;
-mod policy_cache;
-mod service;
-mod shells;
-mod tools;
+pub(crate) mod lock;
 
 use std::io::{BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::Context as _;
-use planhost_host::{Host, SystemClock, spawn_host};
-use planhost_protocol::{MAX_LINE_BYTES, Notification, notifications};
-use planhost_store::AuditWriter;
+use planhost_protocol::MAX_LINE_BYTES;
+use planhost_service::{Service, ServiceConfig};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::Paths;
-use broadcast::{Broadcaster, CLIENT_QUEUE};
 use lines::Line;
 use lock::StateLock;
-use service::Service;
+
+/// Lines queued for one client's writer; the service's own per-connection queue is what
+/// decides a client stopped reading.
+const CLIENT_QUEUE: usize = planhost_service::CONNECTION_QUEUE;
 
 /// Which transport to serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     /// The process's stdin and stdout, one client.
     Stdio,
     /// A unix socket, many clients.
@@ -45,10 +37,10 @@ pub enum Transport {
 const STDOUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Exit status for "another host holds the state directory".
-pub const EXIT_LOCKED: u8 = 3;
+pub(crate) const EXIT_LOCKED: u8 = 3;
 
 /// Runs the host until its input ends (stdio) or it is told to stop (socket).
-pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::ExitCode> {
+pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::ExitCode> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -62,78 +54,26 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         }
         Err(error) => return Err(error.into()),
     };
-    let startup =
-        Host::open(&paths.db(), Arc::new(SystemClock)).context("opening the host database")?;
+    let started = Service::start(ServiceConfig::new(&paths.state_dir))
+        .context("opening the host database")?;
     tracing::info!(
         db = %paths.db().display(),
-        migration = ?startup.migration,
-        interrupted_approvals = startup.fence.interrupted_approvals.len(),
-        interrupted_executions = startup.fence.interrupted_executions.len(),
-        aborted_turns = startup.fence.aborted_turns.len(),
+        migration = ?started.migration,
+        interrupted_approvals = started.fence.interrupted_approvals.len(),
+        interrupted_executions = started.fence.interrupted_executions.len(),
+        aborted_turns = started.fence.aborted_turns.len(),
+        reconciled_publications = started.reconciled.len(),
         "startup fence done"
     );
-    let (audit, audit_writer) =
-        AuditWriter::spawn(&paths.db()).context("starting the audit writer")?;
-    let clients = Arc::new(Broadcaster::default());
-    let fanout = Arc::clone(&clients);
-    let policy = Arc::new(policy_cache::PolicyCache::default());
-    let invalidate = Arc::clone(&policy);
-    let tools = Arc::new(tools::ToolRuntime::default());
-    let tool_events = Arc::clone(&tools);
-    let mut host = startup.host;
-    // Events of the fence itself were committed before anyone could connect: drop them.
-    host.store().take_events();
-    let (handle, host_thread) = spawn_host(host, move |events| {
-        for event in events {
-            // Before the change's caller gets its reply: caches and grants follow the state.
-            invalidate.invalidate(&event.session_id);
-            match &event.body {
-                planhost_core::EventBody::TurnEnded { turn_id, .. } => {
-                    tool_events.turn_closed(&event.session_id, turn_id);
-                }
-                planhost_core::EventBody::SessionUpdated { .. } => {
-                    tool_events.session_changed(&event.session_id)
-                }
-                planhost_core::EventBody::TurnStarted { .. }
-                | planhost_core::EventBody::ApprovalChanged { .. }
-                | planhost_core::EventBody::ExecutionChanged { .. }
-                | planhost_core::EventBody::PermissionAsked { .. }
-                | planhost_core::EventBody::PermissionResolved { .. }
-                | planhost_core::EventBody::CheckpointSaved { .. }
-                | planhost_core::EventBody::PublicationChanged { .. }
-                | planhost_core::EventBody::HandoffChanged { .. } => {}
-            }
-            let Ok(params) = serde_json::to_value(&event) else {
-                continue;
-            };
-            let Ok(line) =
-                serde_json::to_string(&Notification::new(notifications::STATE_CHANGED, params))
-            else {
-                continue;
-            };
-            fanout.send_all(&Arc::from(line));
-        }
-    })?;
-    let svc = Arc::new(Service {
-        host: handle,
-        state_dir: paths.state_dir.clone(),
-        started: Instant::now(),
-        clients,
-        policy,
-        tools,
-        audit,
-        shells: shells::Shells {
-            platform: planhost_exec::Platform::current(),
-        },
-    });
+    let svc = started.service;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .thread_name("planhost-rt")
         .build()?;
     let result = match transport {
-        Transport::Stdio => runtime.block_on(serve_stdio(Arc::clone(&svc))),
-        Transport::Socket => runtime.block_on(serve_socket(Arc::clone(&svc), &paths.socket)),
+        Transport::Stdio => runtime.block_on(serve_stdio(svc.clone())),
+        Transport::Socket => runtime.block_on(serve_socket(svc.clone(), &paths.socket)),
     };
     // Socket: connections get time to kill their tool trees. Stdio: the one connection has
     // already ended (and cancelled its tools); only a writer blocked on an unread stdout remains.
@@ -141,13 +81,11 @@ pub fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::
         Transport::Socket => std::time::Duration::from_secs(10),
         Transport::Stdio => std::time::Duration::from_secs(1),
     });
-    drop(svc);
-    host_thread.join();
-    audit_writer.join();
+    svc.shutdown();
     result.map(|()| std::process::ExitCode::SUCCESS)
 }
 
-async fn serve_stdio(svc: Arc<Service>) -> anyhow::Result<()> {
+async fn serve_stdio(svc: Service) -> anyhow::Result<()> {
     let (line_tx, line_rx) = mpsc::channel(64);
     let (out_tx, out_rx) = mpsc::channel::<Arc<str>>(CLIENT_QUEUE);
     // Dedicated OS threads, not the runtime's stdin/stdout adapters: a blocked terminal or pipe
@@ -168,7 +106,7 @@ async fn serve_stdio(svc: Arc<Service>) -> anyhow::Result<()> {
         .name("planhost-stdout".into())
         .spawn(move || stdout_loop(out_rx))?;
     let kill = CancellationToken::new();
-    conn::serve(svc, conn::next_id(), line_rx, out_tx, kill.clone()).await;
+    conn::serve(svc, line_rx, out_tx, kill.clone()).await;
     // stdin ended: whatever the client was running dies with its connection.
     kill.cancel();
     // Every sender is gone once in-flight requests finish; the writer then drains and stops. An
@@ -234,12 +172,8 @@ fn flush_retrying(out: &mut impl Write) -> std::io::Result<()> {
     }
 }
 
-async fn serve_socket(svc: Arc<Service>, path: &Path) -> anyhow::Result<()> {
-    if path.exists() {
-        // We hold the state lock, so any socket here is a dead host's.
-        std::fs::remove_file(path)
-            .with_context(|| format!("removing stale socket {}", path.display()))?;
-    }
+async fn serve_socket(svc: Service, path: &Path) -> anyhow::Result<()> {
+    clear_stale_socket(path)?;
     let listener = tokio::net::UnixListener::bind(path)
         .with_context(|| format!("binding {}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
@@ -258,14 +192,14 @@ async fn serve_socket(svc: Arc<Service>, path: &Path) -> anyhow::Result<()> {
             _ = tokio::signal::ctrl_c() => break,
             _ = terminate.recv() => break,
         };
-        let svc = Arc::clone(&svc);
+        let svc = svc.clone();
         tokio::spawn(async move { serve_stream(svc, stream).await });
     }
     let _ = std::fs::remove_file(path);
     Ok(())
 }
 
-async fn serve_stream(svc: Arc<Service>, stream: tokio::net::UnixStream) {
+async fn serve_stream(svc: Service, stream: tokio::net::UnixStream) {
     let (read, mut write) = stream.into_split();
     let (line_tx, line_rx) = mpsc::channel(64);
     let (out_tx, mut out_rx) = mpsc::channel::<Arc<str>>(CLIENT_QUEUE);
@@ -305,7 +239,37 @@ async fn serve_stream(svc: Arc<Service>, stream: tokio::net::UnixStream) {
             writer_kill.cancel();
         }
     });
-    conn::serve(svc, conn::next_id(), line_rx, out_tx, kill.clone()).await;
+    conn::serve(svc, line_rx, out_tx, kill.clone()).await;
     kill.cancel();
     let _ = writer.await;
+}
+
+/// The state lock is ours, but the socket path may be another state directory's: only a stale
+/// socket (nothing accepts on it) is removed. A socket some host still answers on, or anything
+/// that is not a socket at all, is refused and left as it is.
+fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("inspecting {}", path.display())),
+    };
+    if !meta.file_type().is_socket() {
+        anyhow::bail!(
+            "{} exists and is not a socket; refusing to replace it (choose another --socket)",
+            path.display()
+        );
+    }
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => anyhow::bail!(
+            "another planhost is serving on {} (a live socket is never replaced); \
+             its state directory is another one's: stop it or choose another --socket",
+            path.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            fs_err::remove_file(path).context("removing a stale socket")?;
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("probing {}", path.display())),
+    }
 }
