@@ -567,28 +567,10 @@ impl ProposedPlanParser {
     }
 }
 
-/// Byte offset of the first `\n`, eight bytes at a time (SWAR). Streamed chunks are often a few
-/// bytes long, where `str::find`'s searcher setup costs more than the search; measured in
-/// `benches/capture.rs`.
+/// Byte offset of the first `\n` (memchr: vectorised for long chunks, cheap for the few bytes of
+/// a streamed token; measured in `benches/capture.rs`).
 fn find_newline(s: &str) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    const NEWLINES: u64 = u64::from_le_bytes([b'\n'; 8]);
-    let mut words = s.as_bytes().chunks_exact(8);
-    let mut base = 0;
-    for word in &mut words {
-        let mut buf = [0; 8];
-        buf.copy_from_slice(word);
-        let x = u64::from_le_bytes(buf) ^ NEWLINES;
-        // Marks the zero bytes of `x`; the lowest mark is always exact.
-        let zeros = x.wrapping_sub(ONES) & !x & HIGHS;
-        if zeros != 0 {
-            return Some(base + (zeros.trailing_zeros() / 8) as usize);
-        }
-        base += 8;
-    }
-    let tail = words.remainder();
-    tail.iter().position(|b| *b == b'\n').map(|i| base + i)
+    memchr::memchr(b'\n', s.as_bytes())
 }
 
 /// What a line outside a fence is.

@@ -71,7 +71,7 @@ mod tests {
         );
         for bad in [0, 1, 999, 300_001, u64::MAX] {
             let err = Timeout::from_request(Some(bad)).unwrap_err();
-            assert_eq!(err.code(), "COMMAND_TIMEOUT_INVALID", "{bad}");
+            assert_eq!(err.code().as_str(), "COMMAND_TIMEOUT_INVALID", "{bad}");
         }
     }
 }

@@ -262,7 +262,7 @@ mod tests {
             "", ".md", "a/b.md", "a\0.md", "..md", "x..y.md", "plan.txt", "a\\b.md",
         ] {
             let err = validate_file_name(bad).unwrap_err();
-            assert_eq!(err.code(), "PLAN_ARTIFACT_PATH_INVALID", "{bad:?}");
+            assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_PATH_INVALID", "{bad:?}");
         }
         assert!(validate_file_name("2026-08-05-plan.md").is_ok());
     }
@@ -280,7 +280,7 @@ mod tests {
                 Err(std::io::Error::other("disk full"))
             })
             .unwrap_err();
-        assert_eq!(err.code(), "FS_IO");
+        assert_eq!(err.code().as_str(), "FS_IO");
         assert!(!tmp.path().join(".pi/x.md").exists());
         roll_back(&root, Name::new(PI_DIR).unwrap(), pi_origin);
         assert!(!tmp.path().join(".pi").exists());

@@ -19,11 +19,11 @@
 //!
 //! // A second write to the same name is a collision, never an overwrite.
 //! let again = planhost_fs::write_plan_artifact(tmp.path(), "first.md", b"other");
-//! assert_eq!(again.unwrap_err().code(), "PLAN_ARTIFACT_COLLISION");
+//! assert_eq!(again.unwrap_err().code().as_str(), "PLAN_ARTIFACT_COLLISION");
 //!
 //! let ws = planhost_fs::Workspace::new(tmp.path())?;
 //! assert_eq!(ws.resolve(".pi/plan/first.md")?.relative(), ".pi/plan/first.md");
-//! assert_eq!(ws.resolve("../elsewhere").unwrap_err().code(), "FS_OUTSIDE_WORKSPACE");
+//! assert_eq!(ws.resolve("../elsewhere").unwrap_err().code().as_str(), "FS_OUTSIDE_WORKSPACE");
 //! # Ok(())
 //! # }
 //! ```

@@ -557,7 +557,6 @@ fn validate_file_name(file_name: &str) -> Result<Name<'_>, PublishError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     #[test]
     fn file_name_rules() {
@@ -573,62 +572,9 @@ mod tests {
             "a\\b.md",
         ] {
             let err = validate_file_name(bad).unwrap_err();
-            assert_eq!(err.code(), "PUBLISH_PATH_INVALID", "{bad:?}");
+            assert_eq!(err.code().as_str(), "PUBLISH_PATH_INVALID", "{bad:?}");
         }
         assert!(validate_file_name(&"a".repeat(256)).is_err());
         assert!(validate_file_name("add-auth-20260805-120000.md").is_ok());
-    }
-
-    #[test]
-    fn generated_names() {
-        // 2026-08-05 12:34:56.789 UTC
-        let at = 1_785_933_296_789;
-        assert_eq!(
-            plan_file_name("Plan: Add OAuth2 login (v2)!", at),
-            "plan-add-oauth2-login-v2-20260805-123456.md"
-        );
-        assert_eq!(plan_file_name("  日本語  ", 0), "plan-19700101-000000.md");
-        assert_eq!(plan_file_name("x", -5), "x-19700101-000000.md");
-        assert_eq!(plan_file_name("x", i64::MAX), "x-99991231-235959.md");
-        let long = plan_file_name(&"word ".repeat(100), 0);
-        assert!(long.len() <= SLUG_MAX + 1 + STAMP_LEN + 3, "{long}");
-        assert!(validate_file_name(&long).is_ok());
-    }
-
-    #[test]
-    fn next_name_carries_across_days_months_and_leap_years() {
-        for (from, to) in [
-            ("a-20260805-123456.md", "a-20260805-123457.md"),
-            ("a-b-20261231-235959.md", "a-b-20270101-000000.md"),
-            ("p-20240228-235959.md", "p-20240229-000000.md"),
-            ("p-20230228-235959.md", "p-20230301-000000.md"),
-            ("p-21000228-235959.md", "p-21000301-000000.md"),
-            ("p-20000228-235959.md", "p-20000229-000000.md"),
-        ] {
-            assert_eq!(next_name(from).unwrap(), to, "{from}");
-        }
-        for bad in [
-            "a.md",
-            "a-2026080-123456.md",
-            "a-20260230-000000.md",
-            "a-20260805-240000.md",
-            "a-20260805x123456.md",
-            "a-2026080+-123456.md",
-            "a-20260805-123456.txt",
-            "a-99991231-235959.md",
-            "é-20260805-12345é.md",
-        ] {
-            assert_eq!(next_name(bad).unwrap_err().code(), "PUBLISH_PATH_INVALID");
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn stamps_round_trip(secs in 0..LAST_STAMP_SECS) {
-            let text = stamp(secs);
-            prop_assert_eq!(parse_stamp(&text), Some(secs));
-            let name = plan_file_name("t", secs * 1000);
-            prop_assert_eq!(next_name(&name).unwrap(), plan_file_name("t", (secs + 1) * 1000));
-        }
     }
 }

@@ -321,3 +321,53 @@ impl ServerNotification {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn params_refuse_unknown_fields_but_initialize_ignores_them() {
+        let err = ClientRequest::parse("sessions.get", json!({"sessionId": "s", "mode": "agent"}))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidParams);
+        assert_eq!(err.field.as_deref(), Some("mode"));
+        let missing = ClientRequest::parse("sessions.get", json!({})).unwrap_err();
+        assert_eq!(missing.field.as_deref(), Some("sessionId"));
+        let nested = ClientRequest::parse(
+            "plans.list",
+            json!({"status": ["pending", "maybe"]}),
+        )
+        .unwrap_err();
+        assert_eq!(nested.field.as_deref(), Some("status[1]"));
+        let hello = ClientRequest::parse(
+            "initialize",
+            json!({"protocolVersion": 2, "clientName": "x", "roles": ["observer"], "future": 1}),
+        );
+        assert!(matches!(hello, Ok(ClientRequest::Initialize(_))), "{hello:?}");
+    }
+
+    #[test]
+    fn absent_and_null_are_distinct() {
+        let absent = ClientRequest::parse("sessions.configure", json!({"sessionId": "s"}));
+        let null = ClientRequest::parse("sessions.configure", json!({"sessionId": "s", "shellId": null}));
+        match (absent, null) {
+            (Ok(ClientRequest::SessionsConfigure(a)), Ok(ClientRequest::SessionsConfigure(n))) => {
+                assert_eq!(a.shell_id, None);
+                assert_eq!(n.shell_id, Some(None));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_method_is_in_the_table_once_with_its_role() {
+        let names: std::collections::HashSet<_> = METHODS.iter().map(|m| m.name).collect();
+        assert_eq!(names.len(), METHODS.len());
+        assert_eq!(method("plans.resolve").map(|m| m.access), Some(Access::Approver));
+        assert_eq!(method("tools.execute").map(|m| m.access), Some(Access::Agent));
+        assert_eq!(method("plans.list").map(|m| m.access), Some(Access::Any));
+        assert!(method("plans.pending").is_none());
+    }
+}

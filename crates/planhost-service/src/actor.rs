@@ -63,7 +63,7 @@ pub(crate) fn spawn_host(
 ) -> std::io::Result<(HostHandle, HostThread)> {
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
-        .name("planhost-host".into())
+        .name("planhost-engine".into())
         .spawn(move || run(host, &rx, on_events))?;
     Ok((HostHandle { tx }, HostThread { thread }))
 }

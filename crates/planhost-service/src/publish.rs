@@ -427,3 +427,19 @@ impl Engine {
         })
     }
 }
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::stamp;
+    use planhost_core::Timestamp;
+
+    #[test]
+    fn stamps_are_utc_civil_seconds() {
+        // 2026-08-05 12:34:56.789 UTC
+        assert_eq!(stamp(Timestamp(1_785_933_296_789)), "20260805-123456");
+        assert_eq!(stamp(Timestamp(0)), "19700101-000000");
+        // Leap day, year end.
+        assert_eq!(stamp(Timestamp(1_709_164_800_000)), "20240229-000000");
+        assert_eq!(stamp(Timestamp(1_798_761_599_000)), "20261231-235959");
+    }
+}

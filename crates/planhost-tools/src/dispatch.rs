@@ -156,51 +156,19 @@ fn to_json<T: Serialize>(result: &T) -> Result<Value> {
     })
 }
 
-/// Deserialises a tool's request; the error names the tool and, where it can, the field.
+/// Deserialises a tool's request; the error names the tool and, where it can, the field
+/// (`serde_path_to_error` follows the path into nested values).
 fn decode<T: DeserializeOwned>(tool: ToolName, input: &Value) -> Result<T> {
-    T::deserialize(input).map_err(|first| {
-        let detail = locate::<T>(input).unwrap_or_else(|| first.to_string());
+    serde_path_to_error::deserialize::<_, T>(input).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        // A missing or unknown field is named in the message itself.
+        let detail = if path == "." || inner.contains(&format!("`{path}`")) {
+            inner
+        } else {
+            format!("field `{path}`: {inner}")
+        };
         ToolError::invalid(format!("{tool} input: {detail}"))
-    })
-}
-
-/// Explains a deserialisation failure by field name.
-///
-/// `serde_json::Value` errors carry no position, so the input is parsed again from pretty JSON,
-/// where every top-level field starts its own line indented by two spaces; the parser's line
-/// number then leads back to the field. Errors that already name their field (unknown,
-/// missing) are left as they are.
-fn locate<T: DeserializeOwned>(input: &Value) -> Option<String> {
-    let pretty = serde_json::to_string_pretty(input).ok()?;
-    let error = serde_json::from_str::<T>(&pretty).err()?;
-    let full = error.to_string();
-    let position = format!(" at line {} column {}", error.line(), error.column());
-    let message = full.strip_suffix(&position).unwrap_or(&full).to_owned();
-    let last_line = pretty.lines().count();
-    // A failure on the closing brace (a missing field) belongs to no single field.
-    if error.line() >= last_line {
-        return Some(message);
-    }
-    match field_at_line(&pretty, error.line()) {
-        Some(field) if !message.contains(&format!("`{field}`")) => {
-            Some(format!("field `{field}`: {message}"))
-        }
-        Some(_) | None => Some(message),
-    }
-}
-
-/// The top-level key whose value spans 1-based `line` of a pretty-printed object.
-fn field_at_line(pretty: &str, line: usize) -> Option<String> {
-    let lines: Vec<&str> = pretty.lines().take(line).collect();
-    lines.into_iter().rev().find_map(|text| {
-        let rest = text.strip_prefix("  ")?;
-        if !rest.starts_with('"') {
-            return None;
-        }
-        serde_json::Deserializer::from_str(rest)
-            .into_iter::<String>()
-            .next()?
-            .ok()
     })
 }
 
@@ -235,10 +203,12 @@ mod tests {
     }
 
     #[test]
-    fn a_key_with_escapes_is_recovered() {
-        assert_eq!(
-            field_at_line("{\n  \"a\\\"b\": 1\n}", 2).as_deref(),
-            Some("a\"b")
+    fn a_nested_field_is_named_by_its_path() {
+        let bad = serde_json::json!({ "command": "true", "timeoutMs": "soon" });
+        let err = decode::<crate::BashRequest>(ToolName::Bash, &bad).unwrap_err();
+        assert!(
+            err.to_string().contains("field `timeoutMs`: invalid type"),
+            "{err}"
         );
     }
 }

@@ -40,7 +40,7 @@
 //!
 //! let outside = ReadRequest { path: "../etc/passwd".into(), offset: None, limit: None };
 //! let err = planhost_tools::read(&ctx, &outside).unwrap_err();
-//! assert_eq!(err.code(), "TOOL_PATH_OUTSIDE_WORKSPACE");
+//! assert_eq!(err.code().as_str(), "TOOL_PATH_OUTSIDE_WORKSPACE");
 //! # Ok(())
 //! # }
 //! ```

@@ -17,14 +17,14 @@ fn ids(options: &[ShellOption]) -> Vec<&'static str> {
 
 #[test]
 fn wire_ids_round_trip() {
-    for id in ShellId::ALL {
+    for &id in ShellId::ALL {
         assert_eq!(id.as_str().parse::<ShellId>().unwrap(), id);
         let json = serde_json::to_string(&id).unwrap();
         assert_eq!(json, format!("\"{}\"", id.as_str()));
         assert_eq!(serde_json::from_str::<ShellId>(&json).unwrap(), id);
     }
     assert_eq!(
-        "Bash".parse::<ShellId>().unwrap_err().code(),
+        crate::parse_shell_id("Bash").unwrap_err().code().as_str(),
         "COMMAND_SHELL_INVALID"
     );
 }
@@ -126,7 +126,7 @@ fn settings_reject_unknown_wrong_platform_and_unavailable() {
         match validate_shell_setting(platform, probes, id) {
             Err(err @ ExecError::ShellInvalid { reason, .. }) => {
                 assert_eq!(reason, want, "{platform:?} {id}");
-                assert_eq!(err.code(), "COMMAND_SHELL_INVALID");
+                assert_eq!(err.code().as_str(), "COMMAND_SHELL_INVALID");
             }
             other => panic!("{platform:?} {id}: {other:?}"),
         }
@@ -183,12 +183,12 @@ fn no_shell_is_shell_not_found() {
         (Platform::MacOs, None),
     ] {
         let err = effective_shell(platform, &ProbeResults::none(), persisted).unwrap_err();
-        assert_eq!(err.code(), "SHELL_NOT_FOUND");
+        assert_eq!(err.code().as_str(), "SHELL_NOT_FOUND");
     }
     // Only a wrong-platform shell exists: still nothing for this platform.
     let probes = ProbeResults::none().with(ShellId::Bash, "/bin/bash");
     let err = effective_shell(Platform::Windows, &probes, None).unwrap_err();
-    assert_eq!(err.code(), "SHELL_NOT_FOUND");
+    assert_eq!(err.code().as_str(), "SHELL_NOT_FOUND");
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn pin_holds_and_any_change_is_shell_changed() {
 
     // The request carries a stale expected id.
     let err = verify_pin(&pin, ShellId::GitBash, &launch).unwrap_err();
-    assert_eq!(err.code(), "COMMAND_SHELL_CHANGED");
+    assert_eq!(err.code().as_str(), "COMMAND_SHELL_CHANGED");
 
     // Settings changed after the pin: the turn keeps failing closed, never switches.
     let err = resolve_pinned(
@@ -228,7 +228,7 @@ fn pin_holds_and_any_change_is_shell_changed() {
         ShellId::Cmd,
     )
     .unwrap_err();
-    assert_eq!(err.code(), "COMMAND_SHELL_CHANGED");
+    assert_eq!(err.code().as_str(), "COMMAND_SHELL_CHANGED");
 
     // cmd disappeared, so the catalog now falls back to PowerShell: still a change.
     let without_cmd = ProbeResults::none()
@@ -257,7 +257,7 @@ fn pin_holds_and_any_change_is_shell_changed() {
         ..launch
     };
     assert_eq!(
-        verify_pin(&pin, ShellId::Cmd, &odd).unwrap_err().code(),
+        verify_pin(&pin, ShellId::Cmd, &odd).unwrap_err().code().as_str(),
         "COMMAND_SHELL_CHANGED"
     );
 }

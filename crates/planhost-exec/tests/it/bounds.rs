@@ -11,17 +11,18 @@ async fn refused(spec: planhost_exec::CommandSpec) -> &'static str {
         .await
         .unwrap_err()
         .code()
+        .as_str()
 }
 
 #[test]
 fn timeout_bounds_are_validated_before_any_spec_exists() {
     assert_eq!(Timeout::from_request(None).unwrap().as_millis(), 60_000);
     assert_eq!(
-        Timeout::from_request(Some(999)).unwrap_err().code(),
+        Timeout::from_request(Some(999)).unwrap_err().code().as_str(),
         "COMMAND_TIMEOUT_INVALID"
     );
     assert_eq!(
-        Timeout::from_request(Some(300_001)).unwrap_err().code(),
+        Timeout::from_request(Some(300_001)).unwrap_err().code().as_str(),
         "COMMAND_TIMEOUT_INVALID"
     );
 }

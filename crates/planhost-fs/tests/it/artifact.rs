@@ -22,7 +22,7 @@ fn listing(root: &Path) -> Vec<String> {
 }
 
 fn code(result: Result<planhost_fs::PlanArtifact, ArtifactError>) -> &'static str {
-    result.unwrap_err().code()
+    result.unwrap_err().code().as_str()
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn collision_never_overwrites() {
     write_plan_artifact(tmp.path(), "a.md", b"first").unwrap();
     let err = write_plan_artifact(tmp.path(), "a.md", b"second").unwrap_err();
     assert!(matches!(err, ArtifactError::Collision { .. }), "{err:?}");
-    assert_eq!(err.code(), "PLAN_ARTIFACT_COLLISION");
+    assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_COLLISION");
     assert_eq!(
         std::fs::read(tmp.path().join(".pi/plan/a.md")).unwrap(),
         b"first"
@@ -145,7 +145,7 @@ fn pi_as_regular_file_is_refused_and_leaves_nothing() {
     std::fs::write(tmp.path().join(".pi"), b"not a dir").unwrap();
     let err = write_plan_artifact(tmp.path(), "a.md", b"x").unwrap_err();
     assert!(matches!(err, ArtifactError::NotDirectory { .. }), "{err:?}");
-    assert_eq!(err.code(), "PLAN_ARTIFACT_PATH_INVALID");
+    assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_PATH_INVALID");
     assert_eq!(listing(tmp.path()), [".pi"]);
     assert_eq!(std::fs::read(tmp.path().join(".pi")).unwrap(), b"not a dir");
 }

@@ -10,7 +10,7 @@ fn n(s: &str) -> Name<'_> {
 fn names_reject_traversal() {
     for bad in ["", ".", "..", "a/b", "a\0"] {
         assert_eq!(
-            Name::new(bad).unwrap_err().code(),
+            Name::new(bad).unwrap_err().code().as_str(),
             "FS_INVALID_NAME",
             "{bad:?}"
         );
@@ -43,13 +43,13 @@ fn walk_refuses_symlinked_and_non_directories() {
     let err = root
         .walk(&[n("link"), n("x")], MissingDirs::Create)
         .unwrap_err();
-    assert_eq!(err.code(), "FS_SYMLINK");
+    assert_eq!(err.code().as_str(), "FS_SYMLINK");
     let err = root
         .walk(&[n("file"), n("x")], MissingDirs::Create)
         .unwrap_err();
-    assert_eq!(err.code(), "FS_NOT_DIRECTORY");
+    assert_eq!(err.code().as_str(), "FS_NOT_DIRECTORY");
     let err = root.walk(&[n("missing")], MissingDirs::Refuse).unwrap_err();
-    assert_eq!(err.code(), "FS_NOT_FOUND");
+    assert_eq!(err.code().as_str(), "FS_NOT_FOUND");
     assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
 }
 
@@ -72,7 +72,7 @@ fn probe_validates_existing_prefix_without_creating() {
     assert!(!tmp.path().join(".pi/plans").exists());
     symlink("/tmp", tmp.path().join(".pi/plans")).unwrap();
     assert_eq!(
-        root.probe(&[n(".pi"), n("plans")]).unwrap_err().code(),
+        root.probe(&[n(".pi"), n("plans")]).unwrap_err().code().as_str(),
         "FS_SYMLINK"
     );
 }
@@ -93,13 +93,13 @@ fn open_file_refuses_symlinks_and_directories() {
     std::fs::create_dir(tmp.path().join("d")).unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     assert_eq!(root.read_file(n("real")).unwrap(), b"hi");
-    assert_eq!(root.read_file(n("link")).unwrap_err().code(), "FS_SYMLINK");
+    assert_eq!(root.read_file(n("link")).unwrap_err().code().as_str(), "FS_SYMLINK");
     assert_eq!(
-        root.read_file(n("d")).unwrap_err().code(),
+        root.read_file(n("d")).unwrap_err().code().as_str(),
         "FS_IS_DIRECTORY"
     );
     assert_eq!(
-        root.read_file(n("none")).unwrap_err().code(),
+        root.read_file(n("none")).unwrap_err().code().as_str(),
         "FS_NOT_FOUND"
     );
 }
@@ -114,7 +114,7 @@ fn staged_commit_forbid_never_replaces_and_cleans_up() {
         .unwrap();
     assert!(tmp.path().join(staged.temp_name()).exists());
     let err = staged.commit(Replace::Forbid).unwrap_err();
-    assert_eq!(err.code(), "FS_ALREADY_EXISTS");
+    assert_eq!(err.code().as_str(), "FS_ALREADY_EXISTS");
     assert_eq!(std::fs::read(tmp.path().join("t.md")).unwrap(), b"old");
     let names: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()

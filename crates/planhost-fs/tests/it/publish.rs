@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use planhost_core::sha256_hex;
 use planhost_fs::{
     Change, ConflictKind, Occupant, OnDisk, Preflight, PublishError, Published, Reconciled,
-    TEMP_PREFIX, inspect, next_name, plan_file_name, preflight, publish_new, publish_update,
+    TEMP_PREFIX, inspect, preflight, publish_new, publish_update,
     reconcile,
 };
 use proptest::prelude::*;
@@ -53,12 +53,12 @@ fn temps_in(root: &Path) -> Vec<String> {
 }
 
 fn code<T: std::fmt::Debug>(result: Result<T, PublishError>) -> &'static str {
-    result.unwrap_err().code()
+    result.unwrap_err().code().as_str()
 }
 
 fn conflict_kind(result: Result<Published, PublishError>) -> ConflictKind {
     let err = result.unwrap_err();
-    assert_eq!(err.code(), "PUBLISH_CONFLICT", "{err:?}");
+    assert_eq!(err.code().as_str(), "PUBLISH_CONFLICT", "{err:?}");
     err.conflict_kind().unwrap()
 }
 
@@ -135,7 +135,7 @@ fn first_publication_never_overwrites() {
     assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Taken);
     let err = publish_new(tmp.path(), NAME, b"v2").unwrap_err();
     assert!(matches!(err, PublishError::Collision { .. }), "{err:?}");
-    assert_eq!(err.code(), "PUBLISH_COLLISION");
+    assert_eq!(err.code().as_str(), "PUBLISH_COLLISION");
     assert_eq!(std::fs::read(target(tmp.path())).unwrap(), b"v1");
     assert!(temps_in(tmp.path()).is_empty());
 
@@ -152,14 +152,14 @@ fn first_publication_never_overwrites() {
 }
 
 #[test]
-fn collision_advances_the_generated_name() {
+fn collision_takes_the_next_numbered_name() {
     let tmp = tempfile::tempdir().unwrap();
-    let first = plan_file_name("Add login", 1_785_931_200_000);
+    let first = planhost_core::publication_file_name("Add login", "20260805-120000", 1);
     assert_eq!(first, "add-login-20260805-120000.md");
     publish_new(tmp.path(), &first, b"someone else").unwrap();
     assert_eq!(preflight(tmp.path(), &first).unwrap(), Preflight::Taken);
-    let second = next_name(&first).unwrap();
-    assert_eq!(second, "add-login-20260805-120001.md");
+    let second = planhost_core::publication_file_name("Add login", "20260805-120000", 2);
+    assert_eq!(second, "add-login-20260805-120000-2.md");
     assert_eq!(preflight(tmp.path(), &second).unwrap(), Preflight::Free);
     publish_new(tmp.path(), &second, b"ours").unwrap();
     assert_eq!(
@@ -569,7 +569,7 @@ fn check_update(
         }
         Seen::File(_) | Seen::Missing | Seen::Symlink(_) | Seen::Directory => {
             let err = result.unwrap_err();
-            prop_assert_eq!(err.code(), "PUBLISH_CONFLICT");
+            prop_assert_eq!(err.code().as_str(), "PUBLISH_CONFLICT");
             prop_assert_eq!(&after, before, "a conflict must not write");
             Ok(None)
         }
@@ -602,7 +602,7 @@ proptest! {
                         prop_assert_eq!(after, Seen::File(new.clone()));
                         last = Some(new);
                     } else {
-                        let code = result.unwrap_err().code();
+                        let code = result.unwrap_err().code().as_str();
                         prop_assert!(code == "PUBLISH_COLLISION" || code == "PUBLISH_SYMLINK");
                         prop_assert_eq!(after, before);
                     }
@@ -680,5 +680,5 @@ fn a_planted_huge_file_is_a_conflict_without_reading_it_whole() {
     );
     let err = planhost_fs::publish_update(root, "plan.md", b"# Plan: y\n", &published.sha256)
         .unwrap_err();
-    assert_eq!(err.code(), "PUBLISH_CONFLICT");
+    assert_eq!(err.code().as_str(), "PUBLISH_CONFLICT");
 }

@@ -38,13 +38,13 @@ fn refuses_lexically_outside_paths() {
     let (_tmp, ws) = ws();
     for bad in ["..", "../x", "src/../../x", "/etc/passwd"] {
         assert_eq!(
-            ws.resolve(bad).unwrap_err().code(),
+            ws.resolve(bad).unwrap_err().code().as_str(),
             "FS_OUTSIDE_WORKSPACE",
             "{bad}"
         );
     }
-    assert_eq!(ws.resolve("").unwrap_err().code(), "FS_PATH_INVALID");
-    assert_eq!(ws.resolve("a\0b").unwrap_err().code(), "FS_PATH_INVALID");
+    assert_eq!(ws.resolve("").unwrap_err().code().as_str(), "FS_PATH_INVALID");
+    assert_eq!(ws.resolve("a\0b").unwrap_err().code().as_str(), "FS_PATH_INVALID");
 }
 
 #[test]
@@ -55,17 +55,17 @@ fn symlink_leading_out_is_refused_and_inside_is_followed_for_reads() {
     symlink(outside.path(), tmp.path().join("out")).unwrap();
     symlink(tmp.path().join("src"), tmp.path().join("in")).unwrap();
     assert_eq!(
-        ws.resolve("out/secret").unwrap_err().code(),
+        ws.resolve("out/secret").unwrap_err().code().as_str(),
         "FS_SYMLINK_ESCAPE"
     );
     assert_eq!(
-        ws.resolve("out/new-file").unwrap_err().code(),
+        ws.resolve("out/new-file").unwrap_err().code().as_str(),
         "FS_SYMLINK_ESCAPE"
     );
     assert_eq!(ws.resolve("in/lib.rs").unwrap().relative(), "src/lib.rs");
     // Writers never act through a link, even one that stays inside.
     assert_eq!(
-        ws.resolve_for_write("in/lib.rs").unwrap_err().code(),
+        ws.resolve_for_write("in/lib.rs").unwrap_err().code().as_str(),
         "FS_SYMLINK"
     );
     assert_eq!(
@@ -78,7 +78,7 @@ fn symlink_leading_out_is_refused_and_inside_is_followed_for_reads() {
 fn dangling_symlink_is_refused() {
     let (tmp, ws) = ws();
     symlink("/nonexistent/planhost-target", tmp.path().join("dangling")).unwrap();
-    assert_eq!(ws.resolve("dangling").unwrap_err().code(), "FS_SYMLINK");
+    assert_eq!(ws.resolve("dangling").unwrap_err().code().as_str(), "FS_SYMLINK");
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn non_utf8_target_is_an_error() {
     std::fs::create_dir(&weird).unwrap();
     symlink(&weird, tmp.path().join("to-weird")).unwrap();
     assert_eq!(
-        ws.resolve("to-weird").unwrap_err().code(),
+        ws.resolve("to-weird").unwrap_err().code().as_str(),
         "FS_NON_UTF8_PATH"
     );
 }
@@ -114,7 +114,7 @@ fn outside_is_a_separate_request_kind() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().to_str().unwrap().to_owned();
     assert_eq!(
-        ws.resolve(&target).unwrap_err().code(),
+        ws.resolve(&target).unwrap_err().code().as_str(),
         "FS_OUTSIDE_WORKSPACE"
     );
     match ws
@@ -125,7 +125,7 @@ fn outside_is_a_separate_request_kind() {
         Resolved::Inside(p) => panic!("resolved inside: {p:?}"),
     }
     assert_eq!(
-        ws.resolve_outside("relative").unwrap_err().code(),
+        ws.resolve_outside("relative").unwrap_err().code().as_str(),
         "FS_PATH_INVALID"
     );
 }
@@ -136,7 +136,7 @@ fn open_file_goes_through_handles() {
     let p = ws.resolve("src/lib.rs").unwrap();
     assert!(ws.open_file(&p).is_ok());
     let d = ws.resolve("src").unwrap();
-    assert_eq!(ws.open_file(&d).unwrap_err().code(), "FS_IS_DIRECTORY");
+    assert_eq!(ws.open_file(&d).unwrap_err().code().as_str(), "FS_IS_DIRECTORY");
 }
 
 #[test]
@@ -144,18 +144,18 @@ fn workspace_root_must_be_an_absolute_directory() {
     assert_eq!(
         Workspace::new(std::path::Path::new("rel"))
             .unwrap_err()
-            .code(),
+            .code().as_str(),
         "FS_PATH_INVALID"
     );
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("f");
     std::fs::write(&file, b"").unwrap();
     assert_eq!(
-        Workspace::new(&file).unwrap_err().code(),
+        Workspace::new(&file).unwrap_err().code().as_str(),
         "FS_NOT_DIRECTORY"
     );
     assert_eq!(
-        Workspace::new(&tmp.path().join("no")).unwrap_err().code(),
+        Workspace::new(&tmp.path().join("no")).unwrap_err().code().as_str(),
         "FS_NOT_FOUND"
     );
 }

@@ -118,7 +118,7 @@ fn migration_and_rollback_failure_keeps_the_old_version_authoritative() {
     };
     let mut conn = Connection::open(&db).unwrap();
     let err = migrate(&mut conn, &db, &m).unwrap_err();
-    assert_eq!(err.code(), "STORE_MIGRATION_FAILED");
+    assert_eq!(err.code().as_str(), "STORE_MIGRATION_FAILED");
     assert!(err.to_string().contains("v1 is unchanged"), "{err}");
     drop(conn);
 
@@ -144,7 +144,7 @@ fn invalid_settings_fail_closed_during_migration() {
     };
     let mut conn = Connection::open(&db).unwrap();
     let err = migrate(&mut conn, &db, &m).unwrap_err();
-    assert_eq!(err.code(), "STORE_MIGRATION_FAILED");
+    assert_eq!(err.code().as_str(), "STORE_MIGRATION_FAILED");
     assert!(err.to_string().contains("default_shell"), "{err}");
     assert_eq!(user_version(&conn).unwrap(), 1);
     assert_eq!(
@@ -214,7 +214,7 @@ fn invalid_stored_settings_refuse_to_open() {
         )
         .unwrap();
     let err = Store::open(&db, clock).unwrap_err();
-    assert_eq!(err.code(), "SETTINGS_INVALID");
+    assert_eq!(err.code().as_str(), "SETTINGS_INVALID");
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn a_foreign_database_is_not_adopted() {
         .execute_batch("CREATE TABLE t (x);")
         .unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    assert_eq!(Store::open(&db, clock).unwrap_err().code(), "STORE_CORRUPT");
+    assert_eq!(Store::open(&db, clock).unwrap_err().code().as_str(), "STORE_CORRUPT");
 }
 
 /// The real v1 → v2 step: a database written by the v1 schema, with live data, is backed up

@@ -92,7 +92,7 @@ async fn out_of_range_timeouts_spawn_nothing() {
         request.timeout_ms = Some(bad);
         let (result, chunks) = run_collect(&ctx, &request, &host_pin()).await;
         assert_eq!(
-            result.unwrap_err().code(),
+            result.unwrap_err().code().as_str(),
             "COMMAND_TIMEOUT_INVALID",
             "{bad}"
         );
@@ -149,7 +149,7 @@ async fn stale_or_unknown_shell_ids_spawn_nothing() {
         let mut request = req("touch witness");
         request.expected_shell_id = expected.map(str::to_owned);
         let (result, chunks) = run_collect(&ctx, &request, shell).await;
-        assert_eq!(result.unwrap_err().code(), code, "{expected:?}");
+        assert_eq!(result.unwrap_err().code().as_str(), code, "{expected:?}");
         assert!(chunks.is_empty());
     }
     settle().await;

@@ -86,7 +86,7 @@ fn tool_names_are_canonical_or_lowercase() {
     }
     for unknown in ["READ", "find", "ls", "Delete", "", " Read"] {
         let err = unknown.parse::<ToolName>().unwrap_err();
-        assert_eq!(err.code(), "TOOL_UNKNOWN", "{unknown:?}");
+        assert_eq!(err.code().as_str(), "TOOL_UNKNOWN", "{unknown:?}");
     }
 }
 
@@ -116,7 +116,7 @@ async fn malformed_input_names_the_offending_field() {
     ];
     for (tool, input, needle) in cases {
         let err = call(&ctx, tool, input).await.unwrap_err();
-        assert_eq!(err.code(), "TOOL_INVALID_INPUT", "{tool}");
+        assert_eq!(err.code().as_str(), "TOOL_INVALID_INPUT", "{tool}");
         assert!(err.to_string().contains(needle), "{tool}: {err}");
     }
     assert_eq!(crate::listing(tmp.path()), Vec::<String>::new());
@@ -137,12 +137,12 @@ async fn bash_without_a_pin_and_unknown_tools_are_refused() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err.code(), "TOOL_INTERNAL_ERROR");
+    assert_eq!(err.code().as_str(), "TOOL_INTERNAL_ERROR");
 
     let err = call(&ctx, "Delete", json!({ "path": "a" }))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "TOOL_UNKNOWN");
+    assert_eq!(err.code().as_str(), "TOOL_UNKNOWN");
 }
 
 #[tokio::test]
@@ -163,7 +163,7 @@ async fn exec_codes_pass_through_unchanged() {
         ),
     ];
     for (input, code) in cases {
-        assert_eq!(call(&ctx, "Bash", input).await.unwrap_err().code(), code);
+        assert_eq!(call(&ctx, "Bash", input).await.unwrap_err().code().as_str(), code);
     }
     assert!(!tmp.path().join("w").exists());
 }

@@ -50,7 +50,7 @@ fn edit_req(path: &str, old: &str, new: &str) -> EditRequest {
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, ToolError>) -> &'static str {
-    r.unwrap_err().code()
+    r.unwrap_err().code().as_str()
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn file_too_large() {
     let big = std::fs::File::create(tmp.path().join("big.log")).unwrap();
     big.set_len(READ_MAX_FILE_BYTES + 1).unwrap(); // sparse: no real disk use
     let err = read(&ctx, &read_req("big.log")).unwrap_err();
-    assert_eq!(err.code(), "TOOL_FILE_TOO_LARGE");
+    assert_eq!(err.code().as_str(), "TOOL_FILE_TOO_LARGE");
     assert!(matches!(err, ToolError::FileTooLarge { size, .. } if size == READ_MAX_FILE_BYTES + 1));
     assert_eq!(
         code(edit(&ctx, &edit_req("big.log", "a", "b"))),
@@ -196,7 +196,7 @@ fn edit_no_match_and_not_unique() {
         "TOOL_EDIT_NO_MATCH"
     );
     let err = edit(&ctx, &edit_req("a.txt", "two", "2")).unwrap_err();
-    assert_eq!(err.code(), "TOOL_EDIT_NOT_UNIQUE");
+    assert_eq!(err.code().as_str(), "TOOL_EDIT_NOT_UNIQUE");
     assert!(matches!(err, ToolError::EditNotUnique { count: 2, .. }));
     assert_eq!(
         std::fs::read(tmp.path().join("a.txt")).unwrap(),

@@ -20,7 +20,7 @@ fn outside_reads_need_an_explicit_grant() {
 
     let denied = ToolContext::new(Workspace::new(ws.path()).unwrap());
     assert_eq!(
-        read(&denied, &request).unwrap_err().code(),
+        read(&denied, &request).unwrap_err().code().as_str(),
         "TOOL_PATH_OUTSIDE_WORKSPACE"
     );
 
@@ -57,7 +57,7 @@ fn outside_reads_need_an_explicit_grant() {
         content: "x".into(),
     };
     assert_eq!(
-        write(&granted, &w).unwrap_err().code(),
+        write(&granted, &w).unwrap_err().code().as_str(),
         "TOOL_PATH_OUTSIDE_WORKSPACE"
     );
     assert!(!other.path().join("new.txt").exists());
@@ -76,5 +76,5 @@ fn symlink_escape_is_refused_even_with_outside_grant() {
         offset: None,
         limit: None,
     };
-    assert_eq!(read(&ctx, &r).unwrap_err().code(), "TOOL_SYMLINK_REFUSED");
+    assert_eq!(read(&ctx, &r).unwrap_err().code().as_str(), "TOOL_SYMLINK_REFUSED");
 }

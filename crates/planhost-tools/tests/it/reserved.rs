@@ -55,7 +55,7 @@ fn write_refuses_every_spelling_and_writes_nothing() {
     let before = listing(tmp.path());
     for path in spellings(tmp.path()) {
         let err = write(&ctx, &write_req(&path)).unwrap_err();
-        assert_eq!(err.code(), "TOOL_PATH_RESERVED", "{path}");
+        assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED", "{path}");
     }
     assert_eq!(listing(tmp.path()), before);
     for dir in ["plan", "plans"] {
@@ -70,7 +70,7 @@ fn edit_refuses_every_spelling_and_changes_nothing() {
     let before = listing(tmp.path());
     for path in spellings(tmp.path()) {
         let err = edit(&ctx, &edit_req(&path)).unwrap_err();
-        assert_eq!(err.code(), "TOOL_PATH_RESERVED", "{path}");
+        assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED", "{path}");
     }
     assert_eq!(listing(tmp.path()), before);
     for dir in ["plan", "plans"] {
@@ -84,9 +84,9 @@ fn a_symlink_into_the_plan_directory_is_refused() {
     let (tmp, ctx) = plan_workspace();
     std::os::unix::fs::symlink(tmp.path().join(".pi/plan"), tmp.path().join("link")).unwrap();
     let err = write(&ctx, &write_req("link/p.md")).unwrap_err();
-    assert_eq!(err.code(), "TOOL_PATH_RESERVED");
+    assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED");
     let err = edit(&ctx, &edit_req("link/p.md")).unwrap_err();
-    assert_eq!(err.code(), "TOOL_PATH_RESERVED");
+    assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED");
     assert_eq!(
         std::fs::read(tmp.path().join(".pi/plan/p.md")).unwrap(),
         ARTIFACT
