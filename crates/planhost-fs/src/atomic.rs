@@ -16,15 +16,15 @@ const MAX_TEMP_ATTEMPTS: u32 = 64;
 pub const TEMP_PREFIX: &str = ".planhost-tmp-";
 
 impl Dir {
-    /// Writes `bytes` to the new file `name` (exclusive create), fsyncs it, then fsyncs `self`.
+    /// Writes `bytes` to the new file `name`: a fsynced temp file renamed onto `name` without
+    /// replacing anything (an existing name is `FsError::AlreadyExists`), then `self` fsynced.
     ///
-    /// Any failure leaves no file: if even the directory fsync fails, the name is not known to
-    /// be durable, so the file is removed rather than reported as written.
+    /// The name never holds a partial file. A failure before the rename leaves nothing; a
+    /// directory fsync failure after it is reported, with the complete file in place.
     pub fn write_new(&self, name: Name<'_>, bytes: &[u8], permissions: Permissions) -> Result<()> {
-        self.create_file_with(name, permissions, |f| f.write_all(bytes))?;
-        self.sync().inspect_err(|_| {
-            let _: Result<()> = self.remove_file(name);
-        })
+        // Staged, fsynced, then renamed without replacing: the final name only ever holds
+        // complete bytes, even when the process dies mid-write (a temp file is all it leaves).
+        self.stage(name, bytes, permissions)?.commit(Replace::Forbid)
     }
 
     /// Writes `bytes` to a fresh temp file in this directory, fsynced, ready to be renamed

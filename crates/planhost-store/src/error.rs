@@ -96,6 +96,9 @@ pub enum StoreError {
         /// What was wrong.
         reason: String,
     },
+    /// The database file could not be created or its permissions tightened.
+    #[error("database file: {0}")]
+    Io(std::io::Error),
 }
 
 impl StoreError {
@@ -118,6 +121,7 @@ impl StoreError {
             StoreError::BackupFailed { .. } => planhost_core::ErrorCode::StoreBackupFailed,
             StoreError::Sqlite(_) => planhost_core::ErrorCode::StorePersistenceFailed,
             StoreError::Corrupt { .. } => planhost_core::ErrorCode::StoreCorrupt,
+            StoreError::Io(_) => planhost_core::ErrorCode::StorePersistenceFailed,
         }
     }
 }

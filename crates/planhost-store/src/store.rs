@@ -65,6 +65,34 @@ fn validate_current(tx: &Transaction<'_>) -> Result<()> {
     settings::validate_all(tx)
 }
 
+/// The database holds every plan and decision: only its owner may read it. SQLite creates the
+/// `-wal` and `-shm` files with the database file's mode, so creating the database `0600`
+/// covers them; files an older planhost left `0644` are tightened here too.
+fn owner_only(path: &Path) -> Result<()> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
+    let io = |e: std::io::Error| crate::StoreError::Io(e);
+    fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        match fs_err::metadata(&file) {
+            Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+                fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+                    .map_err(io)?;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(())
+}
+
 /// planhost's durable state. Not `Sync`: the host gives it one writer thread.
 #[derive(Debug)]
 pub struct Store {
@@ -98,6 +126,7 @@ impl Store {
         clock: Arc<dyn Clock>,
         migrator: &Migrator<'_>,
     ) -> Result<Opened> {
+        owner_only(path)?;
         let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -430,6 +430,18 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             }
         ),
     });
+    let unsafe_dir = crate::serve::state_dir_problem(dir);
+    checks.push(Check {
+        name: "permissions",
+        ok: unsafe_dir.is_none(),
+        detail: unsafe_dir.unwrap_or_else(|| {
+            if dir.is_dir() {
+                "the state directory is this user's alone".into()
+            } else {
+                "nothing to check until the state directory exists".into()
+            }
+        }),
+    });
     let holder = crate::serve::lock::StateLock::holder(&paths.lock());
     checks.push(Check {
         name: "lock",

@@ -5,4 +5,5 @@
     clippy::wildcard_enum_match_arm
 )]
 
+mod files;
 mod migrations;

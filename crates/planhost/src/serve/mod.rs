@@ -46,6 +46,9 @@ pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::pr
         .mode(0o700)
         .create(&paths.state_dir)
         .with_context(|| format!("creating state directory {}", paths.state_dir.display()))?;
+    if let Some(problem) = state_dir_problem(&paths.state_dir) {
+        anyhow::bail!("refusing to serve: {problem}");
+    }
     let _lock = match StateLock::acquire(&paths.lock()) {
         Ok(lock) => lock,
         Err(error @ lock::LockError::Held { .. }) => {
@@ -272,4 +275,28 @@ fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
         }
         Err(e) => Err(e).with_context(|| format!("probing {}", path.display())),
     }
+}
+
+/// Why a state directory cannot be trusted with plans and decisions: someone else owns it, or
+/// others may write to it (and so swap the database or the lock). `None` when it is sound.
+pub(crate) fn state_dir_problem(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).ok()?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Some(format!(
+            "the state directory {} belongs to uid {}, not to this user (uid {me})",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Some(format!(
+            "the state directory {} is writable by others (mode {:o}); run `chmod go-w {}`",
+            dir.display(),
+            meta.mode() & 0o777,
+            dir.display()
+        ));
+    }
+    None
 }
