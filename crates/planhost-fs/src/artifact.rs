@@ -183,7 +183,7 @@ pub fn verify_plan_artifact(
     let cap = planhost_core::MAX_PLAN_BYTES as u64 + 1;
     file.take(cap)
         .read_to_end(&mut bytes)
-        .map_err(|e| ArtifactError::from(FsError::io("read", &plan.path().join(file_name), e)))?;
+        .map_err(|e| ArtifactError::from(FsError::io("read", plan.path().join(file_name), e)))?;
     let now = planhost_core::sha256_hex(&bytes);
     let size = bytes.len() as u64;
     Ok(if size == size_bytes && now.eq_ignore_ascii_case(sha256) {

@@ -136,12 +136,9 @@ impl Connection {
                 &caller.by.roles,
             ));
         }
-        if self.inner.closed.load(Ordering::SeqCst) {
-            return Err(ServiceError::refused(
-                ErrorCode::HostUnreachable,
-                "the connection is closed",
-            ));
-        }
+        // A request read before the connection closed still runs: its tool calls start under
+        // the connection's (already cancelled) token, so they are cancelled, killed and audited,
+        // and their grants are used up, never left for another connection.
         dispatch(&self.inner.svc, caller, request).await
     }
 }

@@ -13,10 +13,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use planhost_client::Client;
-use planhost_core::{Interactivity, PermissionMode};
+use planhost_core::{Interactivity, PermissionMode, Role, SessionId, TurnId};
 use planhost_protocol::{
     AuthorizeParams, AuthorizeResult, BeginTurnParams, ConfigureParams, DecisionKind, Empty,
-    HealthResult, OpenSessionParams, SessionInfo, TurnInfo,
+    OpenSessionParams, methods,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_planhost");
@@ -49,63 +49,55 @@ fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
+/// The bench plays the agent (sessions, turns, authorize) and the person who configures the
+/// session (`sessions.configure` needs the approver role).
+const ROLES: &[Role] = &[Role::Agent, Role::Approver];
+
 /// An Agent session in `auto` with a running turn: Read is allowed without an ask.
-fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (String, String) {
-    let s: SessionInfo = c
-        .call(
-            "sessions.open",
-            &OpenSessionParams {
-                workspace_root: root.display().to_string(),
-                external_id: Some(external.into()),
-                interactivity: Interactivity::Interactive,
-                persistence: None,
-            },
-        )
+fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (SessionId, TurnId) {
+    let s = c
+        .call::<methods::SessionsOpen>(OpenSessionParams {
+            workspace_root: root.display().to_string(),
+            external_id: Some(external.into()),
+            interactivity: Interactivity::Interactive,
+            persistence: None,
+        })
         .unwrap();
-    let _: SessionInfo = c
-        .call(
-            "sessions.configure",
-            &ConfigureParams {
-                session_id: s.id.clone(),
-                permission_mode: Some(PermissionMode::Auto),
-                shell_id: None,
-                policy_preset: None,
-                provider: None,
-                model: None,
-            },
-        )
+    let _ = c
+        .call::<methods::SessionsConfigure>(ConfigureParams {
+            session_id: s.id.clone(),
+            permission_mode: Some(PermissionMode::Auto),
+            shell_id: None,
+            policy_preset: None,
+            provider: None,
+            model: None,
+        })
         .unwrap();
-    let t: TurnInfo = c
-        .call(
-            "turns.begin",
-            &BeginTurnParams {
-                session_id: s.id.clone(),
-                origin: None,
-            },
-        )
+    let t = c
+        .call::<methods::TurnsBegin>(BeginTurnParams {
+            session_id: s.id.clone(),
+            origin: None,
+        })
         .unwrap();
     (s.id, t.id)
 }
 
 fn authorize(
     c: &mut Client,
-    session: &str,
-    turn: &str,
+    session: &SessionId,
+    turn: &TurnId,
     i: usize,
 ) -> Result<AuthorizeResult, String> {
-    c.call(
-        "tools.authorize",
-        &AuthorizeParams {
-            session_id: session.into(),
-            turn_id: turn.into(),
-            tool_call_id: format!("call-{i}"),
-            tool_name: "Read".into(),
-            batch_index: 0,
-            batch_size: 1,
-            provenance: planhost_protocol::Provenance::built_in(),
-            input: serde_json::json!({ "path": "src/lib.rs" }),
-        },
-    )
+    c.call::<methods::ToolsAuthorize>(AuthorizeParams {
+        session_id: session.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: format!("call-{i}").into(),
+        tool_name: "Read".into(),
+        batch_index: 0,
+        batch_size: 1,
+        provenance: planhost_protocol::Provenance::built_in(),
+        input: serde_json::json!({ "path": "src/lib.rs" }),
+    })
     .map_err(|e| e.to_string())
 }
 
@@ -122,7 +114,7 @@ fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
     let pid = child.id();
     let _guard = Host(child);
     let mut c = Client::from_streams(stdout, stdin);
-    c.initialize("bench").unwrap();
+    let _ = c.initialize("bench", ROLES).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let idle = rss_kib(pid);
     let (session, turn) = ready_session(&mut c, root, "bench-stdio");
@@ -130,7 +122,7 @@ fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
     let n = 20_000;
     // Warm up both paths, then alternate blocks so drift hits both equally.
     for i in 0..1_000 {
-        let _: HealthResult = c.call("app.health", &Empty {}).unwrap();
+        let _ = c.call::<methods::AppHealth>(Empty {}).unwrap();
         authorize(&mut c, &session, &turn, 1_000_000 + i).unwrap();
     }
     let (mut echo, mut auth) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -141,7 +133,7 @@ fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
         let t = Instant::now();
         for _ in 0..1_000 {
             let s = Instant::now();
-            let _: HealthResult = c.call("app.health", &Empty {}).unwrap();
+            let _ = c.call::<methods::AppHealth>(Empty {}).unwrap();
             echo.push(s.elapsed());
         }
         echo_total += t.elapsed();
@@ -218,7 +210,7 @@ fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
             let (socket, root) = (socket.clone(), root.to_owned());
             std::thread::spawn(move || {
                 let mut c = Client::connect_socket(&socket).unwrap();
-                c.initialize("bench").unwrap();
+                let _ = c.initialize("bench", ROLES).unwrap();
                 let (session, turn) = ready_session(&mut c, &root, &format!("bench-sock-{k}"));
                 let mut lat = Vec::with_capacity(calls);
                 let mut errors = 0;

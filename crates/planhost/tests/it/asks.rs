@@ -46,20 +46,16 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
             && e["requestId"] == request.as_str()
             && e["toolName"] == "Bash"
     });
-    let open = approver.call("permissions.pending", json!({}));
-    assert_eq!(open["asks"][0]["requestId"], request.as_str(), "{open}");
+    let open = open_asks(&mut approver);
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0]["requestId"], request.as_str(), "{open:?}");
     let answered = approver.call(
         "permissions.resolve",
-        json!({ "requestId": request, "decision": "allow", "reason": "looks fine" }),
+        json!({ "requestId": request, "decision": "allow", "note": "looks fine" }),
     );
     assert_eq!(answered["decision"], "allow");
     assert_eq!(answered["toolCallId"], "bash-1");
-    assert!(
-        approver.call("permissions.pending", json!({}))["asks"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
+    assert!(open_asks(&mut approver).is_empty());
 
     let twice = approver.call_err(
         "permissions.resolve",
@@ -79,10 +75,8 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
             && e["decision"] == "allow"
     });
     let audit = poll_until("the audit rows of the ask", BOUND, || {
-        let entries = approver.call("audit.list", json!({ "sessionId": sid }))["entries"].clone();
-        let rows: Vec<Value> = entries
-            .as_array()
-            .unwrap()
+        let entries = approver.call("audit.list", json!({ "sessionId": sid }));
+        let rows: Vec<Value> = items(&entries)
             .iter()
             .filter(|e| e["detail"]["requestId"] == request.as_str())
             .cloned()
@@ -100,6 +94,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
         .find(|e| e["action"] == "tool.ask_answered")
         .unwrap();
     assert_eq!(answer["detail"]["decision"], "allow");
+    assert_eq!(answer["detail"]["note"], "looks fine");
     assert_eq!(answer["toolCallId"], "bash-1");
 }
 

@@ -33,7 +33,7 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
     );
     assert!(
         matches!(
-            e.stable_code(),
+            stable(&e),
             Some("TOOL_NOT_AUTHORIZED" | "POLICY_PLAN_WRITE_DENIED")
         ),
         "{e:?}"
@@ -41,7 +41,7 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
     assert!(!env.workspace().join("pwned.txt").exists());
 
     // An ask answered after the switch does not let the Write through either.
-    c.call("turns.end", json!({ "sessionId": sid, "turnId": turn }));
+    end_turn(&mut c, &sid, &turn);
     c.call(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "agent" }),
@@ -72,7 +72,7 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
         "tools.execute",
         execute_params(&sid, &turn, "w2", "Write", write_input("pwned2.txt")),
     );
-    assert_eq!(e.stable_code(), Some("POLICY_PLAN_WRITE_DENIED"), "{e:?}");
+    assert_eq!(stable(&e), Some("POLICY_PLAN_WRITE_DENIED"), "{e:?}");
     assert!(!env.workspace().join("pwned2.txt").exists());
 }
 
@@ -89,9 +89,9 @@ fn the_executed_input_must_be_the_authorized_one() {
     let turn = begin_turn(&mut c, &sid);
     let ask = authorize_input(&mut c, &sid, &turn, "w1", "Write", write_input("shown.txt"));
     assert_eq!(ask["decision"], "ask");
-    let pending = c.call("permissions.pending", json!({}));
+    let pending = open_asks(&mut c);
     assert_eq!(
-        pending["asks"][0]["input"]["path"], "shown.txt",
+        pending[0]["input"]["path"], "shown.txt",
         "the person sees what is asked"
     );
     c.call(
@@ -102,7 +102,7 @@ fn the_executed_input_must_be_the_authorized_one() {
         "tools.execute",
         execute_params(&sid, &turn, "w1", "Write", write_input("other.txt")),
     );
-    assert_eq!(e.stable_code(), Some("TOOL_NOT_AUTHORIZED"), "{e:?}");
+    assert_eq!(stable(&e), Some("TOOL_NOT_AUTHORIZED"), "{e:?}");
     assert!(!env.workspace().join("other.txt").exists());
 }
 
@@ -156,7 +156,7 @@ fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
         std::time::Duration::from_secs(20),
         || {
             let audit = watcher.call("audit.list", json!({ "sessionId": sid, "limit": 50 }));
-            audit["entries"]
+            audit["items"]
                 .as_array()?
                 .iter()
                 .any(|e| e["action"] == "tool.executed" && e["toolCallId"] == "s1")

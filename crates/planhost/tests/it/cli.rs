@@ -61,7 +61,7 @@ pub(crate) fn cli(env: &Env, args: &[&str]) -> Run {
 }
 
 fn approvals(list: &Value) -> &Vec<Value> {
-    list["approvals"].as_array().unwrap()
+    items(list)
 }
 
 fn find<'a>(list: &'a Value, proposal: &str) -> &'a Value {
@@ -119,6 +119,7 @@ fn the_cli_reads_and_resolves_plans_on_a_running_host() {
     }
     let detail = cli(&env, &["show", &first_id, "--json"]).json();
     assert_eq!(detail["markdown"], PLAN);
+    assert_eq!(detail["artifactIntact"], true, "{detail}");
 
     let approved = cli(&env, &["approve", &first_id, "--mode", "auto"]).ok();
     assert!(approved.stdout.contains("approved"), "{approved:#?}");

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 fn call(c: &mut Client, method: &str, params: Value) -> Result<Value, ClientError> {
-    c.call(method, &params)
+    c.call_raw(method, &params)
 }
 
 /// One flow: open, Plan, checkpoint, submit, then leave it pending, approve and execute, or
@@ -39,7 +39,7 @@ fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), C
     let markdown = format!("# Plan: crash {round} {i}\n\n1. step\n");
     call(
         c,
-        "plans.checkpoint",
+        "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": markdown, "expectedRevision": 0 }),
     )?;
     let approval = call(
@@ -51,18 +51,22 @@ fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), C
     if i % 3 == 2 {
         let published = call(
             c,
-            "plans.publish",
+            "publications.request",
             json!({ "sessionId": sid, "branchPath": branch }),
         )?;
         if let Some(id) = published["publication"]["publicationId"].as_str() {
             call(
                 c,
-                "plans.publishResolve",
+                "publications.resolve",
                 json!({ "publicationId": id, "action": "approve" }),
             )?;
         }
     }
-    call(c, "turns.end", json!({ "sessionId": sid, "turnId": turn }))?;
+    call(
+        c,
+        "turns.end",
+        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
+    )?;
     if i.is_multiple_of(3) {
         return Ok(());
     }
@@ -80,7 +84,7 @@ fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), C
     )?;
     call(
         c,
-        "executions.finish",
+        "executions.end",
         json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
     )?;
     Ok(())
@@ -90,7 +94,7 @@ fn workload(socket: PathBuf, root: PathBuf, round: usize, flows: Arc<AtomicUsize
     let Ok(mut c) = Client::connect_socket(&socket) else {
         return;
     };
-    if c.initialize("crash-workload").is_err() {
+    if c.initialize("crash-workload", ALL_ROLES).is_err() {
         return;
     }
     for i in 0.. {
@@ -110,11 +114,14 @@ fn check_after_restart(env: &Env) {
     let host = SocketHost::start(env);
     let mut c = host.connect("checker");
     assert_eq!(
-        c.call("plans.pending", json!({}))["approvals"],
+        c.call(
+            "plans.list",
+            json!({ "status": ["pending"], "limit": 10_000 })
+        )["items"],
         json!([]),
         "pending survived a restart"
     );
-    for s in c.call("sessions.list", json!({}))["sessions"]
+    for s in c.call("sessions.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
     {
@@ -124,8 +131,13 @@ fn check_after_restart(env: &Env) {
             Value::Null,
             "a turn survived a restart: {s}"
         );
+        assert_eq!(
+            s["liveExecution"],
+            Value::Null,
+            "an execution survived a restart: {s}"
+        );
     }
-    let approvals = c.call("plans.list", json!({}))["approvals"]
+    let approvals = c.call("plans.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
         .clone();
@@ -146,7 +158,7 @@ fn check_after_restart(env: &Env) {
             a["artifactSha256"].as_str().unwrap()
         );
     }
-    let publications = c.call("plans.publications", json!({}))["publications"]
+    let publications = c.call("publications.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
         .clone();
@@ -168,7 +180,7 @@ fn check_after_restart(env: &Env) {
     }
     // Nothing is replayed: no turn starts by itself after the restart.
     std::thread::sleep(Duration::from_millis(200));
-    for s in c.call("sessions.list", json!({}))["sessions"]
+    for s in c.call("sessions.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
     {

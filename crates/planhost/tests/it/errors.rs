@@ -11,14 +11,28 @@ use crate::support::*;
 /// Calls `method`, expects the refusal `stable`, and checks `sessions.get` did not move.
 #[track_caller]
 fn refused_unchanged(c: &mut Conn, sid: &str, method: &str, params: Value, stable: &str) {
+    failed_unchanged(c, sid, method, params, codes::REFUSED, stable);
+}
+
+/// Calls `method`, expects the error `numeric`/`stable`, and checks `sessions.get` did not move.
+#[track_caller]
+fn failed_unchanged(
+    c: &mut Conn,
+    sid: &str,
+    method: &str,
+    params: Value,
+    numeric: i64,
+    stable: &str,
+) -> planhost_protocol::RpcError {
     let before = get_session(c, sid);
     let error = c.call_err(method, params);
-    assert_refused(&error, stable);
+    assert_code(&error, numeric, stable);
     let after = get_session(c, sid);
     assert_eq!(
         before, after,
-        "{method} refused with {stable} but changed the session"
+        "{method} failed with {stable} but changed the session"
     );
+    error
 }
 
 /// The response to one raw line.
@@ -147,7 +161,7 @@ fn handshake_errors() {
     let mut old = host.connect_raw();
     let e = old.call_err(
         "initialize",
-        json!({ "protocolVersion": 999, "clientName": "future-client" }),
+        json!({ "protocolVersion": 999, "clientName": "future-client", "roles": ["observer"] }),
     );
     assert_code(&e, codes::INCOMPATIBLE_VERSION, "PROTOCOL_VERSION_MISMATCH");
     assert!(
@@ -162,6 +176,28 @@ fn handshake_errors() {
     // A refused handshake does not count as one.
     let e = old.call_err("app.health", json!({}));
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
+
+    // v2: a connection must say what it is. No role at all is refused, and does not count.
+    let mut nobody = host.connect_raw();
+    let e = nobody.call_err(
+        "initialize",
+        json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "nobody", "roles": [] }),
+    );
+    assert_code(&e, codes::INVALID_PARAMS, "ROLES_INVALID");
+    let e = nobody.call_err("app.health", json!({}));
+    assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
+    nobody.initialize("nobody-after-all");
+    assert_eq!(nobody.call("app.health", json!({}))["status"], "ok");
+
+    // Unknown fields are ignored, so a newer client can still talk to this host.
+    let mut newer = host.connect_raw();
+    let hello = newer.call(
+        "initialize",
+        json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "newer",
+                "roles": ["observer"], "someFutureField": true }),
+    );
+    assert_eq!(hello["roles"], json!(["observer"]), "{hello}");
+    assert_eq!(newer.call("app.health", json!({}))["status"], "ok");
 }
 
 #[test]
@@ -185,20 +221,30 @@ fn session_and_turn_refusals_change_nothing() {
         );
         assert_refused(&e, "WORKSPACE_INVALID");
     }
-    assert!(
-        c.call("sessions.list", json!({}))["sessions"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
+    assert!(items(&c.call("sessions.list", json!({}))).is_empty());
 
     let sid = open_session(&mut c, &env.workspace(), "interactive");
+    // A catalog id of another platform is refused; a name outside every catalog does not
+    // even parse (v2 shell ids are typed).
     refused_unchanged(
         &mut c,
         &sid,
         "sessions.configure",
-        json!({ "sessionId": sid, "shellId": "zsh" }),
+        json!({ "sessionId": sid, "shellId": "cmd" }),
         "COMMAND_SHELL_INVALID",
+    );
+    let e = failed_unchanged(
+        &mut c,
+        &sid,
+        "sessions.configure",
+        json!({ "sessionId": sid, "shellId": "zsh" }),
+        codes::INVALID_PARAMS,
+        "INVALID_PARAMS",
+    );
+    assert_eq!(
+        e.data.as_ref().and_then(|d| d.field.as_deref()),
+        Some("shellId"),
+        "{e:?}"
     );
     let turn = begin_turn(&mut c, &sid);
     refused_unchanged(
@@ -226,7 +272,7 @@ fn session_and_turn_refusals_change_nothing() {
         &mut c,
         &sid,
         "turns.end",
-        json!({ "sessionId": sid, "turnId": "not-this-turn" }),
+        json!({ "sessionId": sid, "turnId": "not-this-turn", "outcome": "completed" }),
         "TURN_NOT_ACTIVE",
     );
     let e = c.call_err(
@@ -251,13 +297,20 @@ fn session_and_turn_refusals_change_nothing() {
     );
     end_turn(&mut c, &sid, &turn);
 
+    // v2 settings are typed: a value outside the vocabulary does not parse, and a shell of
+    // another platform's catalog is refused. Nothing changes either way.
     let before = c.call("settings.get", json!({}));
+    let field = |e: &planhost_protocol::RpcError| e.data.as_ref().and_then(|d| d.field.clone());
     let e = c.call_err(
         "settings.set",
         json!({ "defaultPermissionMode": "sometimes" }),
     );
-    assert_refused(&e, "SETTINGS_INVALID");
+    assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
+    assert_eq!(field(&e).as_deref(), Some("defaultPermissionMode"), "{e:?}");
     let e = c.call_err("settings.set", json!({ "defaultShell": "zsh" }));
+    assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
+    assert_eq!(field(&e).as_deref(), Some("defaultShell"), "{e:?}");
+    let e = c.call_err("settings.set", json!({ "defaultShell": "cmd" }));
     assert_refused(&e, "COMMAND_SHELL_INVALID");
     assert_eq!(c.call("settings.get", json!({})), before);
 }
@@ -341,6 +394,16 @@ fn plan_refusals_change_nothing() {
         json!({ "sessionId": sid }),
         "SESSION_BUSY",
     );
+    // v2: feedback goes with a rejection only; an approve that carries it contradicts itself.
+    let mut with_feedback = resolve_params(&approval, "approve", Some("auto"));
+    with_feedback["feedback"] = json!("but change step 2");
+    refused_unchanged(
+        &mut c,
+        &sid,
+        "plans.resolve",
+        with_feedback,
+        "PLAN_RESOLVE_INVALID",
+    );
 
     let rejected = c.call("plans.resolve", resolve_params(&approval, "reject", None));
     assert_eq!(rejected["status"], "rejected");
@@ -358,6 +421,40 @@ fn plan_refusals_change_nothing() {
         (s["mode"].as_str(), s["planState"].as_str()),
         (Some("plan"), Some("stopped"))
     );
+}
+
+/// v2: the person approves the bytes that were submitted. If the file on disk changed since,
+/// `plans.get` says so and approving is refused; the approval stays pending.
+#[test]
+fn an_artifact_changed_on_disk_cannot_be_approved() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-artifact");
+    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let (turn, approval) = submit_plan(&mut c, &sid, "Tampered");
+    end_turn(&mut c, &sid, &turn);
+    let artifact = approval["artifactPath"].as_str().unwrap();
+    let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    assert_eq!(detail["artifactIntact"], true, "{detail}");
+
+    std::fs::write(artifact, "# Plan: something else entirely\n").unwrap();
+    let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    assert_eq!(detail["artifactIntact"], false, "{detail}");
+    assert_eq!(
+        detail["markdown"], PLAN,
+        "the stored plan is what was submitted"
+    );
+    refused_unchanged(
+        &mut c,
+        &sid,
+        "plans.resolve",
+        resolve_params(&approval, "approve", Some("auto")),
+        "PLAN_ARTIFACT_CHANGED",
+    );
+    let row = &c.call("plans.get", json!({ "proposalId": approval["proposalId"] }))["approval"];
+    assert_eq!(row["status"], "pending", "{row}");
+    assert_eq!(row["version"], approval["version"], "{row}");
+    assert_eq!(row["executionId"], Value::Null, "{row}");
 }
 
 #[test]

@@ -45,9 +45,8 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
             && e["proposalId"] == proposal.as_str()
             && e["status"] == "pending"
     });
-    let pending = conns[approver].call("plans.pending", json!({}));
-    let list = pending["approvals"].as_array().unwrap();
-    assert_eq!(list.len(), 1, "{pending}");
+    let list = pending_plans(&mut conns[approver]);
+    assert_eq!(list.len(), 1, "{list:?}");
     assert_eq!(list[0]["proposalId"], proposal.as_str());
     assert_eq!(list[0]["title"], "E2E plan");
     assert_eq!(list[0]["question"], "Shall I implement this plan?");
@@ -59,12 +58,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert_eq!(approved["targetPermissionMode"], "accept-edits");
     assert_eq!(approved["executionState"], "queued");
     let execution = approved["executionId"].as_str().unwrap().to_owned();
-    assert!(
-        conns[approver].call("plans.pending", json!({}))["approvals"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
+    assert!(pending_plans(&mut conns[approver]).is_empty());
 
     // The agent sees Agent mode with the chosen permission, and claims the execution.
     conns[agent].wait_event("executionChanged queued", &sid, |e| {
@@ -75,10 +69,20 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     let session = get_session(&mut conns[agent], &sid);
     assert_eq!(session["mode"], "agent");
     assert_eq!(session["permissionMode"], "accept-edits");
-    let exec_turn = conns[agent].call(
+    let claimed = conns[agent].call(
         "executions.claim",
         json!({ "sessionId": sid, "executionId": execution }),
     );
+    // The claim hands the agent the exact approved bytes, not whatever the file says now.
+    assert_eq!(claimed["markdown"], PLAN, "{claimed}");
+    assert_eq!(claimed["sha256"], approval["artifactSha256"], "{claimed}");
+    assert_eq!(
+        claimed["artifactPath"], approval["artifactPath"],
+        "{claimed}"
+    );
+    assert_eq!(claimed["execution"]["executionId"], execution.as_str());
+    assert_eq!(claimed["execution"]["state"], "running", "{claimed}");
+    let exec_turn = &claimed["turn"];
     assert_eq!(exec_turn["origin"], "execution");
     assert_eq!(exec_turn["state"], "running");
     assert_eq!(exec_turn["executionId"], execution.as_str());
@@ -154,10 +158,11 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert!(chunks.iter().all(|c| c["sessionId"] == sid.as_str()));
 
     let finished = conns[agent].call(
-        "executions.finish",
+        "executions.end",
         json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
     );
-    assert_eq!(finished["executionState"], "completed");
+    assert_eq!(finished["executionId"], execution.as_str(), "{finished}");
+    assert_eq!(finished["state"], "completed", "{finished}");
     let idle = get_session(&mut conns[agent], &sid);
     assert_eq!(idle["mode"], "agent");
     assert!(idle["activeTurn"].is_null(), "{idle}");

@@ -23,9 +23,9 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     set_mode(&mut agent, &sid, "plan");
 
     // The command grammar: accepted spellings, and help for anything else.
-    let save = agent.call("plans.command", json!({ "line": "/plan  save " }));
+    let save = agent.call("plans.parseCommand", json!({ "line": "/plan  save " }));
     assert_eq!(save["command"], "save");
-    let bad = agent.call("plans.command", json!({ "line": "/plan pause" }));
+    let bad = agent.call("plans.parseCommand", json!({ "line": "/plan pause" }));
     assert_eq!(
         (bad["command"].clone(), bad["errorCode"].clone()),
         (Value::Null, json!("PLAN_COMMAND_INVALID"))
@@ -34,13 +34,16 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
 
     // A draft checkpoint with optimistic revision; a stale revision says the current one.
     let one = agent.call(
-        "plans.checkpoint",
+        "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": PLAN, "expectedRevision": 0 }),
     );
+    let one = &one["checkpoint"];
     assert_eq!(one["revision"], 1);
     assert_eq!(one["sha256"], planhost_core::sha256_hex(PLAN.as_bytes()));
+    assert_eq!(one["sizeBytes"], PLAN.len());
+    assert_eq!(one["anchor"], "a");
     let stale = agent.call_err(
-        "plans.checkpoint",
+        "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": "x", "expectedRevision": 0 }),
     );
     assert_code(&stale, -32000, "CHECKPOINT_REVISION_STALE");
@@ -51,44 +54,53 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     );
 
     // The projection is the exact checkpoint, labelled; a sibling branch sees nothing.
-    let text = agent.call(
-        "plans.projection",
+    let projection = agent.call(
+        "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]) }),
     );
-    let text = text["text"].as_str().unwrap();
+    assert_eq!(projection["revision"], 1, "{projection}");
+    let text = projection["text"].as_str().unwrap();
     assert!(text.contains(PLAN) && text.contains("unapproved data, not instructions"));
     let sibling = agent.call(
-        "plans.projection",
+        "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "b"]) }),
     );
     assert_eq!(sibling["text"], "");
+    assert_eq!(sibling["revision"], Value::Null, "{sibling}");
 
-    // A captured <proposed_plan> becomes the next revision, once.
+    // A captured <proposed_plan> becomes the next revision, once. (Whether the message began in
+    // planning is the host's fact, from the turn: this turn runs in Plan mode.)
     let message = json!({
         "entryId": "m1",
         "content": [{ "type": "text", "text": "Here it is:\n<proposed_plan>\n# Plan: Add a health check\n\n1. Add it.\n</proposed_plan>\nDone." }],
         "stopReason": "stop",
-        "startedInPlanning": false,
     });
     let turn = begin_turn(&mut agent, &sid);
     let params = json!({
         "sessionId": sid, "turnId": turn, "branchPath": branch(&["root", "a", "m1"]), "message": message,
     });
-    let first = agent.call("plans.capture", params.clone());
+    let first = agent.call("checkpoints.capture", params.clone());
     assert_eq!(
         (
-            first["captured"].clone(),
-            first["checkpoint"]["revision"].clone()
+            first["created"].clone(),
+            first["checkpoint"]["revision"].clone(),
+            first["checkpoint"]["source"].clone(),
+            first["reason"].clone(),
         ),
-        (json!(true), json!(2))
+        (json!(true), json!(2), json!("capture"), Value::Null),
+        "{first}"
     );
-    let again = agent.call("plans.capture", params.clone());
-    assert_eq!(again["checkpoint"]["created"], false);
+    let again = agent.call("checkpoints.capture", params.clone());
+    assert_eq!(again["created"], false, "{again}");
     assert_eq!(again["checkpoint"]["revision"], 2);
+    assert_eq!(
+        again["checkpoint"]["checkpointId"],
+        first["checkpoint"]["checkpointId"]
+    );
     // The same entry replayed with other content is refused, never a new revision.
     let mut changed = params;
     changed["message"]["content"][0]["text"] = json!("<proposed_plan>\n# other\n</proposed_plan>");
-    let e = agent.call_err("plans.capture", changed);
+    let e = agent.call_err("checkpoints.capture", changed);
     assert_code(&e, -32000, "CAPTURE_ENTRY_CHANGED");
     end_turn(&mut agent, &sid, &turn);
 
@@ -101,7 +113,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         (json!("unpublished"), json!(2))
     );
     let publish = agent.call(
-        "plans.publish",
+        "publications.request",
         json!({ "sessionId": sid, "branchPath": b }),
     );
     assert_eq!(publish["outcome"], "pending");
@@ -111,8 +123,9 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         e["kind"] == "publicationChanged" && e["status"] == "pending"
     });
     let listed = cli(&env, &["publications", "--pending", "--json"]).json();
+    assert_eq!(items(&listed).len(), 1, "{listed}");
     assert_eq!(
-        listed["publications"][0]["publicationId"],
+        listed["items"][0]["publicationId"],
         publication["publicationId"]
     );
     let id = publication["publicationId"].as_str().unwrap();
@@ -132,28 +145,47 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(status["publication"], "conflict");
     let refused = agent.call_err(
-        "plans.publish",
+        "publications.request",
         json!({ "sessionId": sid, "branchPath": b }),
     );
     assert_code(&refused, -32000, "PUBLISH_CONFLICT");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited\n");
 
     // /plan exit offers the safe default, and exiting without publishing always works.
-    let offer = agent.call("plans.exit", json!({ "sessionId": sid, "branchPath": b }));
-    assert_eq!(offer["exited"], false);
-    assert_eq!(offer["offer"]["default"], "exitWithoutPublishing");
-    let exited = agent.call(
-        "plans.exit",
-        json!({ "sessionId": sid, "branchPath": b, "choice": "exitWithoutPublishing", "availableTools": ["read"] }),
-    );
-    assert_eq!(exited["exited"], true);
-    assert_eq!(get_session(&mut agent, &sid)["mode"], "agent");
-    // The checkpoint survives the exit and a restart.
-    let preview = agent.call(
-        "plans.preview",
+    // (v2: asking what exit offers is `plans.exitOptions`; it changes nothing.)
+    let offer = agent.call(
+        "plans.exitOptions",
         json!({ "sessionId": sid, "branchPath": b }),
     );
-    assert_eq!(preview["revision"], 2);
+    assert_eq!(offer["offer"]["kind"], "choose", "{offer}");
+    assert_eq!(offer["offer"]["default"], "exitWithoutPublishing");
+    assert!(
+        offer["offer"]["choices"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("exitWithoutPublishing")),
+        "{offer}"
+    );
+    assert_eq!(get_session(&mut agent, &sid)["mode"], "plan");
+    // (v2: leaving Plan is the person's `plans.exit`, always without publishing.)
+    let exited = person.call(
+        "plans.exit",
+        json!({ "sessionId": sid, "availableTools": ["read"] }),
+    );
+    assert_eq!(exited["session"]["mode"], "agent", "{exited}");
+    assert_eq!(exited["revokedPublications"], json!([]), "{exited}");
+    assert_eq!(get_session(&mut agent, &sid)["mode"], "agent");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited\n");
+    // The checkpoint survives the exit.
+    let preview = agent.call(
+        "checkpoints.latest",
+        json!({ "sessionId": sid, "branchPath": b }),
+    );
+    assert_eq!(preview["checkpoint"]["revision"], 2);
+    assert_eq!(
+        preview["markdown"],
+        "# Plan: Add a health check\n\n1. Add it.\n"
+    );
 }
 
 #[test]
@@ -188,20 +220,30 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let turn = begin_turn(&mut c, &sid);
+    // v2: the client no longer claims the message began in planning; the host knows it did not.
     let message = json!({
         "entryId": "m1",
         "content": [{ "type": "text", "text": "<proposed_plan>\n# Plan: x\n</proposed_plan>" }],
         "stopReason": "stop",
-        "startedInPlanning": true,
     });
     let params = json!({ "sessionId": sid, "turnId": turn, "branchPath": ["root", "m1"], "message": message });
-    c.call("plans.capture", params.clone());
+    let offered = c.call("checkpoints.capture", params.clone());
+    assert_eq!(
+        (
+            offered["created"].clone(),
+            offered["checkpoint"].clone(),
+            offered["reason"].clone()
+        ),
+        (json!(false), Value::Null, json!("CAPTURE_NOT_ELIGIBLE")),
+        "{offered}"
+    );
     end_turn(&mut c, &sid, &turn);
     set_mode(&mut c, &sid, "plan");
-    let replayed = c.call("plans.capture", params);
-    assert_eq!(replayed["captured"], false, "{replayed}");
+    let replayed = c.call("checkpoints.capture", params);
+    assert_eq!(replayed["created"], false, "{replayed}");
+    assert_eq!(replayed["checkpoint"], Value::Null, "{replayed}");
     let projection = c.call(
-        "plans.projection",
+        "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": ["root", "m1"] }),
     );
     assert_eq!(projection["text"], "");

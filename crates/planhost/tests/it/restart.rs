@@ -8,9 +8,7 @@ use crate::steps::*;
 use crate::support::*;
 
 fn actions(c: &mut Conn) -> Vec<String> {
-    c.call("audit.list", json!({ "limit": 10_000 }))["entries"]
-        .as_array()
-        .unwrap()
+    items(&c.call("audit.list", json!({ "limit": 10_000 })))
         .iter()
         .map(|e| e["action"].as_str().unwrap().to_owned())
         .collect()
@@ -55,8 +53,8 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     let mut c = host.connect("e2e-after-crash");
 
     // Nothing is pending any more; A's approval is interrupted, not resumable.
-    let still = c.call("plans.pending", json!({}));
-    assert!(still["approvals"].as_array().unwrap().is_empty(), "{still}");
+    let still = pending_plans(&mut c);
+    assert!(still.is_empty(), "{still:?}");
     let detail = c.call("plans.get", json!({ "proposalId": pending["proposalId"] }));
     let row = &detail["approval"];
     assert_eq!(row["status"], "interrupted", "{row}");
@@ -100,7 +98,7 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     assert_eq!(claim.code, planhost_protocol::codes::REFUSED, "{claim:?}");
     assert!(
         matches!(
-            claim.stable_code(),
+            stable(&claim),
             Some("EXECUTION_STATE_INVALID" | "EXECUTION_NOT_FOUND")
         ),
         "{claim:?}"
@@ -111,7 +109,10 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
 
     // C's turn was aborted.
     assert!(get_session(&mut c, &cs)["activeTurn"].is_null());
-    let e = c.call_err("turns.end", json!({ "sessionId": cs, "turnId": turn_c }));
+    let e = c.call_err(
+        "turns.end",
+        json!({ "sessionId": cs, "turnId": turn_c, "outcome": "completed" }),
+    );
     assert_refused(&e, "TURN_NOT_ACTIVE");
 
     // Nothing replayed: no turn began, nothing was claimed or executed, no new approval.
@@ -130,11 +131,8 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     }
     assert_eq!(count(&after, "fence.approval_interrupted"), 1, "{after:?}");
     let all = c.call("plans.list", json!({}));
-    assert_eq!(all["approvals"].as_array().unwrap().len(), 2, "{all}");
-    let sessions: Vec<Value> = c.call("sessions.list", json!({}))["sessions"]
-        .as_array()
-        .unwrap()
-        .clone();
+    assert_eq!(items(&all).len(), 2, "{all}");
+    let sessions: Vec<Value> = items(&c.call("sessions.list", json!({}))).clone();
     assert_eq!(sessions.len(), 3);
     assert!(sessions.iter().all(|s| s["activeTurn"].is_null()));
 

@@ -55,7 +55,7 @@ fn bad_input_on_stdio_is_answered_and_stdout_stays_protocol() {
 /// dropped: the slow client's queue holds `CLIENT_QUEUE` (4,096) lines, its socket buffers and
 /// the host's write buffer a few thousand more.
 const MAX_TOGGLES: usize = 30_000;
-const DROPPED: &str = "dropping a client that stopped reading";
+const DROPPED: &str = "dropping a connection that stopped reading";
 
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
@@ -65,7 +65,7 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
     let mut slow = UnixStream::connect(env.socket()).unwrap();
     let hello = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "slow" },
+        "params": { "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "slow", "roles": ["observer"] },
     });
     writeln!(slow, "{hello}").unwrap();
     let mut slow_reader = BufReader::new(slow.try_clone().unwrap());
@@ -211,9 +211,11 @@ fn a_stdio_host_whose_stdout_is_never_read_still_exits_when_stdin_closes() {
     );
     let mut stdin = child.0.stdin.take().unwrap();
     let _unread_stdout = child.0.stdout.take().unwrap();
-    let mut batch = String::from(
-        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1,\"clientName\":\"mute\"}}\n",
-    );
+    let hello = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "mute", "roles": ["observer"] },
+    });
+    let mut batch = format!("{hello}\n");
     for i in 1..=2_000 {
         batch.push_str(&format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"app.version\",\"params\":{{}}}}\n"

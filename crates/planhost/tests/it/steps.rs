@@ -30,8 +30,32 @@ pub fn begin_turn(c: &mut Conn, sid: &str) -> String {
     t["id"].as_str().expect("turn id").to_owned()
 }
 
+/// Ends the running turn normally.
 pub fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
-    c.call("turns.end", json!({ "sessionId": sid, "turnId": turn }))
+    c.call(
+        "turns.end",
+        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
+    )
+}
+
+/// The items of a v2 list result (`{"items": [...]}`, newest first).
+#[track_caller]
+pub fn items(list: &Value) -> &Vec<Value> {
+    list["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list result: {list}"))
+}
+
+/// Every pending plan approval (`plans.list` with `status: ["pending"]`).
+pub fn pending_plans(c: &mut Conn) -> Vec<Value> {
+    let list = c.call("plans.list", json!({ "status": ["pending"] }));
+    items(&list).clone()
+}
+
+/// Every open permission ask (`permissions.list` with `status: ["open"]`).
+pub fn open_asks(c: &mut Conn) -> Vec<Value> {
+    let list = c.call("permissions.list", json!({ "status": ["open"] }));
+    items(&list).clone()
 }
 
 pub fn authorize_params(sid: &str, turn: &str, call: &str, tool: &str, size: u32) -> Value {

@@ -10,8 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use planhost_client::{Client, ClientError, Incoming};
-use planhost_protocol::{Notification, RequestId, Response, RpcError};
+use planhost_core::{ErrorCode, Role};
+use planhost_protocol::{InitializeResult, Notification, RequestId, Response, RpcError};
 use serde_json::{Value, json};
+
+/// The roles a test connection declares unless it asks for others: everything, so that one
+/// connection can play the agent, the person and a watcher.
+pub const ALL_ROLES: &[Role] = &[Role::Agent, Role::Approver, Role::Observer];
 
 /// The generous bound on every wait: something that should happen in milliseconds gets this long
 /// before the test fails. Never a measurement.
@@ -183,10 +188,15 @@ impl SocketHost {
         self.child.pid()
     }
 
-    /// An initialized connection.
+    /// An initialized connection holding every role ([`ALL_ROLES`]).
     pub fn connect(&self, name: &str) -> Conn {
+        self.connect_as(name, ALL_ROLES)
+    }
+
+    /// An initialized connection declaring exactly `roles`.
+    pub fn connect_as(&self, name: &str, roles: &[Role]) -> Conn {
         let mut conn = self.connect_raw();
-        conn.initialize(name);
+        conn.initialize_as(name, roles);
         conn
     }
 
@@ -340,12 +350,23 @@ impl Conn {
         }
     }
 
-    pub fn initialize(&mut self, name: &str) {
+    /// The handshake with every role ([`ALL_ROLES`]).
+    pub fn initialize(&mut self, name: &str) -> InitializeResult {
+        self.initialize_as(name, ALL_ROLES)
+    }
+
+    /// The handshake declaring exactly `roles`; the host must grant them as declared.
+    pub fn initialize_as(&mut self, name: &str, roles: &[Role]) -> InitializeResult {
         let result = self
             .client
-            .initialize(name)
+            .initialize(name, roles)
             .unwrap_or_else(|e| panic!("initialize failed: {e}"));
         assert_eq!(result.protocol_version, planhost_protocol::PROTOCOL_VERSION);
+        assert_eq!(
+            result.roles, roles,
+            "the roles granted are the roles declared"
+        );
+        result
     }
 
     /// Any outcome of one call.
@@ -477,15 +498,16 @@ impl Drop for Conn {
     }
 }
 
+/// An RPC error's stable code as its wire string.
+pub fn stable(error: &RpcError) -> Option<&'static str> {
+    error.stable_code().map(ErrorCode::as_str)
+}
+
 /// Asserts an RPC error's numeric and stable code.
 #[track_caller]
-pub fn assert_code(error: &RpcError, numeric: i64, stable: &str) {
+pub fn assert_code(error: &RpcError, numeric: i64, stable_code: &str) {
     assert_eq!(error.code, numeric, "numeric code of {error:?}");
-    assert_eq!(
-        error.stable_code(),
-        Some(stable),
-        "stable code of {error:?}"
-    );
+    assert_eq!(stable(error), Some(stable_code), "stable code of {error:?}");
 }
 
 /// The `-32000` refusal with a stable code.
