@@ -4,7 +4,15 @@
 //! - the startup fence over 100,000 terminal and 1,000 pending rows (target < 50 ms);
 //! - SubmitPlan of a 1 MiB plan: artifact write + fsync + row.
 //!
-//! Run: `cargo bench -p planhost-host --bench durable`. Figures go to docs/benchmarks.md.
+//! The service's engine is private, so each figure is taken at the public layer that holds the
+//! measured thing: the approve transaction and the open + fence on [`planhost_store::Store`]
+//! (what the engine's resolve commits and what its open runs; the same calls as before), and
+//! SubmitPlan through [`Service`] and a [`planhost_service::Connection`] (the engine's own
+//! SubmitPlan, in process, no JSON). Two extra lines time the whole paths through the service:
+//! approve (role rule, actor, artifact check, transaction) and startup (open, fence, publication
+//! reconciliation, audit writer, state thread).
+//!
+//! Run: `cargo bench -p planhost-service --bench durable`. Figures go to docs/benchmarks.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -13,24 +21,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use planhost_core::{
-    ApprovalAction, BatchPosition, Clock, Interactivity, Mode, ResolveRequest, SubmitPlanInput,
-    Timestamp, TurnOrigin,
+    ApprovalAction, ApprovalStatus, BatchPosition, Clock, Interactivity, Mode, ResolveRequest,
+    Resolver, Role, SubmitPlanInput, TurnOrigin,
 };
-use planhost_host::Host;
-use planhost_store::{ApprovalRecord, SubmitContext};
-use rusqlite::Connection;
-
-#[derive(Debug)]
-struct WallClock;
-
-impl Clock for WallClock {
-    fn now(&self) -> Timestamp {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap();
-        Timestamp(d.as_millis() as i64)
-    }
-}
+use planhost_protocol::{
+    ApprovalInfo, BeginTurnParams, EndTurnParams, InitializeParams, OpenSessionParams,
+    PROTOCOL_VERSION, ResolvePlanParams, SetModeParams, SubmitPlanParams, TurnOutcome, methods,
+};
+use planhost_service::{Connection, Notifications, Service, ServiceConfig, SystemClock};
+use planhost_store::{ApprovalRecord, ArtifactRef, OpenSession, Store, SubmitContext, new_id};
+use rusqlite::Connection as Sqlite;
 
 struct Stats {
     p50: Duration,
@@ -54,7 +54,7 @@ fn fmt(d: Duration) -> String {
 }
 
 fn bare_commit(dir: &Path, n: usize) -> Vec<Duration> {
-    let conn = Connection::open(dir.join("floor.sqlite")).unwrap();
+    let conn = Sqlite::open(dir.join("floor.sqlite")).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
     conn.pragma_update(None, "synchronous", "FULL").unwrap();
     conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
@@ -71,24 +71,42 @@ fn bare_commit(dir: &Path, n: usize) -> Vec<Duration> {
         .collect()
 }
 
-fn submit(host: &mut Host, session: &str, markdown: &str) -> (ApprovalRecord, Duration) {
-    let turn = host.begin_turn(session, TurnOrigin::User, None).unwrap();
+fn input(markdown: &str) -> SubmitPlanInput {
+    SubmitPlanInput {
+        title: "Bench".into(),
+        markdown: markdown.into(),
+        question: "?".into(),
+    }
+}
+
+/// SubmitPlan on the store, as the engine does it: rules, the artifact (create-new + fsync),
+/// then the row.
+fn submit(store: &mut Store, root: &str, session: &str, markdown: &str) -> ApprovalRecord {
+    let turn = store
+        .begin_turn(session, TurnOrigin::User, None, &new_id())
+        .unwrap();
     let ctx = SubmitContext {
         session_id: session.into(),
         turn_id: turn.id.clone(),
         tool_call_id: "call".into(),
         batch: BatchPosition { index: 0, size: 1 },
     };
-    let input = SubmitPlanInput {
-        title: "Bench".into(),
-        markdown: markdown.into(),
-        question: "?".into(),
+    let input = input(markdown);
+    store.check_submit(&ctx, &input).unwrap();
+    let proposal_id = new_id();
+    let file_name = planhost_core::artifact_file_name(&input.title, &proposal_id);
+    let written =
+        planhost_fs::write_plan_artifact(Path::new(root), &file_name, markdown.as_bytes()).unwrap();
+    let artifact = ArtifactRef {
+        relative_path: written.relative_path,
+        sha256: written.sha256,
+        size_bytes: written.size_bytes,
     };
-    let start = Instant::now();
-    let approval = host.submit_plan(&ctx, &input).unwrap();
-    let took = start.elapsed();
-    host.store().end_turn(session, &turn.id).unwrap();
-    (approval, took)
+    let approval = store
+        .insert_approval(&ctx, &input, &artifact, &proposal_id, None)
+        .unwrap();
+    store.end_turn(session, &turn.id).unwrap();
+    approval
 }
 
 fn request(a: &ApprovalRecord, action: ApprovalAction) -> ResolveRequest {
@@ -105,30 +123,147 @@ fn request(a: &ApprovalRecord, action: ApprovalAction) -> ResolveRequest {
 }
 
 fn approve_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
-    let mut host = Host::open(&dir.join("approve.sqlite"), Arc::new(WallClock))
+    let mut store = Store::open(&dir.join("approve.sqlite"), Arc::new(SystemClock))
         .unwrap()
-        .host;
+        .store;
+    let root = workspace.canonicalize().unwrap().display().to_string();
+    let by = Resolver {
+        client: "bench".into(),
+        roles: vec![Role::Approver],
+    };
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        let s = host
-            .open_session(workspace, None, Interactivity::Interactive)
-            .unwrap()
-            .id;
-        host.store().set_mode(&s, Mode::Plan).unwrap();
-        let (a, _) = submit(&mut host, &s, "# Plan\n1. bench\n");
+        let open = OpenSession {
+            workspace_root: root.clone(),
+            external_id: None,
+            interactivity: Interactivity::Interactive,
+        };
+        let s = store.open_session(&open, &new_id()).unwrap().id;
+        store.set_mode(&s, Mode::Plan).unwrap();
+        let a = submit(&mut store, &root, &s, "# Plan\n1. bench\n");
+        let approve = request(&a, ApprovalAction::Approve);
         let start = Instant::now();
-        host.resolve(&request(&a, ApprovalAction::Approve), None)
-            .unwrap();
+        store.resolve(&approve, None, &new_id(), &by).unwrap();
         samples.push(start.elapsed());
     }
     samples
 }
 
-fn fence_bench(dir: &Path, terminal: usize, pending: usize) -> Duration {
-    let db = dir.join("fence.sqlite");
-    let clock: Arc<dyn Clock> = Arc::new(WallClock);
-    drop(Host::open(&db, clock.clone()).unwrap());
-    let conn = Connection::open(&db).unwrap();
+fn service(db: &Path, state_dir: &Path) -> Service {
+    let config = ServiceConfig {
+        db_path: db.to_owned(),
+        ..ServiceConfig::new(state_dir)
+    };
+    Service::start(config).unwrap().service
+}
+
+fn connect(service: &Service) -> (Connection, Notifications) {
+    let hello = InitializeParams {
+        protocol_version: PROTOCOL_VERSION,
+        client_name: "bench".into(),
+        client_version: None,
+        roles: vec![Role::Agent, Role::Approver],
+    };
+    let (conn, notes, _) = service.connect(&hello).unwrap();
+    (conn, notes)
+}
+
+/// A session of `workspace` in Plan mode.
+async fn plan_session(conn: &Connection, workspace: &Path) -> planhost_core::SessionId {
+    let session = conn
+        .call::<methods::SessionsOpen>(OpenSessionParams {
+            workspace_root: workspace.display().to_string(),
+            external_id: None,
+            interactivity: Interactivity::Interactive,
+            persistence: None,
+        })
+        .await
+        .unwrap();
+    conn.call::<methods::SessionsSetMode>(SetModeParams {
+        session_id: session.id.clone(),
+        mode: Mode::Plan,
+    })
+    .await
+    .unwrap();
+    session.id
+}
+
+/// `plans.submit` in a turn of its own; returns the approval and how long the submit took.
+async fn submit_via(
+    conn: &Connection,
+    session: &planhost_core::SessionId,
+    markdown: &str,
+) -> (ApprovalInfo, Duration) {
+    let turn = conn
+        .call::<methods::TurnsBegin>(BeginTurnParams {
+            session_id: session.clone(),
+            origin: None,
+        })
+        .await
+        .unwrap();
+    let params = SubmitPlanParams {
+        session_id: session.clone(),
+        turn_id: turn.id.clone(),
+        tool_call_id: "call".into(),
+        batch_index: 0,
+        batch_size: 1,
+        title: "Bench".into(),
+        markdown: markdown.into(),
+        question: "?".into(),
+        branch_path: None,
+    };
+    let start = Instant::now();
+    let approval = conn.call::<methods::PlansSubmit>(params).await.unwrap();
+    let took = start.elapsed();
+    conn.call::<methods::TurnsEnd>(EndTurnParams {
+        session_id: session.clone(),
+        turn_id: turn.id,
+        outcome: TurnOutcome::Completed,
+    })
+    .await
+    .unwrap();
+    (approval, took)
+}
+
+fn resolve_params(a: &ApprovalInfo, action: ApprovalAction) -> ResolvePlanParams {
+    ResolvePlanParams {
+        proposal_id: a.proposal_id.clone(),
+        session_id: a.session_id.clone(),
+        turn_id: a.turn_id.clone(),
+        tool_call_id: a.tool_call_id.clone(),
+        version: Some(a.version),
+        artifact_sha256: Some(a.artifact_sha256.clone()),
+        action,
+        target_permission_mode: None,
+        feedback: None,
+    }
+}
+
+async fn approve_service_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
+    let service = service(&dir.join("approve-service.sqlite"), dir);
+    let (conn, mut notes) = connect(&service);
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let s = plan_session(&conn, workspace).await;
+        let (a, _) = submit_via(&conn, &s, "# Plan\n1. bench\n").await;
+        let approve = resolve_params(&a, ApprovalAction::Approve);
+        let start = Instant::now();
+        let approved = conn.call::<methods::PlansResolve>(approve).await.unwrap();
+        samples.push(start.elapsed());
+        assert_eq!(approved.status, ApprovalStatus::Approved);
+        while notes.try_recv().is_some() {}
+    }
+    conn.close();
+    service.shutdown();
+    samples
+}
+
+/// A database at `dir/name` holding `terminal` finished and `pending` pending approvals.
+fn seeded(dir: &Path, name: &str, terminal: usize, pending: usize) -> std::path::PathBuf {
+    let db = dir.join(name);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    drop(Store::open(&db, clock.clone()).unwrap());
+    let conn = Sqlite::open(&db).unwrap();
     conn.execute_batch("BEGIN").unwrap();
     let now = clock.now().0;
     let statuses = ["approved", "rejected", "expired", "interrupted"];
@@ -177,14 +312,58 @@ fn fence_bench(dir: &Path, terminal: usize, pending: usize) -> Duration {
     }
     conn.execute_batch("COMMIT").unwrap();
     drop(conn);
+    db
+}
+
+/// `Store::open` + the startup fence (the figure docs/benchmarks.md reports).
+fn fence_bench(dir: &Path, terminal: usize, pending: usize) -> Duration {
+    let db = seeded(dir, "fence.sqlite", terminal, pending);
     let start = Instant::now();
-    let startup = Host::open(&db, clock).unwrap();
+    let opened = Store::open(&db, Arc::new(SystemClock)).unwrap();
     let took = start.elapsed();
-    assert_eq!(startup.fence.interrupted_approvals.len(), pending);
+    assert_eq!(opened.fence.interrupted_approvals.len(), pending);
     took
 }
 
+/// The whole startup before a service serves: the same open and fence, publication
+/// reconciliation, the audit writer and the state thread.
+fn startup_bench(dir: &Path, terminal: usize, pending: usize) -> Duration {
+    let db = seeded(dir, "startup.sqlite", terminal, pending);
+    let start = Instant::now();
+    let started = Service::start(ServiceConfig {
+        db_path: db,
+        ..ServiceConfig::new(dir)
+    })
+    .unwrap();
+    let took = start.elapsed();
+    assert_eq!(started.fence.interrupted_approvals.len(), pending);
+    started.service.shutdown();
+    took
+}
+
+async fn submit_bench(dir: &Path, workspace: &Path, plan: &str) -> Vec<Duration> {
+    let service = service(&dir.join("submit.sqlite"), dir);
+    let (conn, mut notes) = connect(&service);
+    let s = plan_session(&conn, workspace).await;
+    let mut samples = Vec::new();
+    for _ in 0..20 {
+        let (a, took) = submit_via(&conn, &s, plan).await;
+        samples.push(took);
+        conn.call::<methods::PlansResolve>(resolve_params(&a, ApprovalAction::Reject))
+            .await
+            .unwrap();
+        while notes.try_recv().is_some() {}
+    }
+    conn.close();
+    service.shutdown();
+    samples
+}
+
 fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     println!(
@@ -212,6 +391,13 @@ fn main() {
         approve.p50.as_secs_f64() / floor.p50.as_secs_f64(),
         approve.mean.as_secs_f64() / floor.mean.as_secs_f64()
     );
+    let via = stats(runtime.block_on(approve_service_bench(dir.path(), workspace.path(), n)));
+    println!(
+        "approve via the service           p50 {}  p99 {}  mean {}  (role rule, actor, artifact check, transaction)",
+        fmt(via.p50),
+        fmt(via.p99),
+        fmt(via.mean)
+    );
 
     let fence: Vec<Duration> = (0..3)
         .map(|i| {
@@ -225,24 +411,20 @@ fn main() {
         "open + fence, 100k terminal + 1k pending  median of 3: {}  (target < 50 ms)",
         fmt(fence.p50)
     );
+    let startup: Vec<Duration> = (0..3)
+        .map(|i| {
+            let d = dir.path().join(format!("startup{i}"));
+            std::fs::create_dir(&d).unwrap();
+            startup_bench(&d, 100_000, 1_000)
+        })
+        .collect();
+    println!(
+        "Service::start, same rows                 median of 3: {}  (+ reconcile, audit writer, state thread)",
+        fmt(stats(startup).p50)
+    );
 
-    let mut host = Host::open(&dir.path().join("submit.sqlite"), Arc::new(WallClock))
-        .unwrap()
-        .host;
-    let s = host
-        .open_session(workspace.path(), None, Interactivity::Interactive)
-        .unwrap()
-        .id;
-    host.store().set_mode(&s, Mode::Plan).unwrap();
     let plan = "- a line of a large plan, forty-odd bytes\n".repeat(1024 * 1024 / 42);
-    let mut samples = Vec::new();
-    for _ in 0..20 {
-        let (a, took) = submit(&mut host, &s, &plan);
-        samples.push(took);
-        host.resolve(&request(&a, ApprovalAction::Reject), None)
-            .unwrap();
-    }
-    let submit = stats(samples);
+    let submit = stats(runtime.block_on(submit_bench(dir.path(), workspace.path(), &plan)));
     println!(
         "SubmitPlan 1 MiB (write+fsync+row) p50 {}  p99 {}  ({} bytes)",
         fmt(submit.p50),

@@ -3,15 +3,18 @@
 //! call, beside the same figures for seed 004's earlier approach of storing the full body with
 //! every state snapshot (computed the same way: the bytes each approach persists).
 //!
-//! Run: `cargo bench -p planhost-host --bench plans`. Figures go to docs/benchmarks.md.
+//! The service's engine is private; the figures are the store's (the bytes it persists, through
+//! [`Store`] directly) and the projection the engine injects (`planhost_core::projection` of
+//! the branch's latest checkpoint, as `checkpoints.projection` builds it).
+//!
+//! Run: `cargo bench -p planhost-service --bench plans`. Figures go to docs/benchmarks.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::sync::Arc;
 
-use planhost_core::{HandoffPhase, Interactivity, ManualClock, Mode, Timestamp};
-use planhost_host::Host;
-use planhost_store::{CheckpointSource, HandoffRequest};
+use planhost_core::{CheckpointRef, HandoffPhase, Interactivity, ManualClock, Mode, Timestamp};
+use planhost_store::{CheckpointSource, HandoffRequest, OpenSession, Store, new_id};
 
 const PLAN_BYTES: usize = 50 * 1024;
 const TRANSITIONS_PER_REVISION: usize = 3;
@@ -111,19 +114,46 @@ fn edit(plan: &str, revision: usize) -> String {
         .join("\n")
 }
 
+/// The text a client injects into every model call for `branch` (empty without a checkpoint).
+fn projection(store: &mut Store, session: &str, branch: &[String]) -> String {
+    match store.latest_checkpoint(session, branch).unwrap() {
+        Some((record, text)) => {
+            let reference = CheckpointRef {
+                id: record.id,
+                anchor: record.anchor,
+                revision: record.revision,
+                sha256: record.sha256,
+            };
+            planhost_core::projection(Some((&reference, &text)))
+        }
+        None => String::new(),
+    }
+}
+
 fn run(revisions: usize) {
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(1_764_460_800_000)));
-    let mut host = Host::open(&state.path().join("planhost.sqlite"), clock)
+    let mut store = Store::open(&state.path().join("planhost.sqlite"), clock)
         .unwrap()
-        .host;
-    let s = host
-        .open_session(workspace.path(), None, Interactivity::Interactive)
-        .unwrap()
-        .id;
-    host.store().set_mode(&s, Mode::Plan).unwrap();
-    host.store().handoff(&s, &HandoffRequest::Enter).unwrap();
+        .store;
+    let open = OpenSession {
+        workspace_root: workspace
+            .path()
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+        external_id: None,
+        interactivity: Interactivity::Interactive,
+    };
+    let s = store.open_session(&open, &new_id()).unwrap().id;
+    // Entering Plan also enters the handoff's planning phase.
+    store.set_mode(&s, Mode::Plan).unwrap();
+    assert_eq!(
+        store.plan_identity(&s).unwrap().phase,
+        HandoffPhase::Planning
+    );
     let mut body = plan();
     let mut branch = vec!["root".to_owned()];
     let mut stored_per_revision = Vec::new();
@@ -134,9 +164,8 @@ fn run(revisions: usize) {
             body = edit(&body, r);
         }
         branch.push(format!("entry-{r}"));
-        let before = host.store().blob_bytes().unwrap();
-        let saved = host
-            .store()
+        let before = store.blob_bytes().unwrap();
+        let saved = store
             .save_checkpoint(
                 &s,
                 &branch,
@@ -146,10 +175,10 @@ fn run(revisions: usize) {
                 None,
             )
             .unwrap();
-        stored_per_revision.push((host.store().blob_bytes().unwrap() - before) as usize);
+        stored_per_revision.push((store.blob_bytes().unwrap() - before) as usize);
         // Three transitions per revision (ready → handoff_pending → ready): planhost's state
         // rows carry no body; seed 004's earlier approach wrote the full body in each snapshot.
-        host.store()
+        store
             .handoff(
                 &s,
                 &HandoffRequest::Approve {
@@ -158,13 +187,10 @@ fn run(revisions: usize) {
                 },
             )
             .unwrap();
-        host.store().handoff(&s, &HandoffRequest::Cancel).unwrap();
-        assert_eq!(
-            host.store().plan_identity(&s).unwrap().phase,
-            HandoffPhase::Ready
-        );
+        store.handoff(&s, &HandoffRequest::Cancel).unwrap();
+        assert_eq!(store.plan_identity(&s).unwrap().phase, HandoffPhase::Ready);
         legacy_stored += TRANSITIONS_PER_REVISION * body.len();
-        projected = host.projection(&s, &branch).unwrap().len();
+        projected = projection(&mut store, &s, &branch).len();
     }
     let total: usize = stored_per_revision.iter().sum();
     let further = &stored_per_revision[1..];

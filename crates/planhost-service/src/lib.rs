@@ -64,3 +64,6 @@ pub use error::{Result, ServiceError};
 pub use fanout::CONNECTION_QUEUE;
 pub use planhost_store::{FenceReport, MigrationReport, SystemClock, dump_database};
 pub use service::{Service, ServiceConfig, Started};
+
+#[cfg(test)]
+mod tests;

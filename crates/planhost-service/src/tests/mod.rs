@@ -1,0 +1,17 @@
+//! The engine's tests, inside the crate so they keep exercising the engine and its store
+//! directly (the store is private to the service): real SQLite files, real workspace
+//! directories, a manual clock. They were the integration tests of `planhost-host`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::wildcard_enum_match_arm
+)]
+
+mod artifact_changed;
+mod bad_input;
+mod fixture;
+mod plan_and_storage;
+mod plans;
+mod properties;
+mod publication_names;
+mod timer;
