@@ -166,7 +166,9 @@ pub fn typescript() -> String {
     for m in METHODS {
         let _ = writeln!(out, "  \"{}\": \"{}\";", m.name, m.access.as_str());
     }
-    out.push_str("}\n\n/** Every notification and its payload. */\nexport interface Notifications {\n");
+    out.push_str(
+        "}\n\n/** Every notification and its payload. */\nexport interface Notifications {\n",
+    );
     if let Some(notes) = schema.get("notifications").and_then(Value::as_object) {
         for (name, payload) in notes {
             let _ = writeln!(out, "  \"{name}\": {};", ts(payload));
@@ -185,7 +187,9 @@ fn numeric(class: CodeClass) -> String {
 
 /// The Markdown table of every method: name, role rule, params, result, what it does.
 pub fn method_table() -> String {
-    let mut out = String::from("| method | roles | params | result | what it does |\n|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| method | roles | params | result | what it does |\n|---|---|---|---|---|\n",
+    );
     for m in METHODS {
         let _ = writeln!(
             out,

@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 fn check(path: &str, generated: &str) {
@@ -25,7 +27,10 @@ fn check(path: &str, generated: &str) {
 
 #[test]
 fn the_committed_schema_matches_the_contract() {
-    check("docs/protocol/schema.json", &planhost_codegen::schema_json());
+    check(
+        "docs/protocol/schema.json",
+        &planhost_codegen::schema_json(),
+    );
 }
 
 #[test]
@@ -51,12 +56,19 @@ fn the_protocol_doc_tables_match_the_contract() {
 fn every_method_and_code_is_declared_in_typescript() {
     let ts = planhost_codegen::typescript();
     for m in planhost_protocol::METHODS {
-        assert!(ts.contains(&format!("\"{}\": {{ params:", m.name)), "{}", m.name);
+        assert!(
+            ts.contains(&format!("\"{}\": {{ params:", m.name)),
+            "{}",
+            m.name
+        );
     }
     for code in planhost_core::ErrorCode::ALL {
         assert!(ts.contains(&format!("\"{}\"", code.as_str())), "{code}");
     }
     // Nothing fell through to an unknown shape except the free-form JSON values.
     let unknowns = ts.matches("unknown").count();
-    assert!(unknowns < 20, "{unknowns} unknown types in the declarations");
+    assert!(
+        unknowns < 20,
+        "{unknowns} unknown types in the declarations"
+    );
 }

@@ -470,7 +470,10 @@ fn eligibility_reports_the_first_failing_rule() {
     );
     msg.started_in_planning = false;
     assert_eq!(eligibility(&msg), Err(Ineligible::NotStartedInPlanning));
-    assert_eq!(Ineligible::ToolCalls(1).code().as_str(), "CAPTURE_NOT_ELIGIBLE");
+    assert_eq!(
+        Ineligible::ToolCalls(1).code().as_str(),
+        "CAPTURE_NOT_ELIGIBLE"
+    );
     // Ineligible messages are not even scanned: malformed delimiters there are harmless.
     msg.content[0] = text("</proposed_plan>");
     assert_eq!(capture(&msg), Ok(None));

@@ -264,7 +264,8 @@ mod tests {
             let text = code.as_str();
             assert!(seen.insert(text), "{text} twice");
             assert!(
-                text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
+                text.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
                 "{text}"
             );
             assert_eq!(ErrorCode::from_str(text), Ok(*code));
@@ -275,7 +276,10 @@ mod tests {
 
     #[test]
     fn errors_have_numbers_and_reasons_do_not() {
-        assert_eq!(ErrorCode::PlanApprovalTimeout.class().numeric(), Some(-32000));
+        assert_eq!(
+            ErrorCode::PlanApprovalTimeout.class().numeric(),
+            Some(-32000)
+        );
         assert_eq!(ErrorCode::RoleForbidden.class().numeric(), Some(-32004));
         assert_eq!(ErrorCode::HostRestarted.class().numeric(), None);
     }

@@ -62,15 +62,13 @@ pub use lifecycle::{
     ExitChoice, ExitOffer, HandoffPhase, HandoffStep, ToolsConflict, exit_offer, handoff_next,
     tools_drifted, tools_to_restore,
 };
-pub use naming::{
-    FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_name, slug,
-};
+pub use naming::{FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_name, slug};
 pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
-    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, PolicyRule, ToolKind,
-    ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list, effective_permission,
-    source_in_package,
+    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, PolicyRule,
+    ToolKind, ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
+    effective_permission, source_in_package,
 };
 pub use policy_view::{
     PolicyDefaults, PolicyView, began_in_planning, live_policy, stricter_mode, turn_policy,

@@ -205,7 +205,8 @@ mod tests {
         assert_eq!(handoff_next(P::HandoffPending, S::Accept, ok), Ok(P::Off));
         assert_eq!(handoff_next(P::HandoffPending, S::Cancel, ok), Ok(P::Ready));
         assert_eq!(
-            handoff_next(P::Ready, S::Approve, ToolsConflict::Unresolved).map_err(|e| e.code().as_str()),
+            handoff_next(P::Ready, S::Approve, ToolsConflict::Unresolved)
+                .map_err(|e| e.code().as_str()),
             Err("PLAN_TOOLS_CONFLICT")
         );
         assert_eq!(

@@ -89,7 +89,11 @@ mod tests {
             ),
         ];
         for (case, code) in cases {
-            assert_eq!(case.validate().map_err(|e| e.code().as_str()), Err(code), "{case:?}");
+            assert_eq!(
+                case.validate().map_err(|e| e.code().as_str()),
+                Err(code),
+                "{case:?}"
+            );
         }
     }
 }

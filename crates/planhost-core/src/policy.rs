@@ -185,7 +185,9 @@ impl ToolKind {
     /// Classifies a name exactly (case-sensitive): the host's canonical names and pi's.
     pub fn classify(name: &str) -> ToolKind {
         match name {
-            "Read" | "read" | "Glob" | "find" | "ls" | "Grep" | "grep" => ToolKind::ReadOnly,
+            "Read" | "read" | "Glob" | "find" | "ls" | "Grep" | "grep" | "read_plan" => {
+                ToolKind::ReadOnly
+            }
             "Write" | "write" => ToolKind::Write,
             "Edit" | "edit" | "apply_patch" => ToolKind::Edit,
             "Bash" | "bash" => ToolKind::Shell,
@@ -630,7 +632,9 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
     let name = input.tool_name;
     let permission = input.permission_mode;
     let preset = match input.mode {
-        Mode::Agent => return ask_unless_auto(PolicyRule::AgentPluginByPermission, name, permission),
+        Mode::Agent => {
+            return ask_unless_auto(PolicyRule::AgentPluginByPermission, name, permission);
+        }
         Mode::Plan => input.preset,
     };
     match preset {

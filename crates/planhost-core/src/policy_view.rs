@@ -68,7 +68,11 @@ pub fn turn_policy(live: PolicyView, pinned: Option<PolicyView>) -> PolicyView {
 /// never the client's claim: the message's turn started in Plan, or it is still running and its
 /// session entered Plan during it (EnterPlanMode). A replay of an Agent turn's message after a
 /// switch to Plan is never captured.
-pub fn began_in_planning(turn_pinned_mode: Option<Mode>, turn_running: bool, session: Mode) -> bool {
+pub fn began_in_planning(
+    turn_pinned_mode: Option<Mode>,
+    turn_running: bool,
+    session: Mode,
+) -> bool {
     turn_pinned_mode == Some(Mode::Plan) || (turn_running && session == Mode::Plan)
 }
 

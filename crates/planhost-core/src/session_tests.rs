@@ -251,7 +251,8 @@ fn configuration_only_while_idle() {
         Err(CoreError::ConfigWhileBusy(Blocker::PendingApproval))
     );
     assert_eq!(
-        set_mode(&in_turn(Mode::Agent, TurnOrigin::User), Mode::Plan).map_err(|e| e.code().as_str()),
+        set_mode(&in_turn(Mode::Agent, TurnOrigin::User), Mode::Plan)
+            .map_err(|e| e.code().as_str()),
         Err("SESSION_NOT_IDLE")
     );
     assert!(configure(&idle(Mode::Agent)).is_ok());

@@ -69,7 +69,9 @@ impl ArtifactError {
     /// The stable wire code (seed 000 §5).
     pub fn code(&self) -> planhost_core::ErrorCode {
         match self {
-            Self::PathInvalid { .. } | Self::NotDirectory { .. } => planhost_core::ErrorCode::PlanArtifactPathInvalid,
+            Self::PathInvalid { .. } | Self::NotDirectory { .. } => {
+                planhost_core::ErrorCode::PlanArtifactPathInvalid
+            }
             Self::Symlink { .. } => planhost_core::ErrorCode::PlanArtifactSymlink,
             Self::Collision { .. } => planhost_core::ErrorCode::PlanArtifactCollision,
             Self::WriteFailed { .. } => planhost_core::ErrorCode::PlanArtifactWriteFailed,
@@ -166,7 +168,9 @@ pub fn verify_plan_artifact(
     let plan = match root.probe(&[Name::new(PI_DIR)?, Name::new(PLAN_DIR)?]) {
         Ok(crate::dir::Probe::Complete(dir)) => dir,
         Ok(crate::dir::Probe::MissingFrom { .. }) => return Ok(ArtifactOnDisk::Missing),
-        Err(FsError::Symlink { .. } | FsError::NotDirectory { .. } | FsError::NotRegularFile { .. }) => {
+        Err(
+            FsError::Symlink { .. } | FsError::NotDirectory { .. } | FsError::NotRegularFile { .. },
+        ) => {
             return Ok(ArtifactOnDisk::NotAFile);
         }
         Err(e) => return Err(e.into()),

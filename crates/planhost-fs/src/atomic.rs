@@ -24,7 +24,8 @@ impl Dir {
     pub fn write_new(&self, name: Name<'_>, bytes: &[u8], permissions: Permissions) -> Result<()> {
         // Staged, fsynced, then renamed without replacing: the final name only ever holds
         // complete bytes, even when the process dies mid-write (a temp file is all it leaves).
-        self.stage(name, bytes, permissions)?.commit(Replace::Forbid)
+        self.stage(name, bytes, permissions)?
+            .commit(Replace::Forbid)
     }
 
     /// Writes `bytes` to a fresh temp file in this directory, fsynced, ready to be renamed

@@ -46,7 +46,6 @@ pub use dir::{
 pub use error::{FsError, Result};
 pub use publish::{
     Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, Preflight, PublishError, Published,
-    Reconciled, inspect, preflight, publish_new, publish_update,
-    reconcile,
+    Reconciled, inspect, preflight, publish_new, publish_update, reconcile,
 };
 pub use workspace::{OutsidePath, PathRequest, Resolved, Workspace, WorkspacePath};

@@ -1,7 +1,7 @@
 //! The handshake, the host itself, its settings, the shell catalog and the audit log.
 
 use planhost_core::{
-    Access, AuditAction, Dialect, PolicyPreset, Platform, ProposalId, Role, SessionId, ShellId,
+    Access, AuditAction, Dialect, Platform, PolicyPreset, ProposalId, Role, SessionId, ShellId,
     TargetPermissionMode, Timestamp, ToolCallId, TurnId,
 };
 use serde_json::Value;

@@ -335,23 +335,26 @@ mod tests {
         assert_eq!(err.field.as_deref(), Some("mode"));
         let missing = ClientRequest::parse("sessions.get", json!({})).unwrap_err();
         assert_eq!(missing.field.as_deref(), Some("sessionId"));
-        let nested = ClientRequest::parse(
-            "plans.list",
-            json!({"status": ["pending", "maybe"]}),
-        )
-        .unwrap_err();
+        let nested = ClientRequest::parse("plans.list", json!({"status": ["pending", "maybe"]}))
+            .unwrap_err();
         assert_eq!(nested.field.as_deref(), Some("status[1]"));
         let hello = ClientRequest::parse(
             "initialize",
             json!({"protocolVersion": 2, "clientName": "x", "roles": ["observer"], "future": 1}),
         );
-        assert!(matches!(hello, Ok(ClientRequest::Initialize(_))), "{hello:?}");
+        assert!(
+            matches!(hello, Ok(ClientRequest::Initialize(_))),
+            "{hello:?}"
+        );
     }
 
     #[test]
     fn absent_and_null_are_distinct() {
         let absent = ClientRequest::parse("sessions.configure", json!({"sessionId": "s"}));
-        let null = ClientRequest::parse("sessions.configure", json!({"sessionId": "s", "shellId": null}));
+        let null = ClientRequest::parse(
+            "sessions.configure",
+            json!({"sessionId": "s", "shellId": null}),
+        );
         match (absent, null) {
             (Ok(ClientRequest::SessionsConfigure(a)), Ok(ClientRequest::SessionsConfigure(n))) => {
                 assert_eq!(a.shell_id, None);
@@ -365,8 +368,14 @@ mod tests {
     fn every_method_is_in_the_table_once_with_its_role() {
         let names: std::collections::HashSet<_> = METHODS.iter().map(|m| m.name).collect();
         assert_eq!(names.len(), METHODS.len());
-        assert_eq!(method("plans.resolve").map(|m| m.access), Some(Access::Approver));
-        assert_eq!(method("tools.execute").map(|m| m.access), Some(Access::Agent));
+        assert_eq!(
+            method("plans.resolve").map(|m| m.access),
+            Some(Access::Approver)
+        );
+        assert_eq!(
+            method("tools.execute").map(|m| m.access),
+            Some(Access::Agent)
+        );
         assert_eq!(method("plans.list").map(|m| m.access), Some(Access::Any));
         assert!(method("plans.pending").is_none());
     }

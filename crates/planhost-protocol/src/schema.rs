@@ -20,9 +20,7 @@ pub fn protocol_schema() -> Value {
     let mut notes = Map::new();
     notes.insert(
         notifications::STATE_CHANGED.into(),
-        generator
-            .subschema_for::<planhost_core::Event>()
-            .to_value(),
+        generator.subschema_for::<planhost_core::Event>().to_value(),
     );
     notes.insert(
         notifications::TOOL_OUTPUT.into(),

@@ -9,7 +9,9 @@ use serde_json::Value;
 /// Where a tool came from, as the client knows it: `{"kind":"builtIn"}` or
 /// `{"kind":"extension","package":…,"sourcePath":…}`. A plain struct on the wire (not a tagged
 /// enum) so that a bad field is reported by its full path, e.g. `provenance.package`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Provenance {
     /// `builtIn` or `extension`.

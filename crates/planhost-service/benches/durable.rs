@@ -402,7 +402,7 @@ fn main() {
     let fence: Vec<Duration> = (0..3)
         .map(|i| {
             let d = dir.path().join(format!("fence{i}"));
-            std::fs::create_dir(&d).unwrap();
+            fs_err::create_dir(&d).unwrap();
             fence_bench(&d, 100_000, 1_000)
         })
         .collect();
@@ -414,7 +414,7 @@ fn main() {
     let startup: Vec<Duration> = (0..3)
         .map(|i| {
             let d = dir.path().join(format!("startup{i}"));
-            std::fs::create_dir(&d).unwrap();
+            fs_err::create_dir(&d).unwrap();
             startup_bench(&d, 100_000, 1_000)
         })
         .collect();

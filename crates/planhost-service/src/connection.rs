@@ -144,7 +144,11 @@ impl Connection {
 }
 
 /// The one dispatch: a method without a handler does not compile.
-async fn dispatch(svc: &Arc<Inner>, caller: &Caller, request: ClientRequest) -> Result<ServerResult> {
+async fn dispatch(
+    svc: &Arc<Inner>,
+    caller: &Caller,
+    request: ClientRequest,
+) -> Result<ServerResult> {
     use ClientRequest as Q;
     use ServerResult as R;
     let tools = &svc.tools;

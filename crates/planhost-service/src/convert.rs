@@ -5,8 +5,7 @@ use std::str::FromStr;
 
 use planhost_core::{Dialect, ShellId};
 use planhost_protocol::{
-    ApprovalInfo, AuditEntry, CheckpointInfo, ExecutionInfo, PublicationInfo, SessionInfo,
-    TurnInfo,
+    ApprovalInfo, AuditEntry, CheckpointInfo, ExecutionInfo, PublicationInfo, SessionInfo, TurnInfo,
 };
 use planhost_store::{
     ApprovalRecord, AuditRecord, CheckpointRecord, PublicationRecord, SessionRecord, TurnRecord,
@@ -19,7 +18,10 @@ pub(crate) fn turn(t: TurnRecord) -> TurnInfo {
         origin: t.origin,
         state: t.state,
         execution_id: t.execution_id.map(Into::into),
-        shell_id: t.shell_id.as_deref().and_then(|s| ShellId::from_str(s).ok()),
+        shell_id: t
+            .shell_id
+            .as_deref()
+            .and_then(|s| ShellId::from_str(s).ok()),
         shell_dialect: t
             .shell_dialect
             .as_deref()
@@ -91,7 +93,10 @@ pub(crate) fn session(
         mode: s.mode,
         plan_state: s.plan_state,
         permission_mode: s.permission_mode,
-        shell_id: s.shell_id.as_deref().and_then(|v| ShellId::from_str(v).ok()),
+        shell_id: s
+            .shell_id
+            .as_deref()
+            .and_then(|v| ShellId::from_str(v).ok()),
         provider: s.provider,
         model: s.model,
         policy_preset: s.policy_preset,

@@ -89,7 +89,11 @@ impl ServiceError {
 
     /// The role rule's refusal.
     pub(crate) fn forbidden(method: &'static str, access: Access, roles: &[Role]) -> Self {
-        let declared = roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+        let declared = roles
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         ServiceError::RoleForbidden {
             method,
             needs: access.required_role().unwrap_or(Role::Observer),

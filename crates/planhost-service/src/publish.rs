@@ -112,7 +112,11 @@ impl Engine {
     }
 
     /// `/plan status`: mode, branch revision, publication state against the disk, path.
-    pub(crate) fn plan_status(&mut self, session_id: &str, branch_path: &[String]) -> Result<PlanStatus> {
+    pub(crate) fn plan_status(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<PlanStatus> {
         let session = self.store().session(session_id)?;
         let identity = self.store().plan_identity(session_id)?;
         let latest = self
@@ -146,7 +150,11 @@ impl Engine {
     }
 
     /// `/plan exit` before a choice: synced → exit now; otherwise the choices of seed 003.
-    pub(crate) fn exit_offer(&mut self, session_id: &str, branch_path: &[String]) -> Result<ExitOffer> {
+    pub(crate) fn exit_offer(
+        &mut self,
+        session_id: &str,
+        branch_path: &[String],
+    ) -> Result<ExitOffer> {
         let status = self.plan_status(session_id, branch_path)?;
         Ok(exit_offer(status.revision.is_some(), status.publication))
     }
@@ -391,7 +399,12 @@ impl Engine {
                 )?,
                 Err(error) => self.store().set_publication_status(
                     &record.id,
-                    &change(&approved, PublicationStatus::Failed, Some(error.code()), None),
+                    &change(
+                        &approved,
+                        PublicationStatus::Failed,
+                        Some(error.code()),
+                        None,
+                    ),
                 )?,
             };
             out.push(updated);

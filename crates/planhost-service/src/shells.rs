@@ -74,7 +74,11 @@ impl Shells {
 
     /// The shell to pin at turn launch, or `None` when no shell is available (Bash will then
     /// report `SHELL_NOT_FOUND`).
-    pub(crate) fn pin_for(&self, engine: &mut Engine, session_id: &str) -> Result<Option<ShellPin>> {
+    pub(crate) fn pin_for(
+        &self,
+        engine: &mut Engine,
+        session_id: &str,
+    ) -> Result<Option<ShellPin>> {
         let configured = Self::configured(engine, session_id)?;
         Ok(effective_shell(self.platform, &probe(), configured)
             .ok()

@@ -336,7 +336,11 @@ impl Store {
             serde_json::to_string(&s.iter().map(|v| v.as_str()).collect::<Vec<_>>())
                 .unwrap_or_else(|_| "[]".into())
         });
-        let limit = if query.limit == 0 { -1 } else { i64::try_from(query.limit).unwrap_or(-1) };
+        let limit = if query.limit == 0 {
+            -1
+        } else {
+            i64::try_from(query.limit).unwrap_or(-1)
+        };
         self.read(|t| {
             let sql = format!(
                 "SELECT {APPROVAL_COLUMNS} FROM plan_approvals \
@@ -347,7 +351,12 @@ impl Store {
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(
-                params![query.session_id, statuses, i64::from(query.live_execution), limit],
+                params![
+                    query.session_id,
+                    statuses,
+                    i64::from(query.live_execution),
+                    limit
+                ],
                 approval_from_row,
             )?;
             rows.map(|r| r?).collect()

@@ -225,14 +225,18 @@ mod delta_tests {
 
     /// 50 KiB of varied prose, deterministic (seed 004's benchmark size).
     fn plan() -> Vec<u8> {
-        let words = ["add", "the", "handler", "validate", "session", "cache", "retry", "queue"];
+        let words = [
+            "add", "the", "handler", "validate", "session", "cache", "retry", "queue",
+        ];
         let mut state: u64 = 7;
         let mut out = String::new();
         let mut step = 1;
         while out.len() < 50 * 1024 {
             out.push_str(&format!("{step}. "));
             for _ in 0..12 {
-                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
                 out.push_str(words[(state >> 33) as usize % words.len()]);
                 out.push(' ');
             }
@@ -254,7 +258,12 @@ mod delta_tests {
         // The splice stores everything between the two edits (deflated); the zstd delta only
         // the edits: well under seed 004's 10 % per revision.
         assert!(zstd.len() <= base.len() / 100, "{} bytes", zstd.len());
-        assert!(splice.len() > 10 * zstd.len(), "{} vs {}", splice.len(), zstd.len());
+        assert!(
+            splice.len() > 10 * zstd.len(),
+            "{} vs {}",
+            splice.len(),
+            zstd.len()
+        );
         assert_eq!(apply_delta(&base, &zstd, new.len()).unwrap(), new);
         assert_eq!(apply_delta(&base, &splice, new.len()).unwrap(), new);
         // A frame that claims more than the recorded size is refused, not allocated.

@@ -8,7 +8,10 @@ use planhost_core::Timestamp;
 pub struct SystemClock;
 
 impl planhost_core::Clock for SystemClock {
-    #[allow(clippy::disallowed_methods, reason = "the one place the wall clock is read")]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one place the wall clock is read"
+    )]
     fn now(&self) -> Timestamp {
         let ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

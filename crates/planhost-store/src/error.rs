@@ -108,12 +108,16 @@ impl StoreError {
             StoreError::Core(e) => e.code(),
             StoreError::SessionNotFound(_) => planhost_core::ErrorCode::SessionNotFound,
             StoreError::TurnNotFound(_) => planhost_core::ErrorCode::TurnNotFound,
-            StoreError::WorkspaceMismatch { .. } => planhost_core::ErrorCode::SessionWorkspaceMismatch,
+            StoreError::WorkspaceMismatch { .. } => {
+                planhost_core::ErrorCode::SessionWorkspaceMismatch
+            }
             StoreError::BranchInvalid => planhost_core::ErrorCode::CheckpointBranchInvalid,
             StoreError::CaptureEntryChanged(_) => planhost_core::ErrorCode::CaptureEntryChanged,
             StoreError::PublicationNotFound(_) => planhost_core::ErrorCode::PublicationNotFound,
             StoreError::PublicationOpen(_) => planhost_core::ErrorCode::PublicationPending,
-            StoreError::PublicationState { .. } => planhost_core::ErrorCode::PublicationStateInvalid,
+            StoreError::PublicationState { .. } => {
+                planhost_core::ErrorCode::PublicationStateInvalid
+            }
             StoreError::HandoffStale => planhost_core::ErrorCode::PlanHandoffStale,
             StoreError::SettingsInvalid { .. } => planhost_core::ErrorCode::SettingsInvalid,
             StoreError::SchemaTooNew { .. } => planhost_core::ErrorCode::StoreSchemaTooNew,

@@ -152,7 +152,7 @@ fn write_backup(conn: &Connection, db_path: &Path, version: u32) -> Result<PathB
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     if tmp.exists() {
-        std::fs::remove_file(&tmp).map_err(|e| failed(e.to_string()))?;
+        fs_err::remove_file(&tmp).map_err(|e| failed(e.to_string()))?;
     }
     conn.backup(MAIN_DB, &tmp, None::<fn(rusqlite::backup::Progress)>)
         .map_err(|e| failed(e.to_string()))?;
@@ -169,7 +169,7 @@ fn write_backup(conn: &Connection, db_path: &Path, version: u32) -> Result<PathB
     }
     let file = std::fs::File::open(&tmp).map_err(|e| failed(e.to_string()))?;
     file.sync_all().map_err(|e| failed(e.to_string()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| failed(e.to_string()))?;
+    fs_err::rename(&tmp, &path).map_err(|e| failed(e.to_string()))?;
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() {
             Path::new(".")

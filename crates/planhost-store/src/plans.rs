@@ -146,7 +146,8 @@ const PUBLICATION_COLUMNS: &str = "id, session_id, checkpoint_id, revision, sha2
 
 fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<PublicationRecord>> {
     let t = "publication_approvals";
-    let (status, code, by): (String, Option<String>, Option<String>) = (r.get(7)?, r.get(8)?, r.get(9)?);
+    let (status, code, by): (String, Option<String>, Option<String>) =
+        (r.get(7)?, r.get(8)?, r.get(9)?);
     let mut record = PublicationRecord {
         id: r.get(0)?,
         session_id: r.get(1)?,
@@ -182,11 +183,7 @@ impl Tx<'_> {
                 "INSERT INTO plan_identities (session_id, plan_id, phase, created_at, updated_at) \
                  VALUES (?1, ?2, 'off', ?3, ?3) ON CONFLICT(session_id) DO NOTHING",
             )?
-            .execute(params![
-                session_id,
-                crate::new_id(),
-                self.now.0
-            ])?;
+            .execute(params![session_id, crate::new_id(), self.now.0])?;
         let row = self
             .tx
             .prepare_cached(
@@ -483,4 +480,4 @@ impl Tx<'_> {
 
 mod publication;
 pub use publication::StatusChange;
-pub mod steering;
+pub(crate) mod steering;

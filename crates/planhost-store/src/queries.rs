@@ -64,7 +64,9 @@ impl Store {
                  FROM audit_log WHERE ?1 IS NULL OR session_id = ?1 ORDER BY id DESC LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![session_id, limit], audit_from_row)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+                .into_iter()
+                .collect()
         })
     }
 

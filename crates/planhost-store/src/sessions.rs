@@ -101,7 +101,11 @@ impl Store {
         workspace_root: Option<&str>,
         limit: usize,
     ) -> Result<Vec<SessionRecord>> {
-        let limit = if limit == 0 { -1 } else { i64::try_from(limit).unwrap_or(-1) };
+        let limit = if limit == 0 {
+            -1
+        } else {
+            i64::try_from(limit).unwrap_or(-1)
+        };
         self.read(|t| {
             let sql = format!(
                 "SELECT {SESSION_COLUMNS} FROM sessions WHERE ?1 IS NULL OR workspace_root = ?1 \

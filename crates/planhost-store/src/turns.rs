@@ -207,7 +207,11 @@ pub(crate) fn close_turn(
         turn_id: Some(turn_id),
         ..AuditSubject::default()
     };
-    t.audit(subject, planhost_core::AuditAction::TurnEnded, &json!({ "state": state }))?;
+    t.audit(
+        subject,
+        planhost_core::AuditAction::TurnEnded,
+        &json!({ "state": state }),
+    )?;
     t.emit(
         session_id,
         EventBody::TurnEnded {

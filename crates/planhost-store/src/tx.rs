@@ -157,9 +157,8 @@ impl Tx<'_> {
         self.emit_session(&view.id)?;
         match (view.mode, state.mode) {
             (planhost_core::Mode::Agent, planhost_core::Mode::Plan) => self.handoff_enter(&view.id),
-            (planhost_core::Mode::Plan, _) | (planhost_core::Mode::Agent, planhost_core::Mode::Agent) => {
-                Ok(())
-            }
+            (planhost_core::Mode::Plan, _)
+            | (planhost_core::Mode::Agent, planhost_core::Mode::Agent) => Ok(()),
         }
     }
 

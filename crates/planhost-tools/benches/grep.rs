@@ -134,8 +134,8 @@ fn median(times: &mut [Duration]) -> Duration {
 /// Writes `files` text files of 0.5–1.5 KiB in directories of [`FILES_PER_DIR`], plus a `.git`
 /// directory and a `.gitignore` so ripgrep and planhost apply the same ignore rules.
 fn generate(root: &Path, files: usize) -> Result<u64, Box<dyn Error>> {
-    std::fs::create_dir(root.join(".git"))?;
-    std::fs::write(root.join(".gitignore"), "*.log\n")?;
+    fs_err::create_dir(root.join(".git"))?;
+    fs_err::write(root.join(".gitignore"), "*.log\n")?;
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         seed = seed
@@ -148,7 +148,7 @@ fn generate(root: &Path, files: usize) -> Result<u64, Box<dyn Error>> {
     for i in 0..files {
         let dir = root.join(format!("d{:04}", i / FILES_PER_DIR));
         if i % FILES_PER_DIR == 0 {
-            std::fs::create_dir(&dir)?;
+            fs_err::create_dir(&dir)?;
         }
         body.clear();
         let target = 512 + next() % 1024;
@@ -170,7 +170,7 @@ fn generate(root: &Path, files: usize) -> Result<u64, Box<dyn Error>> {
         } else {
             format!("f{i}.txt")
         };
-        let mut file = std::fs::File::create(dir.join(name))?;
+        let mut file = fs_err::File::create(dir.join(name))?;
         file.write_all(body.as_bytes())?;
         total += body.len() as u64;
     }

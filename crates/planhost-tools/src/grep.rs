@@ -322,6 +322,10 @@ fn opened_inside(file: &File, target: &ReadTarget) -> bool {
 
 /// Opens a walked file without following a symlink swapped in after the walk saw a regular
 /// file; `O_NONBLOCK` keeps a swapped-in FIFO from hanging the search.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a read-only open with O_NOFOLLOW, which fs-err's OpenOptions cannot set"
+)]
 fn open_no_follow(path: &Path) -> std::io::Result<File> {
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     std::fs::OpenOptions::new()

@@ -31,7 +31,7 @@ impl Drop for Host {
 }
 
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
         .lines()
         .find(|l| l.starts_with("VmRSS:"))

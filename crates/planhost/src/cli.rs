@@ -359,7 +359,11 @@ pub(crate) fn approve(paths: &Paths, proposal: &str, mode: &str) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn reject(paths: &Paths, proposal: &str, feedback: Option<String>) -> anyhow::Result<ExitCode> {
+pub(crate) fn reject(
+    paths: &Paths,
+    proposal: &str,
+    feedback: Option<String>,
+) -> anyhow::Result<ExitCode> {
     let a = resolve(paths, proposal, ApprovalAction::Reject, None, feedback)?;
     println!(
         "rejected {} \"{}\": the session stays in plan mode",

@@ -126,10 +126,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         provenance: planhost_protocol::Provenance::built_in(),
         input: json!({}),
     };
-    let denied = call::<methods::ToolsAuthorize>(
-        c,
-        authorize("Write", "call-1"),
-    )?;
+    let denied = call::<methods::ToolsAuthorize>(c, authorize("Write", "call-1"))?;
     println!(
         "  Write → {:?} {} ({})",
         denied.decision,
@@ -138,10 +135,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
     );
 
     step("the agent submits its plan");
-    let allowed = call::<methods::ToolsAuthorize>(
-        c,
-        authorize("SubmitPlan", "call-2"),
-    )?;
+    let allowed = call::<methods::ToolsAuthorize>(c, authorize("SubmitPlan", "call-2"))?;
     println!("  SubmitPlan → {:?}", allowed.decision);
     let approval = call::<methods::PlansSubmit>(
         c,

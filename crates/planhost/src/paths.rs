@@ -3,15 +3,15 @@
 use std::path::{Path, PathBuf};
 
 /// The database file inside the state directory.
-pub const DB_FILE: &str = "planhost.sqlite";
+pub(crate) const DB_FILE: &str = "planhost.sqlite";
 /// The lock file that makes one host per state directory.
-pub const LOCK_FILE: &str = "planhost.lock";
+pub(crate) const LOCK_FILE: &str = "planhost.lock";
 /// The socket's name.
-pub const SOCKET_FILE: &str = "planhost.sock";
+pub(crate) const SOCKET_FILE: &str = "planhost.sock";
 
 /// Resolved locations.
 #[derive(Debug, Clone)]
-pub struct Paths {
+pub(crate) struct Paths {
     /// The state directory.
     pub state_dir: PathBuf,
     /// The unix socket.
@@ -23,7 +23,7 @@ impl Paths {
     /// `~/.local/state/planhost`. The socket is `--socket`, else `$XDG_RUNTIME_DIR/planhost.sock`
     /// for the default state directory, else inside the state directory — so two hosts on two
     /// explicit state directories never share a socket.
-    pub fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<Self> {
+    pub(crate) fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<Self> {
         let explicit = state_dir
             .map(Path::to_owned)
             .or_else(|| std::env::var_os("PLANHOST_STATE_DIR").map(PathBuf::from));
@@ -42,12 +42,12 @@ impl Paths {
     }
 
     /// The database.
-    pub fn db(&self) -> PathBuf {
+    pub(crate) fn db(&self) -> PathBuf {
         self.state_dir.join(DB_FILE)
     }
 
     /// The lock file.
-    pub fn lock(&self) -> PathBuf {
+    pub(crate) fn lock(&self) -> PathBuf {
         self.state_dir.join(LOCK_FILE)
     }
 }

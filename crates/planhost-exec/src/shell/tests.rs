@@ -257,7 +257,10 @@ fn pin_holds_and_any_change_is_shell_changed() {
         ..launch
     };
     assert_eq!(
-        verify_pin(&pin, ShellId::Cmd, &odd).unwrap_err().code().as_str(),
+        verify_pin(&pin, ShellId::Cmd, &odd)
+            .unwrap_err()
+            .code()
+            .as_str(),
         "COMMAND_SHELL_CHANGED"
     );
 }

@@ -27,10 +27,16 @@ pub(crate) struct Spawned {
 fn next_marker() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("{}-{n}-{nanos}", std::process::id())
+    // Random per process (std's hasher keys are seeded from the OS), so a host that reuses a
+    // pid never reuses a marker; no clock is needed for uniqueness.
+    static SALT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let salt = SALT.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    });
+    format!("{}-{n}-{salt:016x}", std::process::id())
 }
 
 pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {

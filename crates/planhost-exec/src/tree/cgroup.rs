@@ -1,7 +1,9 @@
 //! A per-command cgroup v2: membership that no `setsid` or double fork can leave, and
 //! `cgroup.kill` to end all of it at once. Used only where the host may create one.
 
-use std::fs::{self, File};
+use std::fs::File;
+
+use fs_err as fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -54,10 +56,13 @@ impl RunCgroup {
             tracing::debug!(error = %e, "cannot create run cgroup");
             return None;
         }
-        match File::options().write(true).open(dir.join("cgroup.procs")) {
+        match fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.procs"))
+        {
             Ok(f) => Some(Self {
                 dir,
-                procs: Arc::new(f),
+                procs: Arc::new(f.into_parts().0),
             }),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot open cgroup.procs");

@@ -18,11 +18,17 @@ async fn refused(spec: planhost_exec::CommandSpec) -> &'static str {
 fn timeout_bounds_are_validated_before_any_spec_exists() {
     assert_eq!(Timeout::from_request(None).unwrap().as_millis(), 60_000);
     assert_eq!(
-        Timeout::from_request(Some(999)).unwrap_err().code().as_str(),
+        Timeout::from_request(Some(999))
+            .unwrap_err()
+            .code()
+            .as_str(),
         "COMMAND_TIMEOUT_INVALID"
     );
     assert_eq!(
-        Timeout::from_request(Some(300_001)).unwrap_err().code().as_str(),
+        Timeout::from_request(Some(300_001))
+            .unwrap_err()
+            .code()
+            .as_str(),
         "COMMAND_TIMEOUT_INVALID"
     );
 }
@@ -38,7 +44,7 @@ async fn bad_cwd_and_env_spawn_nothing() {
     assert_eq!(refused(missing).await, "COMMAND_CWD_INVALID");
     let relative = spec(&cmd, std::path::Path::new("relative/dir"), &tag);
     assert_eq!(refused(relative).await, "COMMAND_CWD_INVALID");
-    std::fs::write(dir.path().join("file"), b"").unwrap();
+    fs_err::write(dir.path().join("file"), b"").unwrap();
     let file = spec(&cmd, &dir.path().join("file"), &tag);
     assert_eq!(refused(file).await, "COMMAND_CWD_INVALID");
 

@@ -10,7 +10,7 @@ const TWO_GIB: u64 = 2 * 1024 * 1024 * 1024;
 const RSS_BOUND_KIB: u64 = 256 * 1024;
 
 fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let status = fs_err::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }

@@ -25,8 +25,8 @@ async fn stdout_and_stderr_arrive_separately_in_causal_order() {
             spec(cmd, dir.path(), &unique_tag("order")),
             CancellationToken::new(),
             move |c, _| match c.text.as_str() {
-                "out1\n" => std::fs::write(d.join("a"), b"").unwrap(),
-                "err1\n" => std::fs::write(d.join("b"), b"").unwrap(),
+                "out1\n" => fs_err::write(d.join("a"), b"").unwrap(),
+                "err1\n" => fs_err::write(d.join("b"), b"").unwrap(),
                 _ => {}
             },
         ),

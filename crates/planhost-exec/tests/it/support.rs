@@ -12,15 +12,15 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// How long a killed process may take to disappear before a test fails (generous on purpose).
-pub const GONE_BOUND: Duration = Duration::from_secs(10);
+pub(crate) const GONE_BOUND: Duration = Duration::from_secs(10);
 
-pub fn bash() -> EffectiveShell {
+pub(crate) fn bash() -> EffectiveShell {
     effective_shell(Platform::Linux, &probe(), None).expect("bash on this machine")
 }
 
 /// A spec running `command` in `dir`, with PATH and a per-test tag so that [`Reaper`] can find
 /// leftovers even if an assertion fails.
-pub fn spec(command: &str, dir: &Path, tag: &str) -> CommandSpec {
+pub(crate) fn spec(command: &str, dir: &Path, tag: &str) -> CommandSpec {
     let mut spec = CommandSpec::new(bash(), command, dir);
     spec.env = vec![
         (
@@ -33,11 +33,11 @@ pub fn spec(command: &str, dir: &Path, tag: &str) -> CommandSpec {
     spec
 }
 
-pub fn timeout_ms(ms: u64) -> Timeout {
+pub(crate) fn timeout_ms(ms: u64) -> Timeout {
     Timeout::from_request(Some(ms)).unwrap()
 }
 
-pub fn unique_tag(name: &str) -> String {
+pub(crate) fn unique_tag(name: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!(
         "{name}-{}-{}",
@@ -47,7 +47,7 @@ pub fn unique_tag(name: &str) -> String {
 }
 
 /// Runs `spec`, collecting every chunk; `on_chunk` sees chunks as they arrive.
-pub async fn run_collect(
+pub(crate) async fn run_collect(
     spec: CommandSpec,
     cancel: CancellationToken,
     mut on_chunk: impl FnMut(&OutputChunk, &[OutputChunk]) + Send + 'static,
@@ -65,21 +65,21 @@ pub async fn run_collect(
     (result, collector.await.unwrap())
 }
 
-pub fn procfs_only(mut spec: CommandSpec) -> CommandSpec {
+pub(crate) fn procfs_only(mut spec: CommandSpec) -> CommandSpec {
     spec.containment = Containment::ProcfsOnly;
     spec
 }
 
 /// `pid:<n>` lines of some text.
-pub fn pids_in(text: &str) -> Vec<i32> {
+pub(crate) fn pids_in(text: &str) -> Vec<i32> {
     text.lines()
         .filter_map(|l| l.trim().strip_prefix("pid:")?.parse().ok())
         .collect()
 }
 
 /// Whether a process exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+pub(crate) fn alive(pid: i32) -> bool {
+    fs_err::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| {
             s.rsplit_once(')')
@@ -89,12 +89,12 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Whether /proc still lists the pid at all (a zombie counts: it is not reaped).
-pub fn exists(pid: i32) -> bool {
+pub(crate) fn exists(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Waits (up to [`GONE_BOUND`]) until none of `pids` exists any more; returns the survivors.
-pub async fn survivors(pids: &[i32]) -> Vec<i32> {
+pub(crate) async fn survivors(pids: &[i32]) -> Vec<i32> {
     let until = Instant::now() + GONE_BOUND;
     loop {
         let left: Vec<i32> = pids.iter().copied().filter(|&p| exists(p)).collect();
@@ -107,16 +107,16 @@ pub async fn survivors(pids: &[i32]) -> Vec<i32> {
 
 /// Kills, when dropped, every process whose environment carries this test's tag, so that a
 /// failing test leaves no `sleep 600` behind.
-pub struct Reaper(pub String);
+pub(crate) struct Reaper(pub String);
 
 impl Drop for Reaper {
     fn drop(&mut self) {
         let entry = format!("TEST_TAG={}", self.0);
-        let Ok(dir) = std::fs::read_dir("/proc") else {
+        let Ok(dir) = fs_err::read_dir("/proc") else {
             return;
         };
         for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
-            let tagged = std::fs::read(format!("/proc/{pid}/environ"))
+            let tagged = fs_err::read(format!("/proc/{pid}/environ"))
                 .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()));
             if tagged {
                 // SAFETY: plain kill(2) on a pid we just identified by its environment.

@@ -219,7 +219,7 @@ async fn cgroup_catches_an_escapee_that_also_drops_the_marker() {
     let (res, pids) = run_until_pids(spec(cmd, dir.path(), &tag), 1, End::Cancel).await;
     assert!(res.cancelled);
     let pid = pids[0];
-    let in_cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+    let in_cgroup = fs_err::read_to_string(format!("/proc/{pid}/cgroup"))
         .is_ok_and(|c| c.contains("planhost-"));
     if alive(pid) && !in_cgroup {
         eprintln!("no per-command cgroup on this host: marker-less escapee {pid} not attributed");

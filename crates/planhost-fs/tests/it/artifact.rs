@@ -1,4 +1,4 @@
-use std::os::unix::fs::symlink;
+use fs_err::os::unix::fs::symlink;
 use std::path::Path;
 
 use planhost_fs::{ArtifactError, write_plan_artifact};
@@ -8,7 +8,7 @@ fn listing(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
+        for entry in fs_err::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();
             let path = entry.path();
             out.push(path.strip_prefix(root).unwrap().display().to_string());
@@ -44,7 +44,7 @@ fn writes_exact_bytes_and_reports_identity() {
         assert_eq!(artifact.relative_path, format!(".pi/plan/{name}"));
         assert_eq!(artifact.size_bytes, bytes.len() as u64);
         assert_eq!(artifact.sha256, planhost_core::sha256_hex(bytes));
-        let on_disk = std::fs::read(tmp.path().join(".pi/plan").join(name)).unwrap();
+        let on_disk = fs_err::read(tmp.path().join(".pi/plan").join(name)).unwrap();
         assert!(on_disk == bytes, "bytes differ for {name}");
     }
     assert_eq!(big.len(), 1 << 20);
@@ -53,8 +53,8 @@ fn writes_exact_bytes_and_reports_identity() {
 #[test]
 fn creates_missing_directories_and_uses_existing_ones() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
-    std::fs::write(tmp.path().join(".pi/keep"), b"k").unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::write(tmp.path().join(".pi/keep"), b"k").unwrap();
     write_plan_artifact(tmp.path(), "a.md", b"a").unwrap();
     assert_eq!(
         listing(tmp.path()),
@@ -70,7 +70,7 @@ fn collision_never_overwrites() {
     assert!(matches!(err, ArtifactError::Collision { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_COLLISION");
     assert_eq!(
-        std::fs::read(tmp.path().join(".pi/plan/a.md")).unwrap(),
+        fs_err::read(tmp.path().join(".pi/plan/a.md")).unwrap(),
         b"first"
     );
 }
@@ -78,7 +78,7 @@ fn collision_never_overwrites() {
 #[test]
 fn existing_directory_at_target_is_a_collision() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join(".pi/plan/a.md")).unwrap();
+    fs_err::create_dir_all(tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
         code(write_plan_artifact(tmp.path(), "a.md", b"x")),
         "PLAN_ARTIFACT_COLLISION"
@@ -101,7 +101,7 @@ fn symlinked_pi_is_refused() {
 fn symlinked_plan_dir_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     symlink(outside.path(), tmp.path().join(".pi/plan")).unwrap();
     assert_eq!(
         code(write_plan_artifact(tmp.path(), "a.md", b"x")),
@@ -115,14 +115,14 @@ fn symlinked_target_pointing_outside_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let victim = outside.path().join("victim.md");
-    std::fs::write(&victim, b"keep").unwrap();
-    std::fs::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
+    fs_err::write(&victim, b"keep").unwrap();
+    fs_err::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
     symlink(&victim, tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
         code(write_plan_artifact(tmp.path(), "a.md", b"x")),
         "PLAN_ARTIFACT_SYMLINK"
     );
-    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    assert_eq!(fs_err::read(&victim).unwrap(), b"keep");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn dangling_symlinked_target_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let missing = outside.path().join("created-through-link.md");
-    std::fs::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
+    fs_err::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
     symlink(&missing, tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
         code(write_plan_artifact(tmp.path(), "a.md", b"x")),
@@ -142,19 +142,19 @@ fn dangling_symlinked_target_is_refused() {
 #[test]
 fn pi_as_regular_file_is_refused_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join(".pi"), b"not a dir").unwrap();
+    fs_err::write(tmp.path().join(".pi"), b"not a dir").unwrap();
     let err = write_plan_artifact(tmp.path(), "a.md", b"x").unwrap_err();
     assert!(matches!(err, ArtifactError::NotDirectory { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_PATH_INVALID");
     assert_eq!(listing(tmp.path()), [".pi"]);
-    assert_eq!(std::fs::read(tmp.path().join(".pi")).unwrap(), b"not a dir");
+    assert_eq!(fs_err::read(tmp.path().join(".pi")).unwrap(), b"not a dir");
 }
 
 #[test]
 fn plan_as_regular_file_fails_and_rolls_back_nothing_it_did_not_create() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
-    std::fs::write(tmp.path().join(".pi/plan"), b"file").unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::write(tmp.path().join(".pi/plan"), b"file").unwrap();
     assert_eq!(
         code(write_plan_artifact(tmp.path(), "a.md", b"x")),
         "PLAN_ARTIFACT_PATH_INVALID"
@@ -175,7 +175,7 @@ fn invalid_root_and_names_write_nothing() {
         "PLAN_ARTIFACT_PATH_INVALID"
     );
     let file = tmp.path().join("file");
-    std::fs::write(&file, b"").unwrap();
+    fs_err::write(&file, b"").unwrap();
     assert_eq!(
         code(write_plan_artifact(&file, "a.md", b"x")),
         "PLAN_ARTIFACT_PATH_INVALID"
@@ -196,7 +196,7 @@ proptest! {
     fn any_bytes_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let tmp = tempfile::tempdir().unwrap();
         let artifact = write_plan_artifact(tmp.path(), "p.md", &bytes).unwrap();
-        prop_assert_eq!(std::fs::read(tmp.path().join(".pi/plan/p.md")).unwrap(), bytes.clone());
+        prop_assert_eq!(fs_err::read(tmp.path().join(".pi/plan/p.md")).unwrap(), bytes.clone());
         prop_assert_eq!(artifact.sha256, planhost_core::sha256_hex(&bytes));
         prop_assert_eq!(artifact.size_bytes, bytes.len() as u64);
     }

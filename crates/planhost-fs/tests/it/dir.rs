@@ -1,4 +1,5 @@
-use std::os::unix::fs::{PermissionsExt as _, symlink};
+use fs_err::os::unix::fs::symlink;
+use std::os::unix::fs::PermissionsExt as _;
 
 use planhost_fs::{Dir, MissingDirs, Name, Origin, Permissions, Probe, Replace};
 
@@ -20,7 +21,7 @@ fn names_reject_traversal() {
 #[test]
 fn walk_creates_one_component_at_a_time_and_reports_it() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("a")).unwrap();
+    fs_err::create_dir(tmp.path().join("a")).unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     let walked = root
         .walk(&[n("a"), n("b"), n("c")], MissingDirs::Create)
@@ -38,7 +39,7 @@ fn walk_refuses_symlinked_and_non_directories() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     symlink(outside.path(), tmp.path().join("link")).unwrap();
-    std::fs::write(tmp.path().join("file"), b"").unwrap();
+    fs_err::write(tmp.path().join("file"), b"").unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     let err = root
         .walk(&[n("link"), n("x")], MissingDirs::Create)
@@ -50,7 +51,7 @@ fn walk_refuses_symlinked_and_non_directories() {
     assert_eq!(err.code().as_str(), "FS_NOT_DIRECTORY");
     let err = root.walk(&[n("missing")], MissingDirs::Refuse).unwrap_err();
     assert_eq!(err.code().as_str(), "FS_NOT_FOUND");
-    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    assert!(fs_err::read_dir(outside.path()).unwrap().next().is_none());
 }
 
 #[test]
@@ -61,7 +62,7 @@ fn probe_validates_existing_prefix_without_creating() {
         Probe::MissingFrom { index, .. } => assert_eq!(index, 0),
         Probe::Complete(_) => panic!("nothing exists yet"),
     }
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     match root.probe(&[n(".pi"), n("plans")]).unwrap() {
         Probe::MissingFrom { index, deepest } => {
             assert_eq!(index, 1);
@@ -72,7 +73,10 @@ fn probe_validates_existing_prefix_without_creating() {
     assert!(!tmp.path().join(".pi/plans").exists());
     symlink("/tmp", tmp.path().join(".pi/plans")).unwrap();
     assert_eq!(
-        root.probe(&[n(".pi"), n("plans")]).unwrap_err().code().as_str(),
+        root.probe(&[n(".pi"), n("plans")])
+            .unwrap_err()
+            .code()
+            .as_str(),
         "FS_SYMLINK"
     );
 }
@@ -88,12 +92,15 @@ fn ensure_dir_reports_origin() {
 #[test]
 fn open_file_refuses_symlinks_and_directories() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("real"), b"hi").unwrap();
+    fs_err::write(tmp.path().join("real"), b"hi").unwrap();
     symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
-    std::fs::create_dir(tmp.path().join("d")).unwrap();
+    fs_err::create_dir(tmp.path().join("d")).unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     assert_eq!(root.read_file(n("real")).unwrap(), b"hi");
-    assert_eq!(root.read_file(n("link")).unwrap_err().code().as_str(), "FS_SYMLINK");
+    assert_eq!(
+        root.read_file(n("link")).unwrap_err().code().as_str(),
+        "FS_SYMLINK"
+    );
     assert_eq!(
         root.read_file(n("d")).unwrap_err().code().as_str(),
         "FS_IS_DIRECTORY"
@@ -107,7 +114,7 @@ fn open_file_refuses_symlinks_and_directories() {
 #[test]
 fn staged_commit_forbid_never_replaces_and_cleans_up() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("t.md"), b"old").unwrap();
+    fs_err::write(tmp.path().join("t.md"), b"old").unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     let staged = root
         .stage(n("t.md"), b"new", Permissions::UmaskDefault)
@@ -115,8 +122,8 @@ fn staged_commit_forbid_never_replaces_and_cleans_up() {
     assert!(tmp.path().join(staged.temp_name()).exists());
     let err = staged.commit(Replace::Forbid).unwrap_err();
     assert_eq!(err.code().as_str(), "FS_ALREADY_EXISTS");
-    assert_eq!(std::fs::read(tmp.path().join("t.md")).unwrap(), b"old");
-    let names: Vec<_> = std::fs::read_dir(tmp.path())
+    assert_eq!(fs_err::read(tmp.path().join("t.md")).unwrap(), b"old");
+    let names: Vec<_> = fs_err::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
@@ -126,22 +133,19 @@ fn staged_commit_forbid_never_replaces_and_cleans_up() {
         .unwrap()
         .commit(Replace::Forbid)
         .unwrap();
-    assert_eq!(
-        std::fs::read(tmp.path().join("fresh.md")).unwrap(),
-        b"first"
-    );
+    assert_eq!(fs_err::read(tmp.path().join("fresh.md")).unwrap(), b"first");
 }
 
 #[test]
 fn replace_atomically_sets_exact_permissions() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("t"), b"old").unwrap();
+    fs_err::write(tmp.path().join("t"), b"old").unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     root.replace_atomically(n("t"), b"new", Permissions::Exact(0o751))
         .unwrap();
-    let meta = std::fs::metadata(tmp.path().join("t")).unwrap();
+    let meta = fs_err::metadata(tmp.path().join("t")).unwrap();
     assert_eq!(meta.permissions().mode() & 0o7777, 0o751);
-    assert_eq!(std::fs::read(tmp.path().join("t")).unwrap(), b"new");
+    assert_eq!(fs_err::read(tmp.path().join("t")).unwrap(), b"new");
 }
 
 #[test]
@@ -158,7 +162,7 @@ fn dropped_stage_removes_temp() {
 #[test]
 fn undo_created_removes_only_what_the_walk_made() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("a")).unwrap();
+    fs_err::create_dir(tmp.path().join("a")).unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     let names = [n("a"), n("b"), n("c")];
     let walked = root.walk(&names, MissingDirs::Create).unwrap();
@@ -171,8 +175,8 @@ fn undo_created_removes_only_what_the_walk_made() {
 fn entry_reports_kind_and_permissions() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("f");
-    std::fs::write(&file, b"abc").unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    fs_err::write(&file, b"abc").unwrap();
+    fs_err::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let root = Dir::open_anchor(tmp.path()).unwrap();
     let entry = root.entry(n("f")).unwrap().unwrap();
     assert_eq!(entry.kind, planhost_fs::EntryKind::File);

@@ -1,11 +1,11 @@
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
+use fs_err::os::unix::fs::symlink;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use planhost_core::sha256_hex;
 use planhost_fs::{
     Change, ConflictKind, Occupant, OnDisk, Preflight, PublishError, Published, Reconciled,
-    TEMP_PREFIX, inspect, preflight, publish_new, publish_update,
-    reconcile,
+    TEMP_PREFIX, inspect, preflight, publish_new, publish_update, reconcile,
 };
 use proptest::prelude::*;
 
@@ -15,7 +15,7 @@ fn listing(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
+        for entry in fs_err::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();
             out.push(
                 entry
@@ -43,7 +43,7 @@ fn target(root: &Path) -> PathBuf {
 }
 
 fn temps_in(root: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(plans(root)) else {
+    let Ok(entries) = fs_err::read_dir(plans(root)) else {
         return Vec::new();
     };
     entries
@@ -98,7 +98,7 @@ fn first_publication_creates_missing_dirs_and_exact_bytes() {
             change: Change::Created,
         }
     );
-    assert!(std::fs::read(target(tmp.path())).unwrap() == bytes);
+    assert!(fs_err::read(target(tmp.path())).unwrap() == bytes);
     assert_eq!(
         listing(tmp.path()),
         [
@@ -113,20 +113,20 @@ fn first_publication_creates_missing_dirs_and_exact_bytes() {
 #[test]
 fn first_publication_uses_existing_dirs_and_preflight_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
-    std::fs::write(tmp.path().join(".pi/keep"), b"k").unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::write(tmp.path().join(".pi/keep"), b"k").unwrap();
     assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Free);
     assert_eq!(listing(tmp.path()), [".pi", ".pi/keep"]);
 
-    std::fs::create_dir(plans(tmp.path())).unwrap();
-    std::fs::write(plans(tmp.path()).join("other.md"), b"o").unwrap();
+    fs_err::create_dir(plans(tmp.path())).unwrap();
+    fs_err::write(plans(tmp.path()).join("other.md"), b"o").unwrap();
     assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Free);
     publish_new(tmp.path(), NAME, b"x").unwrap();
     assert_eq!(
-        std::fs::read(plans(tmp.path()).join("other.md")).unwrap(),
+        fs_err::read(plans(tmp.path()).join("other.md")).unwrap(),
         b"o"
     );
-    assert_eq!(std::fs::read(tmp.path().join(".pi/keep")).unwrap(), b"k");
+    assert_eq!(fs_err::read(tmp.path().join(".pi/keep")).unwrap(), b"k");
 }
 
 #[test]
@@ -136,12 +136,12 @@ fn first_publication_never_overwrites() {
     let err = publish_new(tmp.path(), NAME, b"v2").unwrap_err();
     assert!(matches!(err, PublishError::Collision { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PUBLISH_COLLISION");
-    assert_eq!(std::fs::read(target(tmp.path())).unwrap(), b"v1");
+    assert_eq!(fs_err::read(target(tmp.path())).unwrap(), b"v1");
     assert!(temps_in(tmp.path()).is_empty());
 
     // A directory at the name is taken too, and stays a directory.
     let other = "other-20260805-120000.md";
-    std::fs::create_dir(plans(tmp.path()).join(other)).unwrap();
+    fs_err::create_dir(plans(tmp.path()).join(other)).unwrap();
     assert_eq!(preflight(tmp.path(), other).unwrap(), Preflight::Taken);
     assert_eq!(
         code(publish_new(tmp.path(), other, b"x")),
@@ -163,11 +163,11 @@ fn collision_takes_the_next_numbered_name() {
     assert_eq!(preflight(tmp.path(), &second).unwrap(), Preflight::Free);
     publish_new(tmp.path(), &second, b"ours").unwrap();
     assert_eq!(
-        std::fs::read(plans(tmp.path()).join(&first)).unwrap(),
+        fs_err::read(plans(tmp.path()).join(&first)).unwrap(),
         b"someone else"
     );
     assert_eq!(
-        std::fs::read(plans(tmp.path()).join(&second)).unwrap(),
+        fs_err::read(plans(tmp.path()).join(&second)).unwrap(),
         b"ours"
     );
 }
@@ -176,7 +176,7 @@ fn collision_takes_the_next_numbered_name() {
 fn symlinked_pi_is_refused_everywhere() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::create_dir(outside.path().join("plans")).unwrap();
+    fs_err::create_dir(outside.path().join("plans")).unwrap();
     symlink(outside.path(), tmp.path().join(".pi")).unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
     assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
@@ -193,7 +193,7 @@ fn symlinked_pi_is_refused_everywhere() {
 fn symlinked_plans_dir_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     symlink(outside.path(), plans(tmp.path())).unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
     assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
@@ -203,15 +203,15 @@ fn symlinked_plans_dir_is_refused() {
 #[test]
 fn non_directory_components_are_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join(".pi"), b"file").unwrap();
+    fs_err::write(tmp.path().join(".pi"), b"file").unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_NOT_DIRECTORY");
     let err = publish_new(tmp.path(), NAME, b"x").unwrap_err();
     assert!(matches!(err, PublishError::NotDirectory { .. }), "{err:?}");
-    assert_eq!(std::fs::read(tmp.path().join(".pi")).unwrap(), b"file");
+    assert_eq!(fs_err::read(tmp.path().join(".pi")).unwrap(), b"file");
 
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join(".pi")).unwrap();
-    std::fs::write(plans(tmp.path()), b"file").unwrap();
+    fs_err::create_dir(tmp.path().join(".pi")).unwrap();
+    fs_err::write(plans(tmp.path()), b"file").unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_NOT_DIRECTORY");
     assert_eq!(
         code(publish_new(tmp.path(), NAME, b"x")),
@@ -232,15 +232,15 @@ fn symlinked_target_is_refused_and_nothing_is_written_outside() {
     let tmp = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let victim = outside.path().join("victim.md");
-    std::fs::write(&victim, b"keep").unwrap();
-    std::fs::create_dir_all(plans(tmp.path())).unwrap();
+    fs_err::write(&victim, b"keep").unwrap();
+    fs_err::create_dir_all(plans(tmp.path())).unwrap();
     symlink(&victim, target(tmp.path())).unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
     assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
-    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    assert_eq!(fs_err::read(&victim).unwrap(), b"keep");
 
     let dangling = outside.path().join("created-through-link.md");
-    std::fs::remove_file(target(tmp.path())).unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(&dangling, target(tmp.path())).unwrap();
     assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
     assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
@@ -253,7 +253,7 @@ fn symlinked_target_is_refused_and_nothing_is_written_outside() {
 fn invalid_roots_and_names_touch_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("file");
-    std::fs::write(&file, b"").unwrap();
+    fs_err::write(&file, b"").unwrap();
     for root in [Path::new("relative"), &tmp.path().join("missing"), &file] {
         assert_eq!(code(preflight(root, NAME)), "PUBLISH_PATH_INVALID");
         assert_eq!(code(publish_new(root, NAME, b"x")), "PUBLISH_PATH_INVALID");
@@ -279,16 +279,16 @@ fn invalid_roots_and_names_touch_nothing() {
 fn update_replaces_bytes_at_the_same_path_and_keeps_permissions() {
     let tmp = published_v1();
     let path = target(tmp.path());
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let before = std::fs::metadata(&path).unwrap().ino();
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = fs_err::metadata(&path).unwrap().ino();
 
     let bytes = b"# Plan\r\nv2 \xE2\x9C\x93";
     let published = publish_update(tmp.path(), NAME, bytes, &sha256_hex(b"v1")).unwrap();
     assert_eq!(published.relative_path, format!(".pi/plans/{NAME}"));
     assert_eq!(published.sha256, sha256_hex(bytes));
     assert_eq!(published.change, Change::Replaced);
-    assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(fs_err::read(&path).unwrap(), bytes);
+    let meta = fs_err::metadata(&path).unwrap();
     assert_ne!(
         meta.ino(),
         before,
@@ -299,32 +299,29 @@ fn update_replaces_bytes_at_the_same_path_and_keeps_permissions() {
 
     // The next update is based on what was just published.
     publish_update(tmp.path(), NAME, b"v3", &published.sha256).unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), b"v3");
+    assert_eq!(fs_err::read(&path).unwrap(), b"v3");
 }
 
 #[test]
 fn update_over_modified_file_is_a_conflict() {
     let tmp = published_v1();
-    std::fs::write(target(tmp.path()), b"edited by hand").unwrap();
+    fs_err::write(target(tmp.path()), b"edited by hand").unwrap();
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Modified);
-    assert_eq!(
-        std::fs::read(target(tmp.path())).unwrap(),
-        b"edited by hand"
-    );
+    assert_eq!(fs_err::read(target(tmp.path())).unwrap(), b"edited by hand");
     assert!(temps_in(tmp.path()).is_empty());
 }
 
 #[test]
 fn update_over_deleted_file_is_a_conflict() {
     let tmp = published_v1();
-    std::fs::remove_file(target(tmp.path())).unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Deleted);
     assert!(!target(tmp.path()).exists());
     assert!(temps_in(tmp.path()).is_empty());
 
-    std::fs::remove_dir_all(tmp.path().join(".pi")).unwrap();
+    fs_err::remove_dir_all(tmp.path().join(".pi")).unwrap();
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Deleted);
     assert!(
@@ -339,15 +336,15 @@ fn update_over_swapped_in_symlink_is_a_conflict_and_outside_is_untouched() {
     let outside = tempfile::tempdir().unwrap();
     // The link's target holds exactly the base bytes: following it would pass verification.
     let victim = outside.path().join("victim.md");
-    std::fs::write(&victim, b"v1").unwrap();
-    std::fs::remove_file(target(tmp.path())).unwrap();
+    fs_err::write(&victim, b"v1").unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(&victim, target(tmp.path())).unwrap();
 
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Symlink);
-    assert_eq!(std::fs::read(&victim).unwrap(), b"v1");
+    assert_eq!(fs_err::read(&victim).unwrap(), b"v1");
     assert!(
-        std::fs::symlink_metadata(target(tmp.path()))
+        fs_err::symlink_metadata(target(tmp.path()))
             .unwrap()
             .is_symlink()
     );
@@ -358,18 +355,18 @@ fn update_over_swapped_in_symlink_is_a_conflict_and_outside_is_untouched() {
 #[test]
 fn update_over_directory_or_fifo_is_a_conflict() {
     let tmp = published_v1();
-    std::fs::remove_file(target(tmp.path())).unwrap();
-    std::fs::create_dir(target(tmp.path())).unwrap();
-    std::fs::write(target(tmp.path()).join("inner"), b"i").unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
+    fs_err::create_dir(target(tmp.path())).unwrap();
+    fs_err::write(target(tmp.path()).join("inner"), b"i").unwrap();
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Directory);
     assert_eq!(
-        std::fs::read(target(tmp.path()).join("inner")).unwrap(),
+        fs_err::read(target(tmp.path()).join("inner")).unwrap(),
         b"i"
     );
     assert!(temps_in(tmp.path()).is_empty());
 
-    std::fs::remove_dir_all(target(tmp.path())).unwrap();
+    fs_err::remove_dir_all(target(tmp.path())).unwrap();
     mkfifo(&target(tmp.path()));
     let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::NotRegular);
@@ -380,7 +377,7 @@ fn update_over_directory_or_fifo_is_a_conflict() {
 fn update_with_unchanged_bytes_verifies_and_writes_nothing() {
     let tmp = published_v1();
     let path = target(tmp.path());
-    let before = std::fs::metadata(&path).unwrap().ino();
+    let before = fs_err::metadata(&path).unwrap().ino();
     // The caller's check: the disk already holds the latest checkpoint.
     assert_eq!(
         inspect(tmp.path(), NAME).unwrap(),
@@ -392,24 +389,24 @@ fn update_with_unchanged_bytes_verifies_and_writes_nothing() {
     let published = publish_update(tmp.path(), NAME, b"v1", &sha256_hex(b"v1")).unwrap();
     assert_eq!(published.change, Change::Unchanged);
     assert_eq!(published.sha256, sha256_hex(b"v1"));
-    assert_eq!(std::fs::metadata(&path).unwrap().ino(), before);
+    assert_eq!(fs_err::metadata(&path).unwrap().ino(), before);
 
     // Same bytes as the base, but the disk moved on: still a conflict, still no write.
-    std::fs::write(&path, b"edited").unwrap();
+    fs_err::write(&path, b"edited").unwrap();
     let result = publish_update(tmp.path(), NAME, b"v1", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Modified);
-    assert_eq!(std::fs::read(&path).unwrap(), b"edited");
+    assert_eq!(fs_err::read(&path).unwrap(), b"edited");
 }
 
 #[test]
 fn inspect_reports_what_is_on_disk_without_following() {
     let tmp = tempfile::tempdir().unwrap();
     assert_eq!(inspect(tmp.path(), NAME).unwrap(), OnDisk::Missing);
-    std::fs::create_dir_all(plans(tmp.path())).unwrap();
+    fs_err::create_dir_all(plans(tmp.path())).unwrap();
     assert_eq!(inspect(tmp.path(), NAME).unwrap(), OnDisk::Missing);
     assert!(listing(tmp.path()).len() == 2);
 
-    std::fs::write(target(tmp.path()), b"abc").unwrap();
+    fs_err::write(target(tmp.path()), b"abc").unwrap();
     assert_eq!(
         inspect(tmp.path(), NAME).unwrap(),
         OnDisk::File {
@@ -419,22 +416,22 @@ fn inspect_reports_what_is_on_disk_without_following() {
     );
 
     let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("f.md"), b"abc").unwrap();
-    std::fs::remove_file(target(tmp.path())).unwrap();
+    fs_err::write(outside.path().join("f.md"), b"abc").unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(outside.path().join("f.md"), target(tmp.path())).unwrap();
     assert_eq!(
         inspect(tmp.path(), NAME).unwrap(),
         OnDisk::NotAFile(Occupant::Symlink)
     );
 
-    std::fs::remove_file(target(tmp.path())).unwrap();
-    std::fs::create_dir(target(tmp.path())).unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
+    fs_err::create_dir(target(tmp.path())).unwrap();
     assert_eq!(
         inspect(tmp.path(), NAME).unwrap(),
         OnDisk::NotAFile(Occupant::Directory)
     );
 
-    std::fs::remove_dir(target(tmp.path())).unwrap();
+    fs_err::remove_dir(target(tmp.path())).unwrap();
     mkfifo(&target(tmp.path()));
     assert_eq!(
         inspect(tmp.path(), NAME).unwrap(),
@@ -458,7 +455,7 @@ fn reconcile_first_publication() {
         Reconciled::AlreadyWritten
     );
     // Someone else's file at the name.
-    std::fs::write(target(tmp.path()), b"theirs").unwrap();
+    fs_err::write(target(tmp.path()), b"theirs").unwrap();
     assert_eq!(
         reconcile(tmp.path(), NAME, &expected, None).unwrap(),
         Reconciled::Conflict(ConflictKind::Modified)
@@ -475,16 +472,16 @@ fn reconcile_update() {
     publish_update(tmp.path(), NAME, b"v2", &base).unwrap();
     assert_eq!(check(), Reconciled::AlreadyWritten);
 
-    std::fs::write(target(tmp.path()), b"edited").unwrap();
+    fs_err::write(target(tmp.path()), b"edited").unwrap();
     assert_eq!(check(), Reconciled::Conflict(ConflictKind::Modified));
-    std::fs::remove_file(target(tmp.path())).unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
     assert_eq!(check(), Reconciled::Conflict(ConflictKind::Deleted));
     symlink("/nonexistent", target(tmp.path())).unwrap();
     assert_eq!(check(), Reconciled::Conflict(ConflictKind::Symlink));
-    std::fs::remove_file(target(tmp.path())).unwrap();
-    std::fs::create_dir(target(tmp.path())).unwrap();
+    fs_err::remove_file(target(tmp.path())).unwrap();
+    fs_err::create_dir(target(tmp.path())).unwrap();
     assert_eq!(check(), Reconciled::Conflict(ConflictKind::Directory));
-    std::fs::remove_dir(target(tmp.path())).unwrap();
+    fs_err::remove_dir(target(tmp.path())).unwrap();
     mkfifo(&target(tmp.path()));
     assert_eq!(check(), Reconciled::Conflict(ConflictKind::NotRegular));
 }
@@ -499,20 +496,20 @@ enum Seen {
 }
 
 fn seen(path: &Path) -> Seen {
-    match std::fs::symlink_metadata(path) {
+    match fs_err::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Seen::Missing,
         Err(e) => panic!("{e}"),
-        Ok(meta) if meta.is_symlink() => Seen::Symlink(std::fs::read_link(path).unwrap()),
+        Ok(meta) if meta.is_symlink() => Seen::Symlink(fs_err::read_link(path).unwrap()),
         Ok(meta) if meta.is_dir() => Seen::Directory,
-        Ok(_) => Seen::File(std::fs::read(path).unwrap()),
+        Ok(_) => Seen::File(fs_err::read(path).unwrap()),
     }
 }
 
 fn clear(path: &Path) {
     match seen(path) {
         Seen::Missing => {}
-        Seen::Directory => std::fs::remove_dir_all(path).unwrap(),
-        Seen::File(_) | Seen::Symlink(_) => std::fs::remove_file(path).unwrap(),
+        Seen::Directory => fs_err::remove_dir_all(path).unwrap(),
+        Seen::File(_) | Seen::Symlink(_) => fs_err::remove_file(path).unwrap(),
     }
 }
 
@@ -589,7 +586,7 @@ proptest! {
         let path = target(root);
         let mut last: Option<Vec<u8>> = None;
         let mut victim_bytes = b"outside".to_vec();
-        std::fs::write(&victim, &victim_bytes).unwrap();
+        fs_err::write(&victim, &victim_bytes).unwrap();
 
         for op in ops {
             let before = seen(&path);
@@ -621,7 +618,7 @@ proptest! {
                 Op::ExternalWrite(new) => {
                     if plans(root).is_dir() {
                         clear(&path);
-                        std::fs::write(&path, new).unwrap();
+                        fs_err::write(&path, new).unwrap();
                     }
                 }
                 Op::ExternalDelete => clear(&path),
@@ -630,25 +627,25 @@ proptest! {
                         clear(&path);
                         // The outside file holds the base bytes, so following would "verify".
                         victim_bytes = last.clone().unwrap_or_default();
-                        std::fs::write(&victim, &victim_bytes).unwrap();
+                        fs_err::write(&victim, &victim_bytes).unwrap();
                         symlink(&victim, &path).unwrap();
                     }
                 }
                 Op::ExternalDirectory => {
                     if plans(root).is_dir() {
                         clear(&path);
-                        std::fs::create_dir(&path).unwrap();
+                        fs_err::create_dir(&path).unwrap();
                     }
                 }
                 Op::ExternalRestore => {
                     if let (Some(bytes), true) = (&last, plans(root).is_dir()) {
                         clear(&path);
-                        std::fs::write(&path, bytes).unwrap();
+                        fs_err::write(&path, bytes).unwrap();
                     }
                 }
             }
             prop_assert!(temps_in(root).is_empty(), "temp left: {:?}", temps_in(root));
-            prop_assert_eq!(std::fs::read(&victim).unwrap(), victim_bytes.clone());
+            prop_assert_eq!(fs_err::read(&victim).unwrap(), victim_bytes.clone());
             prop_assert_eq!(listing(outside.path()), ["victim.md"]);
         }
     }
@@ -662,8 +659,8 @@ fn a_planted_huge_file_is_a_conflict_without_reading_it_whole() {
     let root = ws.path();
     let published = planhost_fs::publish_new(root, "plan.md", b"# Plan: x\n").unwrap();
     let path = root.join(&published.relative_path);
-    std::fs::remove_file(&path).unwrap();
-    let file = std::fs::File::create(&path).unwrap();
+    fs_err::remove_file(&path).unwrap();
+    let file = fs_err::File::create(&path).unwrap();
     file.set_len(1 << 40).unwrap(); // 1 TiB, sparse
     drop(file);
     match planhost_fs::inspect(root, "plan.md").unwrap() {

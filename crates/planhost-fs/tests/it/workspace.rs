@@ -1,13 +1,13 @@
+use fs_err::os::unix::fs::symlink;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::symlink;
 
 use planhost_fs::{PathRequest, Resolved, Workspace};
 
 fn ws() -> (tempfile::TempDir, Workspace) {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tmp.path().join("src/deep")).unwrap();
-    std::fs::write(tmp.path().join("src/lib.rs"), b"x").unwrap();
+    fs_err::create_dir_all(tmp.path().join("src/deep")).unwrap();
+    fs_err::write(tmp.path().join("src/lib.rs"), b"x").unwrap();
     let ws = Workspace::new(tmp.path()).unwrap();
     (tmp, ws)
 }
@@ -43,15 +43,21 @@ fn refuses_lexically_outside_paths() {
             "{bad}"
         );
     }
-    assert_eq!(ws.resolve("").unwrap_err().code().as_str(), "FS_PATH_INVALID");
-    assert_eq!(ws.resolve("a\0b").unwrap_err().code().as_str(), "FS_PATH_INVALID");
+    assert_eq!(
+        ws.resolve("").unwrap_err().code().as_str(),
+        "FS_PATH_INVALID"
+    );
+    assert_eq!(
+        ws.resolve("a\0b").unwrap_err().code().as_str(),
+        "FS_PATH_INVALID"
+    );
 }
 
 #[test]
 fn symlink_leading_out_is_refused_and_inside_is_followed_for_reads() {
     let (tmp, ws) = ws();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("secret"), b"s").unwrap();
+    fs_err::write(outside.path().join("secret"), b"s").unwrap();
     symlink(outside.path(), tmp.path().join("out")).unwrap();
     symlink(tmp.path().join("src"), tmp.path().join("in")).unwrap();
     assert_eq!(
@@ -65,7 +71,10 @@ fn symlink_leading_out_is_refused_and_inside_is_followed_for_reads() {
     assert_eq!(ws.resolve("in/lib.rs").unwrap().relative(), "src/lib.rs");
     // Writers never act through a link, even one that stays inside.
     assert_eq!(
-        ws.resolve_for_write("in/lib.rs").unwrap_err().code().as_str(),
+        ws.resolve_for_write("in/lib.rs")
+            .unwrap_err()
+            .code()
+            .as_str(),
         "FS_SYMLINK"
     );
     assert_eq!(
@@ -78,14 +87,17 @@ fn symlink_leading_out_is_refused_and_inside_is_followed_for_reads() {
 fn dangling_symlink_is_refused() {
     let (tmp, ws) = ws();
     symlink("/nonexistent/planhost-target", tmp.path().join("dangling")).unwrap();
-    assert_eq!(ws.resolve("dangling").unwrap_err().code().as_str(), "FS_SYMLINK");
+    assert_eq!(
+        ws.resolve("dangling").unwrap_err().code().as_str(),
+        "FS_SYMLINK"
+    );
 }
 
 #[test]
 fn non_utf8_target_is_an_error() {
     let (tmp, ws) = ws();
     let weird = tmp.path().join(OsStr::from_bytes(b"bad-\xff"));
-    std::fs::create_dir(&weird).unwrap();
+    fs_err::create_dir(&weird).unwrap();
     symlink(&weird, tmp.path().join("to-weird")).unwrap();
     assert_eq!(
         ws.resolve("to-weird").unwrap_err().code().as_str(),
@@ -136,7 +148,10 @@ fn open_file_goes_through_handles() {
     let p = ws.resolve("src/lib.rs").unwrap();
     assert!(ws.open_file(&p).is_ok());
     let d = ws.resolve("src").unwrap();
-    assert_eq!(ws.open_file(&d).unwrap_err().code().as_str(), "FS_IS_DIRECTORY");
+    assert_eq!(
+        ws.open_file(&d).unwrap_err().code().as_str(),
+        "FS_IS_DIRECTORY"
+    );
 }
 
 #[test]
@@ -144,18 +159,22 @@ fn workspace_root_must_be_an_absolute_directory() {
     assert_eq!(
         Workspace::new(std::path::Path::new("rel"))
             .unwrap_err()
-            .code().as_str(),
+            .code()
+            .as_str(),
         "FS_PATH_INVALID"
     );
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("f");
-    std::fs::write(&file, b"").unwrap();
+    fs_err::write(&file, b"").unwrap();
     assert_eq!(
         Workspace::new(&file).unwrap_err().code().as_str(),
         "FS_NOT_DIRECTORY"
     );
     assert_eq!(
-        Workspace::new(&tmp.path().join("no")).unwrap_err().code().as_str(),
+        Workspace::new(&tmp.path().join("no"))
+            .unwrap_err()
+            .code()
+            .as_str(),
         "FS_NOT_FOUND"
     );
 }

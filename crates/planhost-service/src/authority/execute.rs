@@ -82,11 +82,16 @@ pub(super) async fn run(
     let ctx = ToolContext::new(workspace);
     let pinned = match pin {
         (Some(id), Some(dialect)) => {
-            let id = ShellId::from_str(&id)
-                .map_err(|e| ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string()))?;
-            let dialect = Dialect::from_str(&dialect)
-                .map_err(|e| ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string()))?;
-            Some(ShellPinContext::new(PinnedShell { id, dialect }, configured))
+            let id = ShellId::from_str(&id).map_err(|e| {
+                ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string())
+            })?;
+            let dialect = Dialect::from_str(&dialect).map_err(|e| {
+                ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string())
+            })?;
+            Some(ShellPinContext::new(
+                PinnedShell { id, dialect },
+                configured,
+            ))
         }
         (_, _) => None,
     };

@@ -183,7 +183,11 @@ impl ToolAuthority {
     }
 
     /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
-    pub(crate) async fn authorize(&self, svc: &Inner, p: AuthorizeParams) -> Result<AuthorizeResult> {
+    pub(crate) async fn authorize(
+        &self,
+        svc: &Inner,
+        p: AuthorizeParams,
+    ) -> Result<AuthorizeResult> {
         let provenance = domain_provenance(&p.provenance)?;
         let view = Self::policy_view(svc, p.session_id.as_str(), p.turn_id.as_str()).await?;
         let batch = BatchPosition {
@@ -214,7 +218,8 @@ impl ToolAuthority {
                     by: GrantedBy::Policy,
                 };
                 lock(&self.grants).insert(key, grant);
-                svc.audit.record(audit_row(AuditAction::ToolAllow, Value::Null));
+                svc.audit
+                    .record(audit_row(AuditAction::ToolAllow, Value::Null));
                 AuthorizeResult {
                     decision: DecisionKind::Allow,
                     code: None,
@@ -303,12 +308,8 @@ impl ToolAuthority {
         let by = caller.by.clone();
         let decision = p.decision;
         svc.engine(move |e| {
-            Ok(e.store().record_ask_answer(
-                &ask_record(&record),
-                decision,
-                note.as_deref(),
-                &by,
-            )?)
+            Ok(e.store()
+                .record_ask_answer(&ask_record(&record), decision, note.as_deref(), &by)?)
         })
         .await?;
         let mut asks = lock(&self.asks);
@@ -344,7 +345,11 @@ impl ToolAuthority {
         let items = lock(&self.asks)
             .iter()
             .rev()
-            .filter(|a| p.session_id.as_ref().is_none_or(|s| *s == a.info.session_id))
+            .filter(|a| {
+                p.session_id
+                    .as_ref()
+                    .is_none_or(|s| *s == a.info.session_id)
+            })
             .filter(|a| {
                 let status = match a.info.decision {
                     None => AskStatus::Open,
@@ -362,7 +367,8 @@ impl ToolAuthority {
     /// before the reply of the change that ended it.
     pub(crate) fn turn_closed(&self, session_id: &str, turn_id: &str) {
         lock(&self.grants).retain(|(s, _), g| !(s == session_id && g.turn_id == turn_id));
-        lock(&self.asks).retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
+        lock(&self.asks)
+            .retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
     }
 
     /// The session's mode or permission changed: every grant must be asked for again.

@@ -1,9 +1,7 @@
 //! `plans.enter`, `plans.submit`, `plans.list`, `plans.get`, `plans.resolve` (seed 000) and the
 //! executions an approval queues.
 
-use planhost_core::{
-    BatchPosition, ErrorCode, IdMatch, ResolveRequest, SubmitPlanInput, match_id,
-};
+use planhost_core::{BatchPosition, ErrorCode, IdMatch, ResolveRequest, SubmitPlanInput, match_id};
 use planhost_fs::ArtifactOnDisk;
 use planhost_protocol::{
     ApprovalInfo, ApprovalList, ClaimedExecution, EndExecutionParams, EnterPlanParams,
@@ -19,7 +17,10 @@ use crate::service::Inner;
 use crate::{Result, ServiceError};
 
 /// An approval row as the wire shows it.
-pub(crate) fn approval_info(e: &mut Engine, a: planhost_store::ApprovalRecord) -> Result<ApprovalInfo> {
+pub(crate) fn approval_info(
+    e: &mut Engine,
+    a: planhost_store::ApprovalRecord,
+) -> Result<ApprovalInfo> {
     let root = e.store().session(&a.session_id)?.workspace_root;
     Ok(convert::approval(a, &root))
 }
@@ -32,9 +33,7 @@ pub(crate) fn resolve_proposal_id(e: &mut Engine, typed: &str) -> Result<String>
     let all = e.store().approvals_matching(&ApprovalQuery::default())?;
     match match_id(typed, all.iter().map(|a| a.proposal_id.as_str())) {
         IdMatch::One(id) => Ok(id),
-        IdMatch::None => {
-            Err(planhost_core::CoreError::ApprovalNotFound(typed.to_owned()).into())
-        }
+        IdMatch::None => Err(planhost_core::CoreError::ApprovalNotFound(typed.to_owned()).into()),
         IdMatch::Ambiguous(candidates) => Err(ServiceError::IdAmbiguous {
             typed: typed.to_owned(),
             candidates,
@@ -117,7 +116,11 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
     .await
 }
 
-pub(crate) async fn resolve(svc: &Inner, caller: &Caller, p: ResolvePlanParams) -> Result<ApprovalInfo> {
+pub(crate) async fn resolve(
+    svc: &Inner,
+    caller: &Caller,
+    p: ResolvePlanParams,
+) -> Result<ApprovalInfo> {
     let by = caller.by.clone();
     svc.engine(move |e| {
         let request = ResolveRequest {
@@ -175,7 +178,10 @@ fn find_execution(
         .into_iter()
         .find(|a| a.execution_id.as_deref() == Some(execution))
         .ok_or_else(|| {
-            ServiceError::refused(ErrorCode::ExecutionNotFound, format!("no execution {execution}"))
+            ServiceError::refused(
+                ErrorCode::ExecutionNotFound,
+                format!("no execution {execution}"),
+            )
         })
 }
 

@@ -2,8 +2,8 @@
 
 use planhost_core::{ApprovalAction, IdMatch, match_id};
 use planhost_protocol::{
-    PublicationList, PublicationRequest, PublicationResolution, PublicationsFilter,
-    RequestOutcome, RequestPublicationParams, ResolveOutcome, ResolvePublicationParams,
+    PublicationList, PublicationRequest, PublicationResolution, PublicationsFilter, RequestOutcome,
+    RequestPublicationParams, ResolveOutcome, ResolvePublicationParams,
 };
 
 use crate::connection::Caller;
@@ -29,7 +29,10 @@ fn resolve_id(e: &mut Engine, typed: &str) -> Result<String> {
     }
 }
 
-pub(crate) async fn request(svc: &Inner, p: RequestPublicationParams) -> Result<PublicationRequest> {
+pub(crate) async fn request(
+    svc: &Inner,
+    p: RequestPublicationParams,
+) -> Result<PublicationRequest> {
     let overwrite = if p.overwrite_conflict {
         Overwrite::DiskAsBase
     } else {

@@ -17,7 +17,7 @@ const CASES: [(&str, Change, &str); 5] = [
     (
         "a line appended",
         |file, _| {
-            let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+            let mut f = fs_err::OpenOptions::new().append(true).open(file).unwrap();
             f.write_all(b"2. and one more thing\n").unwrap();
         },
         "it now holds other bytes",
@@ -25,29 +25,29 @@ const CASES: [(&str, Change, &str); 5] = [
     (
         "rewritten with the same size",
         |file, _| {
-            let before = std::fs::read(file).unwrap();
+            let before = fs_err::read(file).unwrap();
             let after = String::from_utf8(before.clone())
                 .unwrap()
                 .replace("do it", "do IT");
             assert_eq!(after.len(), before.len());
             assert_ne!(after.as_bytes(), before.as_slice());
-            std::fs::write(file, after).unwrap();
+            fs_err::write(file, after).unwrap();
         },
         "it now holds other bytes",
     ),
     (
         "deleted",
-        |file, _| std::fs::remove_file(file).unwrap(),
+        |file, _| fs_err::remove_file(file).unwrap(),
         "it was deleted",
     ),
     (
         "replaced by a symlink to an identical copy",
         |file, outside| {
             let copy = outside.join("copy.md");
-            std::fs::copy(file, &copy).unwrap();
-            assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(file).unwrap());
-            std::fs::remove_file(file).unwrap();
-            std::os::unix::fs::symlink(&copy, file).unwrap();
+            fs_err::copy(file, &copy).unwrap();
+            assert_eq!(fs_err::read(&copy).unwrap(), fs_err::read(file).unwrap());
+            fs_err::remove_file(file).unwrap();
+            fs_err::os::unix::fs::symlink(&copy, file).unwrap();
         },
         "a symlink or directory replaced it",
     ),
@@ -56,14 +56,14 @@ const CASES: [(&str, Change, &str); 5] = [
         |file, outside| {
             let dir = file.parent().unwrap();
             let copy = outside.join("plan");
-            std::fs::create_dir(&copy).unwrap();
+            fs_err::create_dir(&copy).unwrap();
             let name = file.file_name().unwrap();
-            std::fs::copy(file, copy.join(name)).unwrap();
-            std::fs::remove_file(file).unwrap();
-            std::fs::remove_dir(dir).unwrap();
-            std::os::unix::fs::symlink(&copy, dir).unwrap();
+            fs_err::copy(file, copy.join(name)).unwrap();
+            fs_err::remove_file(file).unwrap();
+            fs_err::remove_dir(dir).unwrap();
+            fs_err::os::unix::fs::symlink(&copy, dir).unwrap();
             // Read through the link, the bytes are the submitted ones.
-            assert_eq!(std::fs::read(file).unwrap(), b"# Plan\n1. do it\n");
+            assert_eq!(fs_err::read(file).unwrap(), b"# Plan\n1. do it\n");
         },
         "a symlink or directory replaced it",
     ),
@@ -131,7 +131,7 @@ fn every_change_to_the_artifact_refuses_the_approval_and_changes_nothing() {
             "{name}"
         );
         // The outside copy a symlink pointed at is untouched.
-        if let Ok(copy) = std::fs::read(outside.path().join("copy.md")) {
+        if let Ok(copy) = fs_err::read(outside.path().join("copy.md")) {
             assert_eq!(copy, b"# Plan\n1. do it\n", "{name}");
         }
     }
@@ -144,13 +144,13 @@ fn the_exact_bytes_restored_approve_again() {
     let mut f = Fixture::new();
     let a = f.pending();
     let file = f.workspace_root().join(&a.artifact_relative_path);
-    let original = std::fs::read(&file).unwrap();
-    std::fs::write(&file, b"# Plan\n1. do IT\n").unwrap();
+    let original = fs_err::read(&file).unwrap();
+    fs_err::write(&file, b"# Plan\n1. do IT\n").unwrap();
     assert_eq!(
         f.resolve(&approve(&a, None), None).unwrap_err().code(),
         ErrorCode::PlanArtifactChanged
     );
-    std::fs::write(&file, &original).unwrap();
+    fs_err::write(&file, &original).unwrap();
     let approved = f.resolve(&approve(&a, None), None).unwrap();
     assert_eq!(approved.status, ApprovalStatus::Approved);
     assert!(approved.execution_id.is_some());
@@ -160,7 +160,7 @@ fn the_exact_bytes_restored_approve_again() {
 fn a_late_approve_of_a_changed_plan_records_the_expiry() {
     let mut f = Fixture::new();
     let a = f.pending();
-    std::fs::remove_file(f.workspace_root().join(&a.artifact_relative_path)).unwrap();
+    fs_err::remove_file(f.workspace_root().join(&a.artifact_relative_path)).unwrap();
     f.clock.advance_ms(planhost_core::APPROVAL_TTL_MS);
     let err = f
         .resolve(&approve(&a, None), None)

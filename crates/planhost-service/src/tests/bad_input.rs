@@ -263,14 +263,14 @@ fn workspace_paths_that_escape_or_do_not_exist() {
         ))
     });
     let file = f.workspace_root().join("file.txt");
-    std::fs::write(&file, "x").unwrap();
+    fs_err::write(&file, "x").unwrap();
     refused(&mut f, ErrorCode::WorkspaceInvalid, |f| {
         code(
             f.engine()
                 .open_session(&file, None, Interactivity::Interactive, None),
         )
     });
-    std::fs::remove_file(&file).unwrap();
+    fs_err::remove_file(&file).unwrap();
 
     // A reopened external id must name the same root.
     let other = tempfile::tempdir().unwrap();
@@ -295,7 +295,7 @@ fn artifact_path_failures_create_no_approval_row() {
     let outside = tempfile::tempdir().unwrap();
 
     // `.pi` is a symlink that leads out of the workspace.
-    std::os::unix::fs::symlink(outside.path(), root.join(".pi")).unwrap();
+    fs_err::os::unix::fs::symlink(outside.path(), root.join(".pi")).unwrap();
     refused(&mut f, ErrorCode::PlanArtifactSymlink, |f| {
         code(
             f.engine()
@@ -303,32 +303,32 @@ fn artifact_path_failures_create_no_approval_row() {
         )
     });
     assert_eq!(
-        std::fs::read_dir(outside.path()).unwrap().count(),
+        fs_err::read_dir(outside.path()).unwrap().count(),
         0,
         "nothing written through the link"
     );
-    std::fs::remove_file(root.join(".pi")).unwrap();
+    fs_err::remove_file(root.join(".pi")).unwrap();
 
     // `.pi/plan` is a symlink.
-    std::fs::create_dir(root.join(".pi")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), root.join(".pi/plan")).unwrap();
+    fs_err::create_dir(root.join(".pi")).unwrap();
+    fs_err::os::unix::fs::symlink(outside.path(), root.join(".pi/plan")).unwrap();
     refused(&mut f, ErrorCode::PlanArtifactSymlink, |f| {
         code(
             f.engine()
                 .submit_plan(&ctx(&session, &turn, "c"), &input("# p\n"), None),
         )
     });
-    std::fs::remove_file(root.join(".pi/plan")).unwrap();
+    fs_err::remove_file(root.join(".pi/plan")).unwrap();
 
     // `.pi/plan` is a regular file.
-    std::fs::write(root.join(".pi/plan"), "not a dir").unwrap();
+    fs_err::write(root.join(".pi/plan"), "not a dir").unwrap();
     refused(&mut f, ErrorCode::PlanArtifactPathInvalid, |f| {
         code(
             f.engine()
                 .submit_plan(&ctx(&session, &turn, "c"), &input("# p\n"), None),
         )
     });
-    std::fs::remove_file(root.join(".pi/plan")).unwrap();
+    fs_err::remove_file(root.join(".pi/plan")).unwrap();
 
     // Once the path is sound, the same request succeeds.
     f.submit(&session, &turn, "# p\n").unwrap();

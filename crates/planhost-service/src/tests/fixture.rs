@@ -136,7 +136,7 @@ impl Fixture {
 
     pub(crate) fn artifact_files(&self) -> Vec<PathBuf> {
         let dir = self.workspace_root().join(".pi/plan");
-        match std::fs::read_dir(&dir) {
+        match fs_err::read_dir(&dir) {
             Ok(entries) => {
                 let mut files: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
                 files.sort();
@@ -190,5 +190,5 @@ pub(crate) fn reject(a: &ApprovalRecord) -> ResolveRequest {
 }
 
 pub(crate) fn read(root: &Path, relative: &str) -> Vec<u8> {
-    std::fs::read(root.join(relative)).unwrap()
+    fs_err::read(root.join(relative)).unwrap()
 }

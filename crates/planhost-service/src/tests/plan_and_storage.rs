@@ -123,7 +123,7 @@ fn title_and_question_stored_structurally_and_artifact_opener_resolves_the_file(
     // The opener: workspace root + relative path is the file, and it holds no wrapper.
     let root = f.store().session(&a.session_id).unwrap().workspace_root;
     let opened =
-        std::fs::read_to_string(std::path::Path::new(&root).join(&a.artifact_relative_path))
+        fs_err::read_to_string(std::path::Path::new(&root).join(&a.artifact_relative_path))
             .unwrap();
     assert_eq!(opened, "# Plan\n1. do it\n");
     assert!(!opened.contains("Add login") && !opened.contains("Shall I"));

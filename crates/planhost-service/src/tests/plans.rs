@@ -272,16 +272,16 @@ type Change = fn(&Path, &Path);
 fn every_conflict_case_is_refused_without_overwriting() {
     let cases: [(&str, Change); 4] = [
         ("modified", |file, _| {
-            std::fs::write(file, "edited by a person\n").unwrap()
+            fs_err::write(file, "edited by a person\n").unwrap()
         }),
-        ("deleted", |file, _| std::fs::remove_file(file).unwrap()),
+        ("deleted", |file, _| fs_err::remove_file(file).unwrap()),
         ("symlink swapped", |file, outside| {
-            std::fs::remove_file(file).unwrap();
-            std::os::unix::fs::symlink(outside.join("target.md"), file).unwrap();
+            fs_err::remove_file(file).unwrap();
+            fs_err::os::unix::fs::symlink(outside.join("target.md"), file).unwrap();
         }),
         ("replaced by a directory", |file, _| {
-            std::fs::remove_file(file).unwrap();
-            std::fs::create_dir(file).unwrap();
+            fs_err::remove_file(file).unwrap();
+            fs_err::create_dir(file).unwrap();
         }),
     ];
     for (name, change) in cases {
@@ -294,10 +294,10 @@ fn every_conflict_case_is_refused_without_overwriting() {
                 .unwrap(),
         );
         let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("target.md"), "outside\n").unwrap();
+        fs_err::write(outside.path().join("target.md"), "outside\n").unwrap();
         let file = f.workspace_root().join(&first.relative_path);
         change(&file, outside.path());
-        let before = std::fs::symlink_metadata(&file).ok().map(|m| m.file_type());
+        let before = fs_err::symlink_metadata(&file).ok().map(|m| m.file_type());
         match f.resolve_publication(&p.id, true).unwrap() {
             PublishOutcome::Conflict(c) => {
                 assert_eq!(c.status, PublicationStatus::Conflict, "{name}")
@@ -305,18 +305,18 @@ fn every_conflict_case_is_refused_without_overwriting() {
             other => panic!("{name}: expected a conflict, got {other:?}"),
         }
         assert_eq!(
-            std::fs::read_to_string(outside.path().join("target.md")).unwrap(),
+            fs_err::read_to_string(outside.path().join("target.md")).unwrap(),
             "outside\n",
             "{name}"
         );
         assert_eq!(
-            std::fs::symlink_metadata(&file).ok().map(|m| m.file_type()),
+            fs_err::symlink_metadata(&file).ok().map(|m| m.file_type()),
             before,
             "{name}"
         );
         if name == "modified" {
             assert_eq!(
-                std::fs::read_to_string(&file).unwrap(),
+                fs_err::read_to_string(&file).unwrap(),
                 "edited by a person\n"
             );
         }
@@ -365,8 +365,8 @@ fn a_collision_racing_the_first_write_revokes_and_asks_again() {
     );
     // Someone creates the chosen file between approval request and write.
     let target = f.workspace_root().join(&p.relative_path);
-    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    std::fs::write(&target, "theirs\n").unwrap();
+    fs_err::create_dir_all(target.parent().unwrap()).unwrap();
+    fs_err::write(&target, "theirs\n").unwrap();
     let PublishOutcome::Reapprove { revoked, next } = f.resolve_publication(&p.id, true).unwrap()
     else {
         panic!("expected a re-approval");
@@ -385,7 +385,7 @@ fn a_collision_racing_the_first_write_revokes_and_asks_again() {
     );
     assert_eq!(next.status, PublicationStatus::Pending);
     assert_eq!(
-        std::fs::read_to_string(&target).unwrap(),
+        fs_err::read_to_string(&target).unwrap(),
         "theirs\n",
         "never overwritten"
     );
@@ -766,7 +766,7 @@ fn a_person_can_resolve_a_conflict_by_overwriting_what_is_on_disk_now() {
     let mut f = Fixture::new();
     let (s, first) = published(&mut f);
     let file = f.workspace_root().join(&first.relative_path);
-    std::fs::write(&file, "edited by a person\n").unwrap();
+    fs_err::write(&file, "edited by a person\n").unwrap();
     draft(&mut f, &s, &["root", "a", "b"], V2, 1);
     let b = path(&["root", "a", "b"]);
     assert_eq!(
@@ -786,19 +786,19 @@ fn a_person_can_resolve_a_conflict_by_overwriting_what_is_on_disk_now() {
         Some(planhost_core::sha256_hex(b"edited by a person\n").as_str())
     );
     // If the file changes again before the approval, the overwrite is still refused.
-    std::fs::write(&file, "edited twice\n").unwrap();
+    fs_err::write(&file, "edited twice\n").unwrap();
     assert!(matches!(
         f.resolve_publication(&p.id, true).unwrap(),
         PublishOutcome::Conflict(_)
     ));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited twice\n");
+    assert_eq!(fs_err::read_to_string(&file).unwrap(), "edited twice\n");
     let p = pending(
         f.engine()
             .start_publication(&s, &b, Overwrite::DiskAsBase)
             .unwrap(),
     );
     completed(f.resolve_publication(&p.id, true).unwrap());
-    assert_eq!(std::fs::read(&file).unwrap(), V2.as_bytes());
+    assert_eq!(fs_err::read(&file).unwrap(), V2.as_bytes());
     assert_eq!(
         f.engine().plan_status(&s, &b).unwrap().publication,
         PublicationState::Synced
@@ -811,8 +811,8 @@ fn a_symlinked_plans_directory_reads_as_a_conflict_not_an_error() {
     let (s, _) = published(&mut f);
     let root = f.workspace_root();
     let outside = tempfile::tempdir().unwrap();
-    std::fs::rename(root.join(".pi/plans"), outside.path().join("moved")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("moved"), root.join(".pi/plans")).unwrap();
+    fs_err::rename(root.join(".pi/plans"), outside.path().join("moved")).unwrap();
+    fs_err::os::unix::fs::symlink(outside.path().join("moved"), root.join(".pi/plans")).unwrap();
     let b = path(&["root", "a"]);
     assert_eq!(
         f.engine().plan_status(&s, &b).unwrap().publication,

@@ -110,7 +110,7 @@ fn many_quick_first_publications_in_one_workspace_all_get_distinct_names() {
         })
         .collect();
     assert_eq!(names, expected);
-    let on_disk = std::fs::read_dir(f.workspace_root().join(".pi/plans"))
+    let on_disk = fs_err::read_dir(f.workspace_root().join(".pi/plans"))
         .unwrap()
         .count();
     assert_eq!(on_disk, N);

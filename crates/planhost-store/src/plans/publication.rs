@@ -202,7 +202,11 @@ impl Store {
             serde_json::to_string(&s.iter().map(|v| v.as_str()).collect::<Vec<_>>())
                 .unwrap_or_else(|_| "[]".into())
         });
-        let limit = if limit == 0 { -1 } else { i64::try_from(limit).unwrap_or(-1) };
+        let limit = if limit == 0 {
+            -1
+        } else {
+            i64::try_from(limit).unwrap_or(-1)
+        };
         self.read(|t| {
             let sql = format!(
                 "SELECT {PUBLICATION_COLUMNS} FROM publication_approvals \
@@ -211,8 +215,11 @@ impl Store {
                  ORDER BY created_at DESC, id DESC LIMIT ?3"
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
-            let rows = stmt.query_map(params![session_id, statuses, limit], publication_from_row)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?.into_iter().collect()
+            let rows =
+                stmt.query_map(params![session_id, statuses, limit], publication_from_row)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+                .into_iter()
+                .collect()
         })
     }
 

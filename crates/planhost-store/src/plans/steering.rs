@@ -149,7 +149,13 @@ impl Store {
             .as_deref()
             .map(|b| tools_to_restore(b, available_now))
             .unwrap_or_default();
-        self.set_tools(session_id, None, None, false, planhost_core::AuditAction::ToolsetRestored)?;
+        self.set_tools(
+            session_id,
+            None,
+            None,
+            false,
+            planhost_core::AuditAction::ToolsetRestored,
+        )?;
         Ok(restore)
     }
 

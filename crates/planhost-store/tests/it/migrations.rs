@@ -226,7 +226,10 @@ fn a_foreign_database_is_not_adopted() {
         .execute_batch("CREATE TABLE t (x);")
         .unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    assert_eq!(Store::open(&db, clock).unwrap_err().code().as_str(), "STORE_CORRUPT");
+    assert_eq!(
+        Store::open(&db, clock).unwrap_err().code().as_str(),
+        "STORE_CORRUPT"
+    );
 }
 
 /// The real v1 → v2 step: a database written by the v1 schema, with live data, is backed up

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::workspace;
 
 /// What this machine's turn would pin.
-pub fn host_pin() -> ShellPinContext {
+pub(crate) fn host_pin() -> ShellPinContext {
     let shell = effective_shell(Platform::current(), &probe(), None).unwrap();
     ShellPinContext::new(PinnedShell::pin(&shell), None)
 }
@@ -177,7 +177,7 @@ async fn a_cancelled_token_spawns_nothing() {
 }
 
 fn cmdline(pid: u32) -> Option<String> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let raw = fs_err::read(format!("/proc/{pid}/cmdline")).ok()?;
     Some(String::from_utf8_lossy(&raw).replace('\0', " "))
 }
 

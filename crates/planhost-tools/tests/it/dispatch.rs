@@ -48,7 +48,7 @@ async fn every_tool_round_trips_through_json() {
         edited.unwrap(),
         json!({ "path": "a.txt", "replacements": 1, "lineEnding": "lf" })
     );
-    assert_eq!(std::fs::read(tmp.path().join("a.txt")).unwrap(), b"bye\n");
+    assert_eq!(fs_err::read(tmp.path().join("a.txt")).unwrap(), b"bye\n");
 
     let globbed = call(&ctx, "glob", json!({ "pattern": "*.txt" })).await;
     assert_eq!(
@@ -163,7 +163,10 @@ async fn exec_codes_pass_through_unchanged() {
         ),
     ];
     for (input, code) in cases {
-        assert_eq!(call(&ctx, "Bash", input).await.unwrap_err().code().as_str(), code);
+        assert_eq!(
+            call(&ctx, "Bash", input).await.unwrap_err().code().as_str(),
+            code
+        );
     }
     assert!(!tmp.path().join("w").exists());
 }

@@ -24,7 +24,7 @@ fn crlf_is_preserved_when_strings_use_lf() {
     assert_eq!(r.line_ending, LineEnding::Crlf);
     assert_eq!(r.replacements, 1);
     assert_eq!(
-        std::fs::read(tmp.path().join("w.txt")).unwrap(),
+        fs_err::read(tmp.path().join("w.txt")).unwrap(),
         b"ALPHA\r\nBETA\r\nextra\r\ngamma\r\n"
     );
 }
@@ -35,7 +35,7 @@ fn lf_file_stays_lf() {
     let r = edit(&ctx, &req("u.txt", "b\n", "B\nB2\n", false)).unwrap();
     assert_eq!(r.line_ending, LineEnding::Lf);
     assert_eq!(
-        std::fs::read(tmp.path().join("u.txt")).unwrap(),
+        fs_err::read(tmp.path().join("u.txt")).unwrap(),
         b"a\nB\nB2\nc\n"
     );
 }
@@ -46,12 +46,12 @@ fn mixed_file_matches_as_given_first() {
     let r = edit(&ctx, &req("m.txt", "y\nz", "Y\nZ", false)).unwrap();
     assert_eq!(r.line_ending, LineEnding::Mixed);
     assert_eq!(
-        std::fs::read(tmp.path().join("m.txt")).unwrap(),
+        fs_err::read(tmp.path().join("m.txt")).unwrap(),
         b"x\r\nY\nZ\n"
     );
     edit(&ctx, &req("m.txt", "x\nY", "X\nY", false)).unwrap();
     assert_eq!(
-        std::fs::read(tmp.path().join("m.txt")).unwrap(),
+        fs_err::read(tmp.path().join("m.txt")).unwrap(),
         b"X\r\nY\nZ\n"
     );
 }
@@ -62,7 +62,7 @@ fn replace_all_replaces_every_occurrence() {
     let r = edit(&ctx, &req("r.txt", "foo", "qux", true)).unwrap();
     assert_eq!(r.replacements, 3);
     assert_eq!(
-        std::fs::read(tmp.path().join("r.txt")).unwrap(),
+        fs_err::read(tmp.path().join("r.txt")).unwrap(),
         b"qux bar qux baz qux"
     );
 }
@@ -71,11 +71,11 @@ fn replace_all_replaces_every_occurrence() {
 fn keeps_non_utf8_bytes_and_mode() {
     let (tmp, ctx) = workspace(&[("latin1.txt", b"caf\xe9 = old\n")]);
     let path = tmp.path().join("latin1.txt");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
     edit(&ctx, &req("latin1.txt", "old", "new", false)).unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), b"caf\xe9 = new\n");
+    assert_eq!(fs_err::read(&path).unwrap(), b"caf\xe9 = new\n");
     assert_eq!(
-        std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+        fs_err::metadata(&path).unwrap().permissions().mode() & 0o7777,
         0o640
     );
     assert_eq!(listing(tmp.path()), ["latin1.txt"]);

@@ -1,8 +1,8 @@
 //! One test per stable error code, each asserting that nothing was written.
 
+use fs_err::os::unix::fs::symlink;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::symlink;
 
 use planhost_tools::{
     EditRequest, GlobRequest, GrepMode, GrepRequest, READ_MAX_FILE_BYTES, ReadRequest, ToolError,
@@ -58,7 +58,7 @@ fn path_outside_workspace() {
     let (tmp, ctx) = workspace(&[("a.txt", b"a")]);
     let other = tempfile::tempdir().unwrap();
     let outside = other.path().join("x.txt");
-    std::fs::write(&outside, b"secret").unwrap();
+    fs_err::write(&outside, b"secret").unwrap();
     assert_eq!(
         code(read(&ctx, &read_req("../x.txt"))),
         "TOOL_PATH_OUTSIDE_WORKSPACE"
@@ -78,7 +78,7 @@ fn path_outside_workspace() {
     let mut g = grep_req("secret");
     g.path = Some(other.path().to_str().unwrap().into());
     assert_eq!(code(grep(&ctx, &g)), "TOOL_PATH_OUTSIDE_WORKSPACE");
-    assert_eq!(std::fs::read(&outside).unwrap(), b"secret");
+    assert_eq!(fs_err::read(&outside).unwrap(), b"secret");
     assert_eq!(listing(tmp.path()), ["a.txt"]);
 }
 
@@ -130,7 +130,7 @@ fn binary_file() {
         "TOOL_BINARY_FILE"
     );
     assert_eq!(
-        std::fs::read(tmp.path().join("bin.dat")).unwrap(),
+        fs_err::read(tmp.path().join("bin.dat")).unwrap(),
         b"abc\0def"
     );
 }
@@ -138,7 +138,7 @@ fn binary_file() {
 #[test]
 fn file_too_large() {
     let (tmp, ctx) = workspace(&[]);
-    let big = std::fs::File::create(tmp.path().join("big.log")).unwrap();
+    let big = fs_err::File::create(tmp.path().join("big.log")).unwrap();
     big.set_len(READ_MAX_FILE_BYTES + 1).unwrap(); // sparse: no real disk use
     let err = read(&ctx, &read_req("big.log")).unwrap_err();
     assert_eq!(err.code().as_str(), "TOOL_FILE_TOO_LARGE");
@@ -176,8 +176,8 @@ fn invalid_glob() {
 fn non_utf8_path() {
     let (tmp, ctx) = workspace(&[]);
     let weird = tmp.path().join(OsStr::from_bytes(b"caf\xe9"));
-    std::fs::create_dir(&weird).unwrap();
-    std::fs::write(weird.join("f.txt"), b"x").unwrap();
+    fs_err::create_dir(&weird).unwrap();
+    fs_err::write(weird.join("f.txt"), b"x").unwrap();
     symlink(&weird, tmp.path().join("cafe")).unwrap();
     assert_eq!(
         code(read(&ctx, &read_req("cafe/f.txt"))),
@@ -199,7 +199,7 @@ fn edit_no_match_and_not_unique() {
     assert_eq!(err.code().as_str(), "TOOL_EDIT_NOT_UNIQUE");
     assert!(matches!(err, ToolError::EditNotUnique { count: 2, .. }));
     assert_eq!(
-        std::fs::read(tmp.path().join("a.txt")).unwrap(),
+        fs_err::read(tmp.path().join("a.txt")).unwrap(),
         b"one two two\n"
     );
     assert_eq!(listing(tmp.path()), ["a.txt"]);
@@ -222,7 +222,7 @@ fn write_failed_and_read_failed() {
 fn symlink_refused() {
     let (tmp, ctx) = workspace(&[("real.txt", b"real")]);
     let other = tempfile::tempdir().unwrap();
-    std::fs::write(other.path().join("secret"), b"secret").unwrap();
+    fs_err::write(other.path().join("secret"), b"secret").unwrap();
     symlink(other.path(), tmp.path().join("out")).unwrap();
     symlink(tmp.path().join("real.txt"), tmp.path().join("alias.txt")).unwrap();
     assert_eq!(
@@ -246,10 +246,10 @@ fn symlink_refused() {
         "TOOL_SYMLINK_REFUSED"
     );
     assert_eq!(
-        std::fs::read(other.path().join("secret")).unwrap(),
+        fs_err::read(other.path().join("secret")).unwrap(),
         b"secret"
     );
-    assert_eq!(std::fs::read(tmp.path().join("real.txt")).unwrap(), b"real");
+    assert_eq!(fs_err::read(tmp.path().join("real.txt")).unwrap(), b"real");
     assert!(!other.path().join("new.txt").exists());
 }
 
@@ -291,6 +291,6 @@ fn invalid_input() {
         code(write(&ctx, &write_req("a.txt/child"))),
         "TOOL_INVALID_INPUT"
     );
-    assert_eq!(std::fs::read(tmp.path().join("a.txt")).unwrap(), b"abc");
+    assert_eq!(fs_err::read(tmp.path().join("a.txt")).unwrap(), b"abc");
     assert_eq!(listing(tmp.path()), ["a.txt"]);
 }

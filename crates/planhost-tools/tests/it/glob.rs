@@ -58,7 +58,7 @@ fn limit_truncates_in_path_order() {
 fn symlinks_are_not_followed_out_of_the_workspace() {
     let (tmp, ctx) = workspace(&[("a.rs", b"")]);
     let other = tempfile::tempdir().unwrap();
-    std::fs::write(other.path().join("outside.rs"), b"").unwrap();
-    std::os::unix::fs::symlink(other.path(), tmp.path().join("link")).unwrap();
+    fs_err::write(other.path().join("outside.rs"), b"").unwrap();
+    fs_err::os::unix::fs::symlink(other.path(), tmp.path().join("link")).unwrap();
     assert_eq!(glob(&ctx, &req("**/*.rs")).unwrap().files, ["a.rs"]);
 }

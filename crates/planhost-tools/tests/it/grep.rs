@@ -137,9 +137,9 @@ fn limit_truncates_deterministically() {
 fn symlinked_files_and_dirs_leading_out_are_not_searched() {
     let (tmp, ctx) = workspace(&[("in.txt", b"needle\n")]);
     let other = tempfile::tempdir().unwrap();
-    std::fs::write(other.path().join("secret.txt"), b"needle\n").unwrap();
-    std::os::unix::fs::symlink(other.path(), tmp.path().join("dir-link")).unwrap();
-    std::os::unix::fs::symlink(
+    fs_err::write(other.path().join("secret.txt"), b"needle\n").unwrap();
+    fs_err::os::unix::fs::symlink(other.path(), tmp.path().join("dir-link")).unwrap();
+    fs_err::os::unix::fs::symlink(
         other.path().join("secret.txt"),
         tmp.path().join("file-link"),
     )
@@ -158,7 +158,7 @@ fn non_utf8_names_are_skipped_and_counted() {
     use std::os::unix::ffi::OsStrExt as _;
     let (tmp, ctx) = workspace(&[("ok.txt", b"needle\n")]);
     let weird = tmp.path().join(std::ffi::OsStr::from_bytes(b"bad\xff.txt"));
-    std::fs::write(weird, b"needle\n").unwrap();
+    fs_err::write(weird, b"needle\n").unwrap();
     let r = grep(&ctx, &req("needle", GrepMode::Files)).unwrap();
     assert_eq!(
         r.output,

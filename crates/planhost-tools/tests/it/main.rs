@@ -29,8 +29,8 @@ pub fn workspace(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
     let tmp = tempfile::tempdir().unwrap();
     for (path, bytes) in files {
         let full = tmp.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, bytes).unwrap();
+        fs_err::create_dir_all(full.parent().unwrap()).unwrap();
+        fs_err::write(full, bytes).unwrap();
     }
     let ctx = ToolContext::new(Workspace::new(tmp.path()).unwrap());
     (tmp, ctx)
@@ -41,7 +41,7 @@ pub fn listing(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
+        for entry in fs_err::read_dir(&dir).unwrap() {
             let entry = entry.unwrap();
             out.push(
                 entry

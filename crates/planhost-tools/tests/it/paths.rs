@@ -11,7 +11,7 @@ fn outside_reads_need_an_explicit_grant() {
     let ws = tempfile::tempdir().unwrap();
     let other = tempfile::tempdir().unwrap();
     let file = other.path().join("doc.txt");
-    std::fs::write(&file, b"outside needle\n").unwrap();
+    fs_err::write(&file, b"outside needle\n").unwrap();
     let request = ReadRequest {
         path: file.to_str().unwrap().into(),
         offset: None,
@@ -67,8 +67,8 @@ fn outside_reads_need_an_explicit_grant() {
 fn symlink_escape_is_refused_even_with_outside_grant() {
     let ws = tempfile::tempdir().unwrap();
     let other = tempfile::tempdir().unwrap();
-    std::fs::write(other.path().join("s.txt"), b"s").unwrap();
-    std::os::unix::fs::symlink(other.path(), ws.path().join("out")).unwrap();
+    fs_err::write(other.path().join("s.txt"), b"s").unwrap();
+    fs_err::os::unix::fs::symlink(other.path(), ws.path().join("out")).unwrap();
     let ctx = ToolContext::new(Workspace::new(ws.path()).unwrap())
         .with_outside_access(OutsideAccess::AllowReads);
     let r = ReadRequest {
@@ -76,5 +76,8 @@ fn symlink_escape_is_refused_even_with_outside_grant() {
         offset: None,
         limit: None,
     };
-    assert_eq!(read(&ctx, &r).unwrap_err().code().as_str(), "TOOL_SYMLINK_REFUSED");
+    assert_eq!(
+        read(&ctx, &r).unwrap_err().code().as_str(),
+        "TOOL_SYMLINK_REFUSED"
+    );
 }

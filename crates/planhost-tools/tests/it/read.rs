@@ -51,7 +51,7 @@ fn long_lines_are_cut_and_flagged() {
 #[test]
 fn symlink_inside_the_workspace_is_followed_for_reading() {
     let (tmp, ctx) = workspace(&[("real/a.txt", b"hi\n")]);
-    std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("alias")).unwrap();
+    fs_err::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("alias")).unwrap();
     let r = read(&ctx, &req("alias/a.txt", None, None)).unwrap();
     assert_eq!(r.path, "real/a.txt");
     assert_eq!(r.content, "     1\thi\n");

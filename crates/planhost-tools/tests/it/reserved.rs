@@ -60,7 +60,7 @@ fn write_refuses_every_spelling_and_writes_nothing() {
     assert_eq!(listing(tmp.path()), before);
     for dir in ["plan", "plans"] {
         let p = tmp.path().join(format!(".pi/{dir}/p.md"));
-        assert_eq!(std::fs::read(p).unwrap(), ARTIFACT);
+        assert_eq!(fs_err::read(p).unwrap(), ARTIFACT);
     }
 }
 
@@ -75,20 +75,20 @@ fn edit_refuses_every_spelling_and_changes_nothing() {
     assert_eq!(listing(tmp.path()), before);
     for dir in ["plan", "plans"] {
         let p = tmp.path().join(format!(".pi/{dir}/p.md"));
-        assert_eq!(std::fs::read(p).unwrap(), ARTIFACT);
+        assert_eq!(fs_err::read(p).unwrap(), ARTIFACT);
     }
 }
 
 #[test]
 fn a_symlink_into_the_plan_directory_is_refused() {
     let (tmp, ctx) = plan_workspace();
-    std::os::unix::fs::symlink(tmp.path().join(".pi/plan"), tmp.path().join("link")).unwrap();
+    fs_err::os::unix::fs::symlink(tmp.path().join(".pi/plan"), tmp.path().join("link")).unwrap();
     let err = write(&ctx, &write_req("link/p.md")).unwrap_err();
     assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED");
     let err = edit(&ctx, &edit_req("link/p.md")).unwrap_err();
     assert_eq!(err.code().as_str(), "TOOL_PATH_RESERVED");
     assert_eq!(
-        std::fs::read(tmp.path().join(".pi/plan/p.md")).unwrap(),
+        fs_err::read(tmp.path().join(".pi/plan/p.md")).unwrap(),
         ARTIFACT
     );
 }
@@ -108,7 +108,7 @@ fn neighbours_and_case_variants_are_ordinary_paths() {
     ] {
         write(&ctx, &write_req(path)).unwrap();
         assert_eq!(
-            std::fs::read(tmp.path().join(path)).unwrap(),
+            fs_err::read(tmp.path().join(path)).unwrap(),
             b"overwritten",
             "{path}"
         );

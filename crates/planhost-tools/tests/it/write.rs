@@ -19,7 +19,7 @@ fn creates_file_and_missing_parents() {
     assert_eq!(r.path, "a/b/c.txt");
     assert_eq!(r.bytes_written, 12);
     assert_eq!(
-        std::fs::read(tmp.path().join("a/b/c.txt")).unwrap(),
+        fs_err::read(tmp.path().join("a/b/c.txt")).unwrap(),
         b"hello\r\nworld"
     );
     assert_eq!(listing(tmp.path()), ["a", "a/b", "a/b/c.txt"]);
@@ -30,13 +30,13 @@ fn replace_keeps_permission_bits_and_leaves_no_temp() {
     let (tmp, ctx) = workspace(&[("run.sh", b"old")]);
     let path = tmp.path().join("run.sh");
     for mode in [0o750, 0o600, 0o644] {
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         let r = write(&ctx, &req("run.sh", "#!/bin/sh\necho new\n")).unwrap();
         assert_eq!(r.outcome, WriteOutcome::Replaced);
-        let meta = std::fs::metadata(&path).unwrap();
+        let meta = fs_err::metadata(&path).unwrap();
         assert_eq!(meta.permissions().mode() & 0o7777, mode, "mode {mode:o}");
     }
-    assert_eq!(std::fs::read(&path).unwrap(), b"#!/bin/sh\necho new\n");
+    assert_eq!(fs_err::read(&path).unwrap(), b"#!/bin/sh\necho new\n");
     assert_eq!(listing(tmp.path()), ["run.sh"]);
 }
 
@@ -44,9 +44,9 @@ fn replace_keeps_permission_bits_and_leaves_no_temp() {
 fn replace_is_a_new_inode_so_readers_never_see_a_torn_file() {
     use std::os::unix::fs::MetadataExt as _;
     let (tmp, ctx) = workspace(&[("f.txt", b"old")]);
-    let before = std::fs::metadata(tmp.path().join("f.txt")).unwrap().ino();
+    let before = fs_err::metadata(tmp.path().join("f.txt")).unwrap().ino();
     write(&ctx, &req("f.txt", "new")).unwrap();
-    let after = std::fs::metadata(tmp.path().join("f.txt")).unwrap().ino();
+    let after = fs_err::metadata(tmp.path().join("f.txt")).unwrap().ino();
     assert_ne!(before, after);
 }
 
@@ -54,10 +54,10 @@ fn replace_is_a_new_inode_so_readers_never_see_a_torn_file() {
 fn setuid_bit_is_not_carried_over() {
     let (tmp, ctx) = workspace(&[("tool", b"old")]);
     let path = tmp.path().join("tool");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
     write(&ctx, &req("tool", "new")).unwrap();
     assert_eq!(
-        std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+        fs_err::metadata(&path).unwrap().permissions().mode() & 0o7777,
         0o755
     );
 }

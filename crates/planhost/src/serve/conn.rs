@@ -75,7 +75,8 @@ pub(crate) async fn serve(
             let _ = out.send(line).await;
             continue;
         }
-        let hello = match ClientRequest::parse("initialize", request.params.unwrap_or(Value::Null)) {
+        let hello = match ClientRequest::parse("initialize", request.params.unwrap_or(Value::Null))
+        {
             Ok(ClientRequest::Initialize(hello)) => hello,
             Ok(_) => continue,
             Err(e) => {
@@ -120,9 +121,15 @@ pub(crate) async fn serve(
         let (conn, responses) = (conn.clone(), responses.clone());
         tokio::spawn(async move {
             let id = request.id.clone();
-            let line = match ClientRequest::parse(&request.method, request.params.unwrap_or(Value::Null)) {
+            let line = match ClientRequest::parse(
+                &request.method,
+                request.params.unwrap_or(Value::Null),
+            ) {
                 Ok(parsed) => reply(id, conn.handle(parsed).await),
-                Err(e) => encode(&Response::err(id, RpcError::with_field(e.code, e.message, e.field))),
+                Err(e) => encode(&Response::err(
+                    id,
+                    RpcError::with_field(e.code, e.message, e.field),
+                )),
             };
             let _ = responses.send(line).await;
             drop(permit);
@@ -193,7 +200,9 @@ async fn next_line(
             }
             Some(Ok(Line::TooLong)) => {
                 let message = format!("line longer than {MAX_LINE_BYTES} bytes; discarded");
-                let _ = out.send(error_line(None, ErrorCode::LineTooLong, message)).await;
+                let _ = out
+                    .send(error_line(None, ErrorCode::LineTooLong, message))
+                    .await;
             }
             Some(Ok(Line::Data(bytes))) => return Some(bytes),
         }
@@ -214,7 +223,10 @@ fn parse(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)
     if !value.is_object() {
         return Err((
             id,
-            RpcError::new(ErrorCode::InvalidRequest, "expected one JSON object per line"),
+            RpcError::new(
+                ErrorCode::InvalidRequest,
+                "expected one JSON object per line",
+            ),
         ));
     }
     let incoming: Incoming = serde_json::from_value(value).map_err(|e| {

@@ -1,21 +1,21 @@
 //! One host per state directory: an exclusive `flock` on `planhost.lock`, holding our pid.
 
+use fs_err::os::unix::fs::OpenOptionsExt;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use rustix::fs::{FlockOperation, flock};
 
 /// The held lock; released when dropped (or when the process dies, however it dies).
 #[derive(Debug)]
-pub struct StateLock {
+pub(crate) struct StateLock {
     _file: File,
 }
 
 /// Why the lock could not be taken.
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     /// Another live host holds it.
     #[error("another planhost (pid {pid}) is already serving {dir}")]
     Held {
@@ -36,19 +36,21 @@ pub enum LockError {
 
 impl StateLock {
     /// Takes the lock without waiting.
-    pub fn acquire(path: &Path) -> Result<Self, LockError> {
+    pub(crate) fn acquire(path: &Path) -> Result<Self, LockError> {
         let io = |source| LockError::Io {
             path: path.display().to_string(),
             source,
         };
-        let mut file = std::fs::OpenOptions::new()
+        let mut file = fs_err::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
             .open(path)
-            .map_err(io)?;
+            .map_err(io)?
+            .into_parts()
+            .0;
         if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
             let mut pid = String::new();
             let _ = file.read_to_string(&mut pid);
@@ -69,7 +71,7 @@ impl StateLock {
     }
 
     /// Who holds the lock, if anyone (for `planhost doctor`): `Some(pid)` when held.
-    pub fn holder(path: &Path) -> Option<String> {
+    pub(crate) fn holder(path: &Path) -> Option<String> {
         let mut file = std::fs::File::open(path).ok()?;
         if flock(&file, FlockOperation::NonBlockingLockShared).is_ok() {
             return None;

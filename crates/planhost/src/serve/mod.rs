@@ -41,10 +41,7 @@ pub(crate) const EXIT_LOCKED: u8 = 3;
 
 /// Runs the host until its input ends (stdio) or it is told to stop (socket).
 pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::ExitCode> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&paths.state_dir)
+    create_private_dir(&paths.state_dir)
         .with_context(|| format!("creating state directory {}", paths.state_dir.display()))?;
     if let Some(problem) = state_dir_problem(&paths.state_dir) {
         anyhow::bail!("refusing to serve: {problem}");
@@ -179,7 +176,7 @@ async fn serve_socket(svc: Service, path: &Path) -> anyhow::Result<()> {
     clear_stale_socket(path)?;
     let listener = tokio::net::UnixListener::bind(path)
         .with_context(|| format!("binding {}", path.display()))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     tracing::info!(socket = %path.display(), "serving");
     eprintln!("planhost: serving on {}", path.display());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -198,7 +195,7 @@ async fn serve_socket(svc: Service, path: &Path) -> anyhow::Result<()> {
         let svc = svc.clone();
         tokio::spawn(async move { serve_stream(svc, stream).await });
     }
-    let _ = std::fs::remove_file(path);
+    let _ = fs_err::remove_file(path);
     Ok(())
 }
 
@@ -299,4 +296,16 @@ pub(crate) fn state_dir_problem(dir: &Path) -> Option<String> {
         ));
     }
     None
+}
+
+/// Creates a directory (and its missing parents) readable by this user alone.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "fs-err has no DirBuilder; the caller's error names the path"
+)]
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
 }

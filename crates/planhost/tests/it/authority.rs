@@ -163,7 +163,7 @@ fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
                 .then_some(())
         },
     );
-    if let Ok(pid) = std::fs::read_to_string(env.workspace().join("pid.txt")) {
+    if let Ok(pid) = fs_err::read_to_string(env.workspace().join("pid.txt")) {
         let pid = pid.trim();
         poll_until(
             "the command to be gone",

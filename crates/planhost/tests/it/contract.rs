@@ -32,7 +32,14 @@ fn decision(v: Value) -> Value {
 /// An event without its ids and time.
 fn event(mut v: Value) -> Value {
     if let Some(map) = v.as_object_mut() {
-        for key in ["sessionId", "at", "turnId", "requestId", "toolCallId", "proposalId"] {
+        for key in [
+            "sessionId",
+            "at",
+            "turnId",
+            "requestId",
+            "toolCallId",
+            "proposalId",
+        ] {
             map.remove(key);
         }
     }
@@ -55,17 +62,29 @@ fn over_the_socket(env: &Env) -> Seen {
         json!({ "workspaceRoot": root, "interactivity": "interactive" }),
     );
     let sid = session["id"].clone();
-    c.call("sessions.setMode", json!({ "sessionId": sid, "mode": "plan" }));
+    c.call(
+        "sessions.setMode",
+        json!({ "sessionId": sid, "mode": "plan" }),
+    );
     let turn = c.call("turns.begin", json!({ "sessionId": sid }));
     let write = c.call(
         "tools.authorize",
-        authorize(&session, &turn, "w1", "Write", json!({"path": "a.txt", "content": "x"})),
+        authorize(
+            &session,
+            &turn,
+            "w1",
+            "Write",
+            json!({"path": "a.txt", "content": "x"}),
+        ),
     );
     c.call(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn["id"], "outcome": "completed" }),
     );
-    c.call("sessions.setMode", json!({ "sessionId": sid, "mode": "agent" }));
+    c.call(
+        "sessions.setMode",
+        json!({ "sessionId": sid, "mode": "agent" }),
+    );
     c.call(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "accept-edits" }),
@@ -122,8 +141,8 @@ async fn in_process(env: &Env) -> Seen {
         .call::<methods::TurnsBegin>(begin())
         .await
         .expect("turn");
-    let authorize = |turn: &planhost_protocol::TurnInfo, call: &str, tool: &str, input| {
-        AuthorizeParams {
+    let authorize =
+        |turn: &planhost_protocol::TurnInfo, call: &str, tool: &str, input| AuthorizeParams {
             session_id: sid.clone(),
             turn_id: turn.id.clone(),
             tool_call_id: call.into(),
@@ -132,8 +151,7 @@ async fn in_process(env: &Env) -> Seen {
             batch_size: 1,
             provenance: Provenance::built_in(),
             input,
-        }
-    };
+        };
     let write = conn
         .call::<methods::ToolsAuthorize>(authorize(
             &turn,

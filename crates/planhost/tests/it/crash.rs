@@ -152,7 +152,7 @@ fn check_after_restart(env: &Env) {
             assert_eq!(a["executionId"], Value::Null, "{a}");
         }
         // Every recorded artifact is on disk with exactly the recorded bytes.
-        let bytes = std::fs::read(a["artifactPath"].as_str().unwrap()).expect("artifact on disk");
+        let bytes = fs_err::read(a["artifactPath"].as_str().unwrap()).expect("artifact on disk");
         assert_eq!(
             planhost_core::sha256_hex(&bytes),
             a["artifactSha256"].as_str().unwrap()
@@ -170,7 +170,7 @@ fn check_after_restart(env: &Env) {
         );
         let path = p["relativePath"].as_str().unwrap();
         if p["status"] == "completed" && seen.insert(path.to_owned()) {
-            let bytes = std::fs::read(env.workspace().join(path)).expect("published file on disk");
+            let bytes = fs_err::read(env.workspace().join(path)).expect("published file on disk");
             assert_eq!(
                 planhost_core::sha256_hex(&bytes),
                 p["sha256"].as_str().unwrap(),

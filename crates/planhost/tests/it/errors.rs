@@ -316,7 +316,7 @@ fn session_and_turn_refusals_change_nothing() {
 }
 
 fn plan_files(env: &Env) -> usize {
-    std::fs::read_dir(env.workspace().join(".pi/plan")).map_or(0, Iterator::count)
+    fs_err::read_dir(env.workspace().join(".pi/plan")).map_or(0, Iterator::count)
 }
 
 #[test]
@@ -437,7 +437,7 @@ fn an_artifact_changed_on_disk_cannot_be_approved() {
     let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
     assert_eq!(detail["artifactIntact"], true, "{detail}");
 
-    std::fs::write(artifact, "# Plan: something else entirely\n").unwrap();
+    fs_err::write(artifact, "# Plan: something else entirely\n").unwrap();
     let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
     assert_eq!(detail["artifactIntact"], false, "{detail}");
     assert_eq!(

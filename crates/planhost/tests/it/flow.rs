@@ -33,7 +33,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         artifact.starts_with(&format!("{}/.pi/plan/", root.display())),
         "{artifact}"
     );
-    assert_eq!(std::fs::read_to_string(artifact).unwrap(), PLAN);
+    assert_eq!(fs_err::read_to_string(artifact).unwrap(), PLAN);
     let waiting = get_session(&mut conns[agent], &sid);
     assert_eq!(waiting["planState"], "awaiting_approval");
     assert_eq!(waiting["pendingApproval"]["proposalId"], proposal.as_str());
@@ -109,7 +109,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         ),
     );
     assert_eq!(
-        std::fs::read_to_string(root.join("out.txt")).unwrap(),
+        fs_err::read_to_string(root.join("out.txt")).unwrap(),
         "from the plan\n"
     );
     let ask = authorize_input(
@@ -195,7 +195,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
 }
 
 /// Per session, `seq` strictly increases in the order events were delivered.
-pub fn assert_seq_increasing(events: &[Value]) {
+pub(crate) fn assert_seq_increasing(events: &[Value]) {
     let mut last: HashMap<String, i64> = HashMap::new();
     assert!(!events.is_empty(), "no events");
     for e in events {

@@ -134,14 +134,14 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         .workspace()
         .join(publication["relativePath"].as_str().unwrap());
     assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
+        fs_err::read_to_string(&path).unwrap(),
         "# Plan: Add a health check\n\n1. Add it.\n"
     );
     let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(status["publication"], "synced");
 
     // Someone edits the published file: status says conflict and save refuses to overwrite.
-    std::fs::write(&path, "edited\n").unwrap();
+    fs_err::write(&path, "edited\n").unwrap();
     let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(status["publication"], "conflict");
     let refused = agent.call_err(
@@ -149,7 +149,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         json!({ "sessionId": sid, "branchPath": b }),
     );
     assert_code(&refused, -32000, "PUBLISH_CONFLICT");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited\n");
+    assert_eq!(fs_err::read_to_string(&path).unwrap(), "edited\n");
 
     // /plan exit offers the safe default, and exiting without publishing always works.
     // (v2: asking what exit offers is `plans.exitOptions`; it changes nothing.)
@@ -175,7 +175,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     assert_eq!(exited["session"]["mode"], "agent", "{exited}");
     assert_eq!(exited["revokedPublications"], json!([]), "{exited}");
     assert_eq!(get_session(&mut agent, &sid)["mode"], "agent");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited\n");
+    assert_eq!(fs_err::read_to_string(&path).unwrap(), "edited\n");
     // The checkpoint survives the exit.
     let preview = agent.call(
         "checkpoints.latest",

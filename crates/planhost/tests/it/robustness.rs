@@ -148,10 +148,7 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
 fn one_host_per_state_directory_and_a_private_socket() {
     let env = Env::new();
     let host = SocketHost::start(&env);
-    let mode = std::fs::metadata(env.socket())
-        .unwrap()
-        .permissions()
-        .mode();
+    let mode = fs_err::metadata(env.socket()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "socket mode {mode:o}");
     let holder = format!("pid {}", host.pid());
 

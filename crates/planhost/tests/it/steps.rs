@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::support::Conn;
 
-pub fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> String {
+pub(crate) fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> String {
     let s = c.call(
         "sessions.open",
         json!({ "workspaceRoot": root.display().to_string(), "interactivity": interactivity }),
@@ -14,24 +14,24 @@ pub fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> String {
     s["id"].as_str().expect("session id").to_owned()
 }
 
-pub fn get_session(c: &mut Conn, sid: &str) -> Value {
+pub(crate) fn get_session(c: &mut Conn, sid: &str) -> Value {
     c.call("sessions.get", json!({ "sessionId": sid }))
 }
 
-pub fn set_mode(c: &mut Conn, sid: &str, mode: &str) -> Value {
+pub(crate) fn set_mode(c: &mut Conn, sid: &str, mode: &str) -> Value {
     c.call(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": mode }),
     )
 }
 
-pub fn begin_turn(c: &mut Conn, sid: &str) -> String {
+pub(crate) fn begin_turn(c: &mut Conn, sid: &str) -> String {
     let t = c.call("turns.begin", json!({ "sessionId": sid }));
     t["id"].as_str().expect("turn id").to_owned()
 }
 
 /// Ends the running turn normally.
-pub fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
+pub(crate) fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
     c.call(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
@@ -40,32 +40,32 @@ pub fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
 
 /// The items of a v2 list result (`{"items": [...]}`, newest first).
 #[track_caller]
-pub fn items(list: &Value) -> &Vec<Value> {
+pub(crate) fn items(list: &Value) -> &Vec<Value> {
     list["items"]
         .as_array()
         .unwrap_or_else(|| panic!("not a list result: {list}"))
 }
 
 /// Every pending plan approval (`plans.list` with `status: ["pending"]`).
-pub fn pending_plans(c: &mut Conn) -> Vec<Value> {
+pub(crate) fn pending_plans(c: &mut Conn) -> Vec<Value> {
     let list = c.call("plans.list", json!({ "status": ["pending"] }));
     items(&list).clone()
 }
 
 /// Every open permission ask (`permissions.list` with `status: ["open"]`).
-pub fn open_asks(c: &mut Conn) -> Vec<Value> {
+pub(crate) fn open_asks(c: &mut Conn) -> Vec<Value> {
     let list = c.call("permissions.list", json!({ "status": ["open"] }));
     items(&list).clone()
 }
 
-pub fn authorize_params(sid: &str, turn: &str, call: &str, tool: &str, size: u32) -> Value {
+pub(crate) fn authorize_params(sid: &str, turn: &str, call: &str, tool: &str, size: u32) -> Value {
     json!({
         "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": tool,
         "batchIndex": 0, "batchSize": size, "provenance": { "kind": "builtIn" }, "input": {},
     })
 }
 
-pub fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) -> Value {
+pub(crate) fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) -> Value {
     c.call(
         "tools.authorize",
         authorize_params(sid, turn, call, tool, 1),
@@ -74,7 +74,7 @@ pub fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) ->
 
 /// Authorizes a call for exactly `input`: the grant binds the input's digest, so the execute must
 /// send the same input.
-pub fn authorize_input(
+pub(crate) fn authorize_input(
     c: &mut Conn,
     sid: &str,
     turn: &str,
@@ -87,13 +87,13 @@ pub fn authorize_input(
     c.call("tools.authorize", params)
 }
 
-pub fn execute_params(sid: &str, turn: &str, call: &str, tool: &str, input: Value) -> Value {
+pub(crate) fn execute_params(sid: &str, turn: &str, call: &str, tool: &str, input: Value) -> Value {
     json!({ "sessionId": sid, "turnId": turn, "toolCallId": call, "tool": tool, "input": input })
 }
 
-pub const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
+pub(crate) const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
 
-pub fn submit_params(sid: &str, turn: &str, call: &str, title: &str, size: u32) -> Value {
+pub(crate) fn submit_params(sid: &str, turn: &str, call: &str, title: &str, size: u32) -> Value {
     json!({
         "sessionId": sid, "turnId": turn, "toolCallId": call, "batchIndex": 0,
         "batchSize": size, "title": title, "markdown": PLAN,
@@ -102,7 +102,7 @@ pub fn submit_params(sid: &str, turn: &str, call: &str, title: &str, size: u32) 
 }
 
 /// Plan mode, a turn, SubmitPlan allowed and submitted; returns (turn, approval).
-pub fn submit_plan(c: &mut Conn, sid: &str, title: &str) -> (String, Value) {
+pub(crate) fn submit_plan(c: &mut Conn, sid: &str, title: &str) -> (String, Value) {
     set_mode(c, sid, "plan");
     let turn = begin_turn(c, sid);
     let allowed = authorize(c, sid, &turn, "submit-1", "SubmitPlan");
@@ -116,7 +116,7 @@ pub fn submit_plan(c: &mut Conn, sid: &str, title: &str) -> (String, Value) {
 }
 
 /// `plans.resolve` params naming exactly this approval.
-pub fn resolve_params(approval: &Value, action: &str, mode: Option<&str>) -> Value {
+pub(crate) fn resolve_params(approval: &Value, action: &str, mode: Option<&str>) -> Value {
     let mut p = json!({
         "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
         "turnId": approval["turnId"], "toolCallId": approval["toolCallId"],

@@ -16,19 +16,19 @@ use serde_json::{Value, json};
 
 /// The roles a test connection declares unless it asks for others: everything, so that one
 /// connection can play the agent, the person and a watcher.
-pub const ALL_ROLES: &[Role] = &[Role::Agent, Role::Approver, Role::Observer];
+pub(crate) const ALL_ROLES: &[Role] = &[Role::Agent, Role::Approver, Role::Observer];
 
 /// The generous bound on every wait: something that should happen in milliseconds gets this long
 /// before the test fails. Never a measurement.
-pub const BOUND: Duration = Duration::from_secs(10);
+pub(crate) const BOUND: Duration = Duration::from_secs(10);
 
 /// The binary under test.
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_planhost")
 }
 
 /// Calls `f` until it yields a value; panics naming `what` once `bound` has passed.
-pub fn poll_until<T>(what: &str, bound: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn poll_until<T>(what: &str, bound: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + bound;
     let mut pause = Duration::from_millis(2);
     loop {
@@ -47,13 +47,13 @@ pub fn poll_until<T>(what: &str, bound: Duration, mut f: impl FnMut() -> Option<
 /// A temporary home for one test: state directory, socket and workspace. The socket lives in a
 /// short `/tmp/ph…` directory because unix socket paths are limited to 108 bytes.
 #[derive(Debug)]
-pub struct Env {
+pub(crate) struct Env {
     root: tempfile::TempDir,
     workspace: tempfile::TempDir,
 }
 
 impl Env {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let root = tempfile::Builder::new()
             .prefix("ph")
             .tempdir_in("/tmp")
@@ -65,16 +65,16 @@ impl Env {
         Self { root, workspace }
     }
 
-    pub fn state_dir(&self) -> PathBuf {
+    pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.path().join("state")
     }
 
-    pub fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.root.path().join("s.sock")
     }
 
     /// The workspace root as the host will store it (canonical).
-    pub fn workspace(&self) -> PathBuf {
+    pub(crate) fn workspace(&self) -> PathBuf {
         self.workspace
             .path()
             .canonicalize()
@@ -82,7 +82,7 @@ impl Env {
     }
 
     /// A `planhost` command with this env's `--state-dir` and `--socket`.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut cmd = Command::new(bin());
         cmd.arg("--state-dir")
             .arg(self.state_dir())
@@ -97,7 +97,7 @@ impl Env {
 
 /// Lines a child wrote to a pipe, collected by a thread.
 #[derive(Debug, Clone, Default)]
-pub struct Captured(Arc<Mutex<String>>);
+pub(crate) struct Captured(Arc<Mutex<String>>);
 
 impl Captured {
     fn spawn(pipe: impl Read + Send + 'static) -> Self {
@@ -114,28 +114,28 @@ impl Captured {
         captured
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.0.lock().expect("capture lock").clone()
     }
 }
 
 /// A child that is SIGKILLed and reaped when dropped, whatever the test did.
 #[derive(Debug)]
-pub struct Reaped(pub Child);
+pub(crate) struct Reaped(pub Child);
 
 impl Reaped {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 
     /// SIGKILL (a crash, as far as the host can tell) and reap.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 
     /// The exit status, waiting at most [`BOUND`].
-    pub fn wait_exit(&mut self, what: &str) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self, what: &str) -> ExitStatus {
         poll_until(what, BOUND, || self.0.try_wait().expect("try_wait"))
     }
 }
@@ -148,7 +148,7 @@ impl Drop for Reaped {
 
 /// `planhost serve` on a unix socket.
 #[derive(Debug)]
-pub struct SocketHost {
+pub(crate) struct SocketHost {
     pub child: Reaped,
     pub stderr: Captured,
     socket: PathBuf,
@@ -156,7 +156,7 @@ pub struct SocketHost {
 
 impl SocketHost {
     /// Starts a host and waits until its socket accepts connections.
-    pub fn start(env: &Env) -> Self {
+    pub(crate) fn start(env: &Env) -> Self {
         let mut child = env
             .command()
             .arg("serve")
@@ -184,30 +184,30 @@ impl SocketHost {
         host
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.pid()
     }
 
     /// An initialized connection holding every role ([`ALL_ROLES`]).
-    pub fn connect(&self, name: &str) -> Conn {
+    pub(crate) fn connect(&self, name: &str) -> Conn {
         self.connect_as(name, ALL_ROLES)
     }
 
     /// An initialized connection declaring exactly `roles`.
-    pub fn connect_as(&self, name: &str, roles: &[Role]) -> Conn {
+    pub(crate) fn connect_as(&self, name: &str, roles: &[Role]) -> Conn {
         let mut conn = self.connect_raw();
         conn.initialize_as(name, roles);
         conn
     }
 
     /// A connection that has not sent `initialize`.
-    pub fn connect_raw(&self) -> Conn {
+    pub(crate) fn connect_raw(&self) -> Conn {
         let stream = UnixStream::connect(&self.socket).expect("connect to the host socket");
         Conn::socket(stream)
     }
 
     /// Crash: SIGKILL and reap.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.child.kill();
     }
 }
@@ -249,7 +249,7 @@ impl Write for Closable {
 }
 
 /// `planhost serve --stdio` with one client on its stdin/stdout.
-pub struct StdioHost {
+pub(crate) struct StdioHost {
     pub child: Reaped,
     pub stderr: Captured,
     stdout: Arc<Mutex<Vec<u8>>>,
@@ -257,7 +257,7 @@ pub struct StdioHost {
 
 impl StdioHost {
     /// Starts the host and returns it with its (initialized) client.
-    pub fn start(env: &Env) -> (Self, Conn) {
+    pub(crate) fn start(env: &Env) -> (Self, Conn) {
         let mut child = env
             .command()
             .args(["serve", "--stdio"])
@@ -286,7 +286,7 @@ impl StdioHost {
     }
 
     /// Every line the host wrote to stdout so far.
-    pub fn stdout_lines(&self) -> Vec<String> {
+    pub(crate) fn stdout_lines(&self) -> Vec<String> {
         let bytes = self.stdout.lock().expect("tee lock").clone();
         String::from_utf8(bytes)
             .expect("stdout is UTF-8")
@@ -296,7 +296,7 @@ impl StdioHost {
     }
 
     /// Asserts every stdout line is a JSON-RPC 2.0 response or notification.
-    pub fn assert_stdout_is_protocol(&self) {
+    pub(crate) fn assert_stdout_is_protocol(&self) {
         let lines = self.stdout_lines();
         assert!(!lines.is_empty(), "no protocol on stdout");
         for line in &lines {
@@ -326,7 +326,7 @@ enum Closer {
 }
 
 /// One protocol connection with every notification it received kept in order.
-pub struct Conn {
+pub(crate) struct Conn {
     client: Client,
     closer: Closer,
     /// Every notification received, in arrival order.
@@ -351,12 +351,12 @@ impl Conn {
     }
 
     /// The handshake with every role ([`ALL_ROLES`]).
-    pub fn initialize(&mut self, name: &str) -> InitializeResult {
+    pub(crate) fn initialize(&mut self, name: &str) -> InitializeResult {
         self.initialize_as(name, ALL_ROLES)
     }
 
     /// The handshake declaring exactly `roles`; the host must grant them as declared.
-    pub fn initialize_as(&mut self, name: &str, roles: &[Role]) -> InitializeResult {
+    pub(crate) fn initialize_as(&mut self, name: &str, roles: &[Role]) -> InitializeResult {
         let result = self
             .client
             .initialize(name, roles)
@@ -370,7 +370,7 @@ impl Conn {
     }
 
     /// Any outcome of one call.
-    pub fn try_call(&mut self, method: &str, params: Value) -> Result<Value, RpcError> {
+    pub(crate) fn try_call(&mut self, method: &str, params: Value) -> Result<Value, RpcError> {
         let notes = &mut self.notes;
         match self
             .client
@@ -383,13 +383,13 @@ impl Conn {
     }
 
     /// A call that must succeed.
-    pub fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
         self.try_call(method, params.clone())
             .unwrap_or_else(|e| panic!("{method} {params} failed: {e:?}"))
     }
 
     /// A call that must fail.
-    pub fn call_err(&mut self, method: &str, params: Value) -> RpcError {
+    pub(crate) fn call_err(&mut self, method: &str, params: Value) -> RpcError {
         match self.try_call(method, params.clone()) {
             Ok(value) => panic!("{method} {params} unexpectedly succeeded: {value}"),
             Err(error) => error,
@@ -397,12 +397,12 @@ impl Conn {
     }
 
     /// Sends a raw line.
-    pub fn send_raw(&mut self, line: &str) {
+    pub(crate) fn send_raw(&mut self, line: &str) {
         self.client.send_raw(line).expect("send a raw line");
     }
 
     /// Sends a request without waiting; returns its id.
-    pub fn send(&mut self, method: &str, params: Value) -> RequestId {
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> RequestId {
         self.next_raw_id += 1;
         let id = self.next_raw_id;
         let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
@@ -416,7 +416,7 @@ impl Conn {
     }
 
     /// The next response (any id), keeping notifications.
-    pub fn next_response(&mut self) -> Response {
+    pub(crate) fn next_response(&mut self) -> Response {
         let deadline = Instant::now() + BOUND;
         loop {
             match self.pull(deadline) {
@@ -428,7 +428,7 @@ impl Conn {
     }
 
     /// The response to `id`, keeping notifications (other responses are a test bug).
-    pub fn response_to(&mut self, id: &RequestId) -> Response {
+    pub(crate) fn response_to(&mut self, id: &RequestId) -> Response {
         let response = self.next_response();
         assert_eq!(response.id.as_ref(), Some(id), "unexpected {response:?}");
         response
@@ -436,7 +436,11 @@ impl Conn {
 
     /// Waits until `f` finds what it needs among the notifications received so far, pulling
     /// more for at most [`BOUND`]. A response meanwhile is a test bug.
-    pub fn wait_until<T>(&mut self, what: &str, f: impl Fn(&[Notification]) -> Option<T>) -> T {
+    pub(crate) fn wait_until<T>(
+        &mut self,
+        what: &str,
+        f: impl Fn(&[Notification]) -> Option<T>,
+    ) -> T {
         let deadline = Instant::now() + BOUND;
         loop {
             if let Some(value) = f(&self.notes) {
@@ -453,12 +457,16 @@ impl Conn {
     }
 
     /// The first notification (already received or arriving within [`BOUND`]) matching `pred`.
-    pub fn wait_note(&mut self, what: &str, pred: impl Fn(&Notification) -> bool) -> Notification {
+    pub(crate) fn wait_note(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&Notification) -> bool,
+    ) -> Notification {
         self.wait_until(what, |notes| notes.iter().find(|n| pred(n)).cloned())
     }
 
     /// The `state.changed` events received so far.
-    pub fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         self.notes
             .iter()
             .filter(|n| n.method == "state.changed")
@@ -467,7 +475,7 @@ impl Conn {
     }
 
     /// Waits for a `state.changed` event of `session` matching `pred`.
-    pub fn wait_event(
+    pub(crate) fn wait_event(
         &mut self,
         what: &str,
         session: &str,
@@ -480,7 +488,7 @@ impl Conn {
     }
 
     /// Cuts the connection as a dying client would: the host reads end-of-file.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         match &self.closer {
             Closer::Socket(stream) => {
                 let _ = stream.shutdown(Shutdown::Both);
@@ -499,32 +507,32 @@ impl Drop for Conn {
 }
 
 /// An RPC error's stable code as its wire string.
-pub fn stable(error: &RpcError) -> Option<&'static str> {
+pub(crate) fn stable(error: &RpcError) -> Option<&'static str> {
     error.stable_code().map(ErrorCode::as_str)
 }
 
 /// Asserts an RPC error's numeric and stable code.
 #[track_caller]
-pub fn assert_code(error: &RpcError, numeric: i64, stable_code: &str) {
+pub(crate) fn assert_code(error: &RpcError, numeric: i64, stable_code: &str) {
     assert_eq!(error.code, numeric, "numeric code of {error:?}");
     assert_eq!(stable(error), Some(stable_code), "stable code of {error:?}");
 }
 
 /// The `-32000` refusal with a stable code.
 #[track_caller]
-pub fn assert_refused(error: &RpcError, stable: &str) {
+pub(crate) fn assert_refused(error: &RpcError, stable: &str) {
     assert_code(error, planhost_protocol::codes::REFUSED, stable);
 }
 
 /// The error of a response that must be one.
 #[track_caller]
-pub fn response_error(response: &Response) -> RpcError {
+pub(crate) fn response_error(response: &Response) -> RpcError {
     assert!(response.result.is_none(), "expected an error: {response:?}");
     response.error.clone().expect("an error")
 }
 
 /// The text a tool call streamed on `stream` so far.
-pub fn streamed(notes: &[Notification], call: &str, stream: &str) -> String {
+pub(crate) fn streamed(notes: &[Notification], call: &str, stream: &str) -> String {
     notes
         .iter()
         .filter(|n| {
@@ -539,8 +547,8 @@ pub fn streamed(notes: &[Notification], call: &str, stream: &str) -> String {
 // ---- processes ----
 
 /// Whether `pid` is a live process (a zombie is dead, merely not yet reaped).
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+pub(crate) fn alive(pid: i32) -> bool {
+    match fs_err::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().next())
@@ -550,7 +558,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Waits until every pid is gone.
-pub fn wait_gone(pids: &[i32]) {
+pub(crate) fn wait_gone(pids: &[i32]) {
     poll_until("the process tree to die", BOUND, || {
         pids.iter().all(|p| !alive(*p)).then_some(())
     });
@@ -559,12 +567,12 @@ pub fn wait_gone(pids: &[i32]) {
 /// Kills the given `sleep` processes on drop if they somehow survived, so that a failing test
 /// leaves nothing behind.
 #[derive(Debug, Default)]
-pub struct Leftovers(pub Vec<i32>);
+pub(crate) struct Leftovers(pub Vec<i32>);
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
         for pid in &self.0 {
-            let is_sleep = std::fs::read(format!("/proc/{pid}/cmdline"))
+            let is_sleep = fs_err::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.starts_with(b"sleep") || c.starts_with(b"/usr/bin/sleep"));
             if alive(*pid)
                 && is_sleep
