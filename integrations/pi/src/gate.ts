@@ -1,0 +1,198 @@
+// The gate: every pi tool call is authorized by planhost before it runs, with its true place in
+// the assistant batch; `bash` (and the user's `!cmd`) runs through the host's shell. A deny, an
+// unanswered ask, an error or an unreachable host all block: fail closed, never open.
+import type {
+  BashOperations,
+  ExtensionAPI,
+  ExtensionContext,
+  ToolCallEvent,
+} from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
+
+import { HostError } from "./host.ts";
+import { describe, type PlanhostSession } from "./session.ts";
+
+/** pi's tool names that the host knows by another name. */
+const HOST_NAMES: Record<string, string> = { bash: "Bash" };
+
+/** Tools this extension registers for the host: they are the host's, not a plugin's. */
+export const HOST_TOOLS = new Set(["EnterPlanMode", "SubmitPlan", "update_plan_draft", "read_plan", "bash"]);
+
+/** The host's Bash input for pi's bash arguments; the grant binds exactly this. */
+export function bashInput(args: { command?: unknown; timeout?: unknown }): Record<string, unknown> {
+  const input: Record<string, unknown> = { command: args.command };
+  if (typeof args.timeout === "number") input.timeoutMs = Math.round(args.timeout * 1000);
+  return input;
+}
+
+function provenance(pi: ExtensionAPI, toolName: string): { kind: "builtIn" | "extension"; package?: string; sourcePath?: string } {
+  if (HOST_TOOLS.has(toolName)) return { kind: "builtIn" };
+  const tool = pi.getAllTools().find((t: any) => t.name === toolName) as any;
+  const source = tool?.sourceInfo;
+  if (!source || source.source === "builtin" || source.type === "builtin") return { kind: "builtIn" };
+  return {
+    kind: "extension",
+    package: String(source.packageName ?? source.package ?? source.name ?? "unknown"),
+    sourcePath: String(source.path ?? source.filePath ?? source.sourcePath ?? "unknown"),
+  };
+}
+
+/** Shows an ask with its exact input and sends the person's answer back through the host. */
+async function ask(
+  s: PlanhostSession,
+  ctx: ExtensionContext,
+  requestId: string,
+  toolName: string,
+  reason: string,
+  input: unknown,
+): Promise<boolean> {
+  if (!ctx.hasUI) {
+    await s.call("permissions.resolve", { requestId, decision: "deny", note: "no UI to ask" }).catch(() => {});
+    return false;
+  }
+  const controller = new AbortController();
+  // Answered on another surface (the CLI, the web page): close this dialog.
+  const onEvent = (event: any) => {
+    if (event.kind === "permissionResolved" && event.requestId === requestId) controller.abort();
+  };
+  s.onEvent.push(onEvent);
+  try {
+    const shown = JSON.stringify(input, null, 2);
+    const choice = await ctx.ui.select(`planhost asks: ${reason}\n${toolName} ${shown}`, ["Allow", "Deny"], {
+      signal: controller.signal,
+    });
+    if (controller.signal.aborted) {
+      const asks = await s.call("permissions.list", { sessionId: s.sessionId, status: ["answered"] });
+      return asks.items.some((a) => a.requestId === requestId && a.decision === "allow");
+    }
+    const decision = choice === "Allow" ? "allow" : "deny";
+    const answered = await s.call("permissions.resolve", { requestId, decision });
+    return answered.decision === "allow";
+  } finally {
+    s.onEvent.splice(s.onEvent.indexOf(onEvent), 1);
+  }
+}
+
+/** The `tool_call` handler: allow (undefined), or block with the host's reason and code. */
+export async function authorize(
+  s: PlanhostSession,
+  event: ToolCallEvent,
+  ctx: ExtensionContext,
+): Promise<{ block: true; reason: string } | undefined> {
+  try {
+    const sessionId = s.requireSession();
+    if (!s.turnId) throw new HostError("TURN_NOT_ACTIVE", "planhost has no turn for this run");
+    const position = s.batches.get(event.toolCallId) ?? { index: 0, size: 1 };
+    const hostName = HOST_NAMES[event.toolName] ?? event.toolName;
+    const input = event.toolName === "bash" ? bashInput(event.input as any) : (event.input as Record<string, unknown>);
+    const decision = await s.call("tools.authorize", {
+      sessionId,
+      turnId: s.turnId,
+      toolCallId: event.toolCallId,
+      toolName: hostName,
+      batchIndex: position.index,
+      batchSize: position.size,
+      provenance: provenance(s.pi, event.toolName),
+      input,
+    });
+    if (decision.decision === "allow") {
+      s.authorized.set(event.toolCallId, input);
+      return undefined;
+    }
+    if (decision.decision === "ask" && decision.requestId) {
+      const yes = await ask(s, ctx, decision.requestId, hostName, decision.reason, input);
+      if (yes) {
+        s.authorized.set(event.toolCallId, input);
+        return undefined;
+      }
+      return { block: true, reason: `planhost: the person said no to ${hostName} [PERMISSION_DENIED]` };
+    }
+    return { block: true, reason: `planhost denied ${hostName}: ${decision.reason} [${decision.code ?? decision.rule}]` };
+  } catch (error) {
+    return { block: true, reason: `planhost: ${describe(error)}` };
+  }
+}
+
+/** Runs one command through the host's Bash: output streamed, the host's timeout and tree kill. */
+export function hostBash(s: PlanhostSession, toolCallId: string, turnId: () => string | undefined): BashOperations {
+  return {
+    exec: async (_command, _cwd, { onData, signal }) => {
+      const sessionId = s.requireSession();
+      const turn = turnId();
+      const input = s.authorized.get(toolCallId);
+      if (!turn || !input) throw new Error(`planhost: ${toolCallId} was not authorized [TOOL_NOT_AUTHORIZED]`);
+      s.onOutput.set(toolCallId, (_stream, text) => onData(Buffer.from(text, "utf8")));
+      const cancel = () => void s.call("tools.cancel", { sessionId, toolCallId }).catch(() => {});
+      signal?.addEventListener("abort", cancel, { once: true });
+      try {
+        // The host bounds the command (at most 300 s, then the tree kill); wait a little longer.
+        const result = await s.call(
+          "tools.execute",
+          { sessionId, turnId: turn, toolCallId, tool: "Bash", input },
+          330_000,
+        );
+        const output = result.output as any;
+        if (output?.cancelled || signal?.aborted) throw new Error("aborted");
+        if (output?.timedOut) throw new Error(`timeout:${Math.round((output.timeoutMs ?? 60_000) / 1000)}`);
+        const code = output?.exit?.code;
+        return { exitCode: typeof code === "number" ? code : 1 };
+      } catch (error) {
+        if (error instanceof HostError) throw new Error(`planhost: ${describe(error)}`);
+        throw error;
+      } finally {
+        signal?.removeEventListener("abort", cancel);
+        s.onOutput.delete(toolCallId);
+        s.authorized.delete(toolCallId);
+      }
+    },
+  };
+}
+
+/** pi's `bash`, with pi's prompt, rendering and truncation, run by the host. */
+export function registerBash(pi: ExtensionAPI, s: PlanhostSession): void {
+  const base = createBashToolDefinition(process.cwd());
+  pi.registerTool({
+    ...base,
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
+      const tool = createBashToolDefinition(ctx.cwd, {
+        operations: hostBash(s, toolCallId, () => s.turnId),
+      });
+      return tool.execute(toolCallId, params, signal, onUpdate, ctx);
+    },
+  });
+}
+
+/** The user's `!cmd`: authorized and run by the host like the model's bash. */
+export function registerUserBash(pi: ExtensionAPI, s: PlanhostSession): void {
+  let counter = 0;
+  pi.on("user_bash", async (event: any, ctx) => {
+    const toolCallId = `user-bash-${Date.now()}-${++counter}`;
+    let ownTurn: string | undefined;
+    try {
+      const sessionId = s.requireSession();
+      if (!s.turnId) {
+        ownTurn = (await s.call("turns.begin", { sessionId })).id;
+      }
+      const turn = s.turnId ?? ownTurn;
+      const blocked = await authorize(
+        { ...s, turnId: turn, batches: s.batches, authorized: s.authorized, call: s.call.bind(s), requireSession: s.requireSession.bind(s), onEvent: s.onEvent, pi } as unknown as PlanhostSession,
+        { type: "tool_call", toolCallId, toolName: "bash", input: { command: event.command } } as ToolCallEvent,
+        ctx,
+      );
+      if (blocked) {
+        return { result: { output: blocked.reason, exitCode: 1, cancelled: false, truncated: false } };
+      }
+      return { operations: hostBash(s, toolCallId, () => turn) };
+    } catch (error) {
+      return { result: { output: `planhost: ${describe(error)}`, exitCode: 1, cancelled: false, truncated: false } };
+    } finally {
+      if (ownTurn) {
+        const sessionId = s.sessionId;
+        // The command runs after this handler returns; end the turn once it is done.
+        setTimeout(() => {
+          if (sessionId && ownTurn) void s.call("turns.end", { sessionId, turnId: ownTurn, outcome: "completed" }).catch(() => {});
+        }, 0);
+      }
+    }
+  });
+}

@@ -1,0 +1,195 @@
+// planhost for pi: Plan mode enforced by the host. Every tool call is authorized by planhost,
+// bash runs through its shell (streamed output, bounded timeouts, the whole tree killed), plans
+// are immutable files with an approval that has a deadline, and everything survives a restart
+// because planhost keeps it in SQLite. The extension decides nothing: it forwards and shows.
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+
+import { authorize, registerBash, registerUserBash } from "./gate.ts";
+import { afterRun, claimQueued, registerPlanCommand, registerPlanTools, showApproval, watch } from "./plan.ts";
+import type { ContentBlock, StopReason } from "./protocol.d.ts";
+import { describe, PlanhostSession } from "./session.ts";
+
+/** pi's stop reasons in the host's vocabulary; anything but a finished answer is not `stop`. */
+function stopReason(reason: unknown): StopReason {
+  switch (reason) {
+    case "stop":
+      return "stop";
+    case "length":
+      return "length";
+    case "toolUse":
+      return "tool_use";
+    case "error":
+      return "error";
+    default:
+      // aborted, and 1.6's pending and deferred: not a finished answer.
+      return "aborted";
+  }
+}
+
+function blocks(content: unknown): ContentBlock[] {
+  if (!Array.isArray(content)) return [];
+  return content.map((block: any): ContentBlock => {
+    if (block?.type === "text") return { type: "text", text: String(block.text ?? "") };
+    if (block?.type === "toolCall") {
+      return {
+        type: "tool_call",
+        id: String(block.id ?? ""),
+        name: String(block.name ?? ""),
+        arguments: JSON.stringify(block.arguments ?? {}),
+      };
+    }
+    return { type: "other", kind: String(block?.type ?? "unknown"), payload: JSON.stringify(block) };
+  });
+}
+
+/** The persisted entry that holds `message` (1.6 names it in `turn_end`; 0.73 is searched). */
+function entryOf(ctx: ExtensionContext, message: any, named: unknown): string | undefined {
+  if (typeof named === "string") return named;
+  const branch = ctx.sessionManager.getBranch();
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry: any = branch[i];
+    if (entry?.type === "message" && (entry.message === message || entry.message?.timestamp === message?.timestamp)) {
+      return entry.id;
+    }
+  }
+  return undefined;
+}
+
+export default function planhost(pi: ExtensionAPI): void {
+  const s = new PlanhostSession(pi);
+  watch(s, pi);
+  registerBash(pi, s);
+  registerUserBash(pi, s);
+  registerPlanTools(pi, s);
+  registerPlanCommand(pi, s);
+
+  pi.on("session_start", async (_event, ctx) => {
+    s.ctx = ctx;
+    s.sessionId = undefined;
+    s.turnId = undefined;
+    s.execution = undefined;
+    try {
+      const session = await s.open(ctx);
+      if (session.mode === "plan") {
+        ctx.ui.setStatus("planhost", `plan · ${session.planState.replace("_", " ")}`);
+      }
+      // Coming back (`pi -c`): a still-pending approval keeps its original deadline.
+      if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
+      const live = session.liveExecution;
+      if (live?.state === "queued") void claimQueued(s, pi, live.executionId);
+    } catch (error) {
+      s.lastError = describe(error);
+      ctx.ui.notify(`planhost: ${s.lastError}`, "error");
+    }
+  });
+
+  pi.on("session_shutdown", async () => {
+    await s.close();
+  });
+
+  pi.on("agent_start", async (_event, ctx) => {
+    s.ctx = ctx;
+    s.batches.clear();
+    if (s.execution) {
+      s.turnId = s.execution.turnId;
+      s.runIsExecution = true;
+      return;
+    }
+    s.runIsExecution = false;
+    try {
+      const sessionId = s.requireSession();
+      s.turnId = (await s.call("turns.begin", { sessionId })).id;
+    } catch (error) {
+      s.turnId = undefined;
+      s.lastError = describe(error);
+    }
+  });
+
+  pi.on("agent_end", async (event, ctx) => {
+    s.ctx = ctx;
+    const sessionId = s.sessionId;
+    const turnId = s.turnId;
+    s.turnId = undefined;
+    const messages = (event as any).messages as any[] | undefined;
+    const last = [...(messages ?? [])].reverse().find((m) => m?.role === "assistant");
+    const aborted = last?.stopReason === "aborted";
+    if (!sessionId || !turnId) return;
+    try {
+      if (s.runIsExecution && s.execution) {
+        const executionId = s.execution.executionId;
+        s.execution = undefined;
+        s.runIsExecution = false;
+        await s.call("executions.end", { sessionId, executionId, outcome: aborted ? "interrupted" : "completed" });
+      } else {
+        await s.call("turns.end", { sessionId, turnId, outcome: aborted ? "aborted" : "completed" });
+      }
+    } catch (error) {
+      ctx.ui.notify(`planhost: ${describe(error)}`, "warning");
+    }
+    if (s.queuedExecution) {
+      void claimQueued(s, pi, s.queuedExecution);
+      return;
+    }
+    void afterRun(s, ctx).catch(() => {});
+  });
+
+  // The batch position of every tool call: the tool_call event has none, the message has it.
+  pi.on("message_end", async (event) => {
+    const message: any = event.message;
+    if (message?.role !== "assistant" || !Array.isArray(message.content)) return;
+    const calls = message.content.filter((b: any) => b?.type === "toolCall");
+    calls.forEach((call: any, index: number) => s.batches.set(call.id, { index, size: calls.length }));
+  });
+
+  pi.on("tool_call", async (event, ctx) => authorize(s, event, ctx));
+
+  // Seed 004: a finished assistant message is offered for <proposed_plan> capture.
+  pi.on("turn_end", async (event, ctx) => {
+    const message: any = event.message;
+    const sessionId = s.sessionId;
+    if (message?.role !== "assistant" || !sessionId || !s.turnId) return;
+    const entryId = entryOf(ctx, message, (event as any).messageEntryId);
+    if (!entryId) return;
+    try {
+      const result = await s.call("checkpoints.capture", {
+        sessionId,
+        turnId: s.turnId,
+        branchPath: s.branchPath(ctx),
+        message: { entryId, content: blocks(message.content), stopReason: stopReason(message.stopReason) },
+      });
+      if (result.checkpoint && result.created) {
+        ctx.ui.notify(`planhost: plan captured as revision ${result.checkpoint.revision}`, "info");
+      }
+    } catch (error) {
+      ctx.ui.notify(`planhost: capture failed: ${describe(error)}`, "warning");
+    }
+  });
+
+  // Every model call sees the exact latest checkpoint, labelled as unapproved data.
+  pi.on("context", async (event, ctx) => {
+    const sessionId = s.sessionId;
+    if (!sessionId) return undefined;
+    try {
+      const projection = await s.call("checkpoints.projection", { sessionId, branchPath: s.branchPath(ctx) });
+      if (!projection.text) return undefined;
+      const extra: any = { role: "user", content: [{ type: "text", text: projection.text }], timestamp: Date.now() };
+      return { messages: [...event.messages, extra] };
+    } catch {
+      return undefined;
+    }
+  });
+
+  // `/tree`: the branch changed; approvals bound to the old one are cleared by the host.
+  pi.on("session_tree", async (_event, ctx) => {
+    const sessionId = s.sessionId;
+    if (!sessionId) return;
+    try {
+      const cleared = await s.call("plans.switchBranch", { sessionId });
+      if (cleared.revokedPublications.length > 0 || cleared.handoffCleared) {
+        ctx.ui.notify("planhost: the branch changed; its pending approvals were cleared.", "info");
+      }
+    } catch (error) {
+      ctx.ui.notify(`planhost: ${describe(error)}`, "warning");
+    }
+  });
+}

@@ -1,0 +1,131 @@
+// The extension's state for one pi session: the host connection, the host session and turn,
+// and the small maps pi's events need (batch positions, authorized inputs). Decisions are the
+// host's; this only remembers what pi's API does not hand back.
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+
+import { Host, HostError, locations, unreachableHelp } from "./host.ts";
+import type { Event, MethodName, Methods, SessionInfo } from "./protocol.d.ts";
+
+export const VERSION = "0.1.0";
+
+/** A claimed execution waiting for its pi run to start. */
+export type ClaimedRun = { executionId: string; turnId: string };
+
+export class PlanhostSession {
+  host: Host | undefined;
+  private connecting: Promise<Host> | undefined;
+  /** The host's session id. */
+  sessionId: string | undefined;
+  /** The host turn of the pi run in progress. */
+  turnId: string | undefined;
+  /** The execution the next (or current) run carries out. */
+  execution: ClaimedRun | undefined;
+  /** An execution approved while a run was on, to claim when it ends. */
+  queuedExecution: string | undefined;
+  /** Whether the current run is the execution's. */
+  runIsExecution = false;
+  /** toolCallId → position in its assistant batch. */
+  readonly batches = new Map<string, { index: number; size: number }>();
+  /** toolCallId → the exact input the host authorized (the grant binds its digest). */
+  readonly authorized = new Map<string, Record<string, unknown>>();
+  /** The most recent context, for UI from host notifications. */
+  ctx: ExtensionContext | undefined;
+  /** Why the host is unreachable, when it is. */
+  lastError: string | undefined;
+  /** Calls in flight, awaited before the socket closes. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Handlers of `state.changed` for this session. */
+  readonly onEvent: Array<(event: Event) => void> = [];
+  /** Handlers of `tools.output`. */
+  readonly onOutput = new Map<string, (stream: string, text: string) => void>();
+
+  constructor(readonly pi: ExtensionAPI) {}
+
+  /** The socket this extension uses (for messages). */
+  get socketPath(): string {
+    return this.host?.path ?? locations().socket;
+  }
+
+  /** The connection, opened (and the host started) on first use. */
+  async connection(): Promise<Host> {
+    if (this.host && !this.host.isClosed) return this.host;
+    if (!this.connecting) {
+      this.connecting = Host.open((method, params) => this.dispatch(method, params), VERSION)
+        .then((host) => {
+          this.host = host;
+          this.lastError = undefined;
+          return host;
+        })
+        .finally(() => {
+          this.connecting = undefined;
+        });
+    }
+    return this.connecting;
+  }
+
+  /** Opens (or reopens, after `pi -c`) the host session of this pi session. */
+  async open(ctx: ExtensionContext): Promise<SessionInfo> {
+    this.ctx = ctx;
+    const host = await this.connection();
+    const session = await host.call("sessions.open", {
+      workspaceRoot: ctx.cwd,
+      externalId: ctx.sessionManager.getSessionId(),
+      interactivity: ctx.hasUI ? "interactive" : "unattended",
+      persistence: ctx.sessionManager.getSessionFile() ? "persisted" : "ephemeral",
+    });
+    this.sessionId = session.id;
+    return session;
+  }
+
+  /** A call that needs the session; tracked so shutdown can wait for it. */
+  async call<M extends MethodName>(
+    method: M,
+    params: Methods[M]["params"],
+    timeoutMs?: number,
+  ): Promise<Methods[M]["result"]> {
+    const host = await this.connection();
+    const promise = host.call(method, params, timeoutMs);
+    this.inFlight.add(promise);
+    try {
+      return await promise;
+    } finally {
+      this.inFlight.delete(promise);
+    }
+  }
+
+  /** The session id, or a fail-closed error when the host session could not be opened. */
+  requireSession(): string {
+    if (!this.sessionId) {
+      throw new HostError("HOST_UNREACHABLE", this.lastError ?? unreachableHelp(this.socketPath));
+    }
+    return this.sessionId;
+  }
+
+  /** The client's branch: entry ids from the root to the leaf. */
+  branchPath(ctx: ExtensionContext): string[] {
+    const path = ctx.sessionManager.getBranch().map((entry) => entry.id);
+    return path.length > 0 ? path : [ctx.sessionManager.getSessionId()];
+  }
+
+  /** Waits for outstanding calls, then closes the socket. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    this.host?.close();
+    this.host = undefined;
+  }
+
+  private dispatch(method: string, params: any): void {
+    if (method === "state.changed") {
+      if (params?.sessionId !== this.sessionId) return;
+      for (const handler of this.onEvent) handler(params as Event);
+    } else if (method === "tools.output") {
+      this.onOutput.get(params?.toolCallId)?.(params.stream, params.text);
+    }
+  }
+}
+
+/** A message for the model and the person: the host's words and its stable code. */
+export function describe(error: unknown): string {
+  if (error instanceof HostError) return `${error.message} [${error.code}]`;
+  return error instanceof Error ? error.message : String(error);
+}
