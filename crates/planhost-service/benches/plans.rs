@@ -98,13 +98,26 @@ fn plan() -> String {
     out
 }
 
-/// A small edit: rewrite one step somewhere in the plan (a different one each revision).
-fn edit(plan: &str, revision: usize) -> String {
-    let line = 7 + revision * 37 % 500;
+/// How each revision changes the plan.
+#[derive(Debug, Clone, Copy)]
+enum Edits {
+    /// One step rewritten somewhere (a different one each revision).
+    One,
+    /// Two steps rewritten, one near the start and one near the end of the plan.
+    TwoApart,
+}
+
+/// A small edit of the plan for `revision`.
+fn edit(plan: &str, revision: usize, edits: Edits) -> String {
+    let lines = plan.lines().count();
+    let targets = match edits {
+        Edits::One => vec![7 + revision * 37 % 500],
+        Edits::TwoApart => vec![3 + revision % 20, lines.saturating_sub(4 + revision % 20)],
+    };
     plan.lines()
         .enumerate()
         .map(|(i, l)| {
-            if i == line {
+            if targets.contains(&i) {
                 format!("{l} (revised in revision {revision})")
             } else {
                 l.to_owned()
@@ -130,7 +143,7 @@ fn projection(store: &mut Store, session: &str, branch: &[String]) -> String {
     }
 }
 
-fn run(revisions: usize) {
+fn run(revisions: usize, edits: Edits) {
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(1_764_460_800_000)));
@@ -161,7 +174,7 @@ fn run(revisions: usize) {
     let mut legacy_stored = 0usize;
     for r in 1..=revisions {
         if r > 1 {
-            body = edit(&body, r);
+            body = edit(&body, r, edits);
         }
         branch.push(format!("entry-{r}"));
         let before = store.blob_bytes().unwrap();
@@ -196,7 +209,7 @@ fn run(revisions: usize) {
     let further = &stored_per_revision[1..];
     let worst_further = further.iter().max().copied().unwrap_or(0);
     println!(
-        "{revisions:>2} revision(s): planhost stores {total:>7} body bytes (first {:>6}, each further <= {:>5} = {:>5.2}% of the plan) | \
+        "{edits:?} {revisions:>2} revision(s): planhost stores {total:>7} body bytes (first {:>6}, each further <= {:>5} = {:>5.2}% of the plan) | \
          004-legacy stores {legacy_stored:>8} | projected per model call: planhost {projected} (004: {})",
         stored_per_revision[0],
         worst_further,
@@ -207,9 +220,12 @@ fn run(revisions: usize) {
 
 fn main() {
     println!(
-        "50 KiB plans, small edit per revision, {TRANSITIONS_PER_REVISION} transitions per revision"
+        "50 KiB plans, small edits per revision (One: one step; TwoApart: two steps ~50 KiB apart), \
+         {TRANSITIONS_PER_REVISION} transitions per revision"
     );
-    for revisions in [1, 5, 10] {
-        run(revisions);
+    for edits in [Edits::One, Edits::TwoApart] {
+        for revisions in [1, 5, 10] {
+            run(revisions, edits);
+        }
     }
 }

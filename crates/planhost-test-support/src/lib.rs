@@ -1,6 +1,7 @@
 //! Test support shared by planhost's tests and benchmarks, so they use one set of fixtures
 //! instead of copies: a scripted OpenAI-compatible streaming model server on 127.0.0.1 (no model
-//! service is reachable from tests) and bounded polling.
+//! service is reachable from tests), rule-driven replies for it, bounded polling, private
+//! installs of the real `pi` agent and a driver for pi's RPC mode.
 //!
 //! ```
 //! use planhost_test_support::{ModelServer, Reply};
@@ -12,7 +13,13 @@
 //! ```
 
 mod model;
+pub mod pi_install;
+pub mod pi_rpc;
 mod poll;
+pub mod responder;
 
 pub use model::{ModelServer, Reply};
+pub use pi_install::{PiInstall, Version, ensure_pi};
+pub use pi_rpc::{EventLog, PiOptions, PiSession, SessionStore, ToolEnd, UiRequest};
 pub use poll::{BOUND, poll_until};
+pub use responder::{ChatRequest, Last, Responder};

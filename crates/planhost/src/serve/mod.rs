@@ -54,8 +54,11 @@ pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::pr
         }
         Err(error) => return Err(error.into()),
     };
-    let started = Service::start(ServiceConfig::new(&paths.state_dir))
-        .context("opening the host database")?;
+    let mut config = ServiceConfig::new(&paths.state_dir);
+    if let Some(clock) = test_clock() {
+        config.clock = clock;
+    }
+    let started = Service::start(config).context("opening the host database")?;
     tracing::info!(
         db = %paths.db().display(),
         migration = ?started.migration,
@@ -308,4 +311,34 @@ fn create_private_dir(path: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(path)
+}
+
+/// Debug builds only: `PLANHOST_TEST_CLOCK_FILE` names a file holding a millisecond offset added
+/// to the wall clock, so end-to-end tests can let an approval's 30 minutes pass. A release build
+/// never reads it: production always runs on the real clock and the fixed 30 minutes.
+fn test_clock() -> Option<Arc<dyn planhost_core::Clock>> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    let file = std::env::var_os("PLANHOST_TEST_CLOCK_FILE")?;
+    tracing::warn!(file = ?file, "debug build: the host clock follows a test offset file");
+    Some(Arc::new(OffsetClock {
+        file: std::path::PathBuf::from(file),
+    }))
+}
+
+/// The wall clock plus the offset a test wrote.
+#[derive(Debug)]
+struct OffsetClock {
+    file: std::path::PathBuf,
+}
+
+impl planhost_core::Clock for OffsetClock {
+    fn now(&self) -> planhost_core::Timestamp {
+        let offset = fs_err::read_to_string(&self.file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+            .unwrap_or(0);
+        planhost_store::SystemClock.now().plus_ms(offset)
+    }
 }

@@ -1,0 +1,476 @@
+//! The harness: one temporary home per test (workspace, pi's agent dir with `models.json`, HOME,
+//! session dir, planhost state dir and socket), the scripted model, `planhost serve` as a child,
+//! Rust clients on its socket, and pi sessions with or without the planhost extension.
+
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use planhost_client::Client;
+use planhost_core::Role;
+use serde_json::{Value, json};
+
+use planhost_test_support::{
+    BOUND, ModelServer, PiInstall, PiOptions, PiSession, Version, ensure_pi, poll_until,
+};
+
+/// The binary under test.
+pub(crate) fn planhost_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_planhost")
+}
+
+/// The planhost pi extension: `PLANHOST_PI_EXTENSION` if set, else `<repo>/integrations/pi`.
+pub(crate) fn extension_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PLANHOST_PI_EXTENSION").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../integrations/pi");
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// Generates `#[test] fn pi_0_73()` and `#[test] fn pi_1_6()` in a module named after each
+/// scenario function `fn name(version: Version)`.
+macro_rules! on_both_versions {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[test]
+                fn pi_0_73() {
+                    super::$scenario(planhost_test_support::Version::V073)
+                }
+
+                #[test]
+                fn pi_1_6() {
+                    super::$scenario(planhost_test_support::Version::V16)
+                }
+            }
+        )*
+    };
+}
+pub(crate) use on_both_versions;
+
+/// One test's temporary home, for one pi version.
+#[derive(Debug)]
+pub(crate) struct Fixture {
+    /// Its install.
+    pub(crate) install: PiInstall,
+    /// The scripted model.
+    pub(crate) model: ModelServer,
+    root: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// Installs the version if needed (see `pi_install`), starts the scripted model and
+    /// writes pi's `models.json`. The root is a short `/tmp/phpi…` so the socket path fits.
+    pub(crate) fn new(version: Version) -> Self {
+        let install = ensure_pi(version);
+        let root = tempfile::Builder::new()
+            .prefix("phpi")
+            .tempdir_in("/tmp")
+            .expect("temp root");
+        let workspace = tempfile::Builder::new()
+            .prefix("phpiws")
+            .tempdir_in("/tmp")
+            .expect("temp workspace");
+        let model = ModelServer::start().expect("model server");
+        let fixture = Self {
+            install,
+            model,
+            root,
+            workspace,
+        };
+        for dir in [fixture.agent_dir(), fixture.home(), fixture.session_dir()] {
+            fs_err::create_dir_all(dir).expect("fixture dir");
+        }
+        fs_err::write(
+            fixture.agent_dir().join("models.json"),
+            format!("{:#}\n", fixture.model.models_json("m1")),
+        )
+        .expect("models.json");
+        fixture
+    }
+
+    /// The workspace (pi's cwd), canonical as the host stores it.
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.workspace
+            .path()
+            .canonicalize()
+            .expect("canonical workspace")
+    }
+
+    /// `PI_CODING_AGENT_DIR`.
+    pub(crate) fn agent_dir(&self) -> PathBuf {
+        self.root.path().join("agent")
+    }
+
+    /// pi's `HOME`.
+    pub(crate) fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    /// pi's `--session-dir` for scenarios that resume with `-c`.
+    pub(crate) fn session_dir(&self) -> PathBuf {
+        self.root.path().join("sessions")
+    }
+
+    /// planhost's state directory (created by `planhost serve`).
+    pub(crate) fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// planhost's socket.
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.root.path().join("s.sock")
+    }
+
+    /// A path under the fixture's root (outside the workspace) for test files.
+    pub(crate) fn scratch(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// A path that is not a planhost binary (for the unreachable-host scenario).
+    pub(crate) fn missing_bin(&self) -> PathBuf {
+        self.root.path().join("no-such-planhost")
+    }
+
+    /// Writes a workspace file.
+    pub(crate) fn write(&self, rel: &str, text: &str) {
+        let path = self.workspace().join(rel);
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent).expect("workspace dir");
+        }
+        fs_err::write(path, text).expect("write workspace file");
+    }
+
+    /// A workspace file's text, `None` when it does not exist.
+    pub(crate) fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.workspace().join(rel)).ok()
+    }
+
+    /// pi alone: no extension, ephemeral session, this fixture's HOME, agent dir and model.
+    pub(crate) fn plain_options(&self) -> PiOptions {
+        PiOptions::new(&self.install, &self.workspace(), &self.agent_dir()).home(self.home())
+    }
+
+    /// pi with the planhost extension and its environment: `PLANHOST_BIN` (the binary under
+    /// test), `PLANHOST_SOCKET`, `PLANHOST_STATE_DIR`.
+    pub(crate) fn options(&self) -> PiOptions {
+        self.plain_options()
+            .extension(extension_dir())
+            .env("PLANHOST_BIN", planhost_bin())
+            .env("PLANHOST_SOCKET", self.socket())
+            .env("PLANHOST_STATE_DIR", self.state_dir())
+    }
+
+    /// pi with the planhost extension ([`Fixture::options`]), checked to have loaded it.
+    pub(crate) fn pi(&self) -> PiSession {
+        self.pi_with(self.options())
+    }
+
+    /// pi with these options (which should include the extension), checked to have loaded it.
+    pub(crate) fn pi_with(&self, options: PiOptions) -> PiSession {
+        require_extension();
+        let mut pi = PiSession::spawn(&options);
+        let commands = pi.commands();
+        if !commands.iter().any(|c| c == "plan") {
+            let text = pi.failure(&format!(
+                "the planhost extension ({}) loaded but registers no /plan command; commands: {commands:?}",
+                extension_dir().display()
+            ));
+            panic!("{text}");
+        }
+        pi
+    }
+
+    /// Starts `planhost serve` on this fixture's socket and state directory.
+    pub(crate) fn start_host(&self) -> Host {
+        Host::start(self)
+    }
+
+    /// The host the extension started (`PLANHOST_BIN serve …`), once its socket answers; it is
+    /// killed by pid (from the state directory's lock file) when dropped.
+    pub(crate) fn adopt_host(&self) -> Host {
+        Host::adopt(self)
+    }
+
+    /// Runs the `planhost` CLI with this fixture's `--socket` and `--state-dir`.
+    pub(crate) fn planhost_cli(&self, args: &[&str]) -> Output {
+        Command::new(planhost_bin())
+            .arg("--socket")
+            .arg(self.socket())
+            .arg("--state-dir")
+            .arg(self.state_dir())
+            .args(args)
+            .env_remove("PLANHOST_STATE_DIR")
+            .env_remove("PLANHOST_LOG")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the planhost CLI")
+    }
+}
+
+/// Fails, saying why, when `integrations/pi` is not (yet) a pi package: pi would exit with
+/// "Failed to load extension" otherwise, which says less.
+fn require_extension() {
+    let dir = extension_dir();
+    let manifest = dir.join("package.json");
+    let declared = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.pointer("/pi/extensions").cloned());
+    let has_entry = ["index.ts", "index.js"]
+        .iter()
+        .any(|f| dir.join(f).is_file());
+    assert!(
+        declared.is_some() || has_entry,
+        "the planhost pi extension is not there yet: {} declares no \"pi\": {{\"extensions\": [...]}} \
+         and {} has no index.ts; these scenarios drive pi with `-e {}` and need it",
+        manifest.display(),
+        dir.display(),
+        dir.display(),
+    );
+}
+
+/// A running planhost: started here (`planhost serve`) or adopted from the extension.
+#[derive(Debug)]
+pub(crate) struct Host {
+    child: Option<Child>,
+    adopted_pid: Option<i32>,
+    stderr: Arc<Mutex<String>>,
+    socket: PathBuf,
+    state_dir: PathBuf,
+    workspace: PathBuf,
+}
+
+impl Host {
+    fn start(fx: &Fixture) -> Self {
+        let mut child = Command::new(planhost_bin())
+            .arg("--state-dir")
+            .arg(fx.state_dir())
+            .arg("--socket")
+            .arg(fx.socket())
+            .arg("serve")
+            .env_remove("PLANHOST_STATE_DIR")
+            .env_remove("PLANHOST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn planhost serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        let mut host = Self {
+            child: Some(child),
+            adopted_pid: None,
+            stderr,
+            socket: fx.socket(),
+            state_dir: fx.state_dir(),
+            workspace: fx.workspace(),
+        };
+        poll_until("planhost serve to accept on its socket", BOUND, || {
+            if let Some(status) = host
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "planhost serve exited early with {status}; stderr:\n{}",
+                    host.stderr()
+                );
+            }
+            UnixStream::connect(&host.socket).ok()
+        });
+        host
+    }
+
+    fn adopt(fx: &Fixture) -> Self {
+        let socket = fx.socket();
+        poll_until(
+            "the host the extension starts to accept on PLANHOST_SOCKET",
+            BOUND * 2,
+            || UnixStream::connect(&socket).ok(),
+        );
+        let lock = fx.state_dir().join("planhost.lock");
+        let pid = poll_until("the started host's pid in planhost.lock", BOUND, || {
+            std::fs::read_to_string(&lock)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+        });
+        Self {
+            child: None,
+            adopted_pid: Some(pid),
+            stderr: Arc::default(),
+            socket,
+            state_dir: fx.state_dir(),
+            workspace: fx.workspace(),
+        }
+    }
+
+    /// The host's stderr so far (hosts started here).
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// An initialized connection with these roles.
+    pub(crate) fn client(&self, roles: &[Role]) -> Client {
+        let mut client = Client::connect_socket(&self.socket)
+            .unwrap_or_else(|e| panic!("connect to {}: {e}", self.socket.display()));
+        client
+            .initialize("pi-e2e", roles)
+            .unwrap_or_else(|e| panic!("initialize {roles:?}: {e}"));
+        client
+    }
+
+    /// An observer connection.
+    pub(crate) fn observer(&self) -> Client {
+        self.client(&[Role::Observer])
+    }
+
+    /// An approver (and observer) connection: a person's UI.
+    pub(crate) fn approver(&self) -> Client {
+        self.client(&[Role::Approver, Role::Observer])
+    }
+
+    /// One call on a fresh observer connection; panics with the host's error.
+    pub(crate) fn query(&self, method: &str, params: Value) -> Value {
+        let mut client = self.observer();
+        client
+            .call_raw::<_, Value>(method, &params)
+            .unwrap_or_else(|e| panic!("{method} {params}: {e}\nhost stderr:\n{}", self.stderr()))
+    }
+
+    /// One call on a fresh approver connection; panics with the host's error.
+    pub(crate) fn approve_call(&self, method: &str, params: Value) -> Value {
+        let mut client = self.approver();
+        client
+            .call_raw::<_, Value>(method, &params)
+            .unwrap_or_else(|e| panic!("{method} {params}: {e}\nhost stderr:\n{}", self.stderr()))
+    }
+
+    /// The host session pi opened (externalId = pi's session id, this workspace), waiting for
+    /// the extension to open it.
+    pub(crate) fn session_of(&self, pi: &mut PiSession) -> Value {
+        let external = pi.session_id();
+        let root = self.workspace.to_string_lossy().into_owned();
+        poll_until(
+            &format!("a host session with externalId {external} (workspace {root})"),
+            BOUND,
+            || {
+                let list = self.query("sessions.list", json!({ "workspaceRoot": root }));
+                list["items"]
+                    .as_array()?
+                    .iter()
+                    .find(|s| s["externalId"].as_str() == Some(external.as_str()))
+                    .cloned()
+            },
+        )
+    }
+
+    /// `sessions.get`.
+    pub(crate) fn session(&self, id: &str) -> Value {
+        self.query("sessions.get", json!({ "sessionId": id }))
+    }
+
+    /// Waits until the session's `mode` is `mode`; returns the session.
+    pub(crate) fn wait_mode(&self, id: &str, mode: &str) -> Value {
+        self.wait_session(id, &format!("mode {mode}"), |s| s["mode"] == mode)
+    }
+
+    /// Waits until `sessions.get` satisfies `pred`; the panic shows the last answer.
+    pub(crate) fn wait_session(
+        &self,
+        id: &str,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = std::time::Instant::now() + BOUND;
+        loop {
+            let session = self.session(id);
+            if pred(&session) {
+                return session;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "gave up after {BOUND:?} waiting for session {id}: {what}; last:\n{session:#}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+    }
+
+    /// `plans.list` for a session (newest first).
+    pub(crate) fn plans(&self, session: &str) -> Vec<Value> {
+        self.query("plans.list", json!({ "sessionId": session }))["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `audit.list` for a session (newest first).
+    pub(crate) fn audit(&self, session: &str) -> Vec<Value> {
+        self.query(
+            "audit.list",
+            json!({ "sessionId": session, "limit": 10000 }),
+        )["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Audit rows of one action, oldest first.
+    pub(crate) fn audit_rows(&self, session: &str, action: &str) -> Vec<Value> {
+        let mut rows: Vec<Value> = self
+            .audit(session)
+            .into_iter()
+            .filter(|r| r["action"] == action)
+            .collect();
+        rows.reverse();
+        rows
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(pid) = self.adopted_pid.and_then(rustix::process::Pid::from_raw) {
+            // Only while it still holds this state directory's lock: the pid is the host's.
+            let lock = self.state_dir.join("planhost.lock");
+            let held = std::fs::File::open(&lock)
+                .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+            if held {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// Joins a CLI run's output for assertion messages.
+pub(crate) fn output_text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
