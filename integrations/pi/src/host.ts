@@ -73,6 +73,7 @@ export class Host {
     private readonly socket: Socket,
     private readonly listener: Listener,
     readonly path: string,
+    private readonly onLost: () => void,
   ) {
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => this.onData(chunk));
@@ -80,8 +81,9 @@ export class Host {
     socket.on("error", () => this.fail(new HostError("HOST_UNREACHABLE", unreachableHelp(path))));
   }
 
-  /** Connects (starting the host if none answers) and sends `initialize`. */
-  static async open(listener: Listener, clientVersion: string): Promise<Host> {
+  /** Connects (starting the host if none answers) and sends `initialize`. `onLost` runs once if
+   * the connection later drops (a host that stopped or was killed). */
+  static async open(listener: Listener, clientVersion: string, onLost: () => void = () => {}): Promise<Host> {
     const { socket: path, stateDir } = locations();
     let socket = await tryConnect(path);
     if (!socket) {
@@ -93,7 +95,7 @@ export class Host {
       }
     }
     if (!socket) throw new HostError("HOST_UNREACHABLE", unreachableHelp(path));
-    const host = new Host(socket, listener, path);
+    const host = new Host(socket, listener, path, onLost);
     const hello = await host.call("initialize", {
       protocolVersion: 2,
       clientName: "pi-planhost",
@@ -161,7 +163,9 @@ export class Host {
   }
 
   private fail(error: HostError): void {
+    const wasOpen = !this.closed;
     this.closed = true;
+    if (wasOpen) queueMicrotask(this.onLost);
     for (const [, pending] of this.pending) {
       clearTimeout(pending.timer);
       pending.reject(error);

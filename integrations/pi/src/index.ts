@@ -5,7 +5,15 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 import { authorize, registerBash, registerUserBash } from "./gate.ts";
-import { afterRun, claimQueued, registerPlanCommand, registerPlanTools, showApproval, watch } from "./plan.ts";
+import {
+  afterRun,
+  claimQueued,
+  registerPlanCommand,
+  registerPlanTools,
+  reportInterrupted,
+  showApproval,
+  watch,
+} from "./plan.ts";
 import type { ContentBlock, StopReason } from "./protocol.d.ts";
 import { describe, PlanhostSession } from "./session.ts";
 
@@ -73,8 +81,10 @@ export default function planhost(pi: ExtensionAPI): void {
       if (session.mode === "plan") {
         ctx.ui.setStatus("planhost", `plan · ${session.planState.replace("_", " ")}`);
       }
-      // Coming back (`pi -c`): a still-pending approval keeps its original deadline.
+      // Coming back (`pi -c`): a still-pending approval keeps its original deadline; one a host
+      // restart interrupted is reported, never revived.
       if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
+      else void reportInterrupted(s, ctx).catch(() => {});
       const live = session.liveExecution;
       if (live?.state === "queued") void claimQueued(s, pi, live.executionId);
     } catch (error) {

@@ -98,6 +98,10 @@ export async function claimQueued(s: PlanhostSession, pi: ExtensionAPI, executio
 
 /** Reacts to the host's events for this session: dialogs close, executions start, status. */
 export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
+  s.onReconnect.push(() => {
+    const ctx = s.ctx;
+    if (ctx) void reportInterrupted(s, ctx).catch(() => {});
+  });
   s.onEvent.push((event: Event) => {
     const ctx = s.ctx;
     if (event.kind === "approvalChanged" && event.status !== "pending") {
@@ -118,6 +122,25 @@ export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
       ctx.ui.setStatus("planhost", event.mode === "plan" ? `plan · ${event.planState.replace("_", " ")}` : undefined);
     }
   });
+}
+
+/** What the session's last approval became, if the host ended it while nobody was looking (a
+ * restart interrupts pending approvals; nothing is replayed). */
+export async function reportInterrupted(s: PlanhostSession, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.sessionId;
+  if (!sessionId) return;
+  const latest = (await s.call("plans.list", { sessionId, limit: 1 })).items[0];
+  if (latest?.status === "interrupted") {
+    if (dialog?.proposalId === latest.proposalId) {
+      dialog.controller.abort();
+      dialog = undefined;
+    }
+    ctx.ui.notify(
+      `planhost: the approval of "${latest.title}" was interrupted (${latest.errorCode ?? "HOST_RESTARTED"}): ` +
+        "the host restarted, and nothing was replayed. Submit the plan again to ask anew.",
+      "warning",
+    );
+  }
 }
 
 /** After a run: show the approval it raised, if one is pending. */

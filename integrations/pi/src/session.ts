@@ -36,6 +36,10 @@ export class PlanhostSession {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Handlers of `state.changed` for this session. */
   readonly onEvent: Array<(event: Event) => void> = [];
+  /** Handlers run after the connection came back (the host restarted or was restarted). */
+  readonly onReconnect: Array<() => void> = [];
+  /** Whether pi is shutting the session down (a lost connection is then expected). */
+  private shuttingDown = false;
   /** Handlers of `tools.output`. */
   readonly onOutput = new Map<string, (stream: string, text: string) => void>();
 
@@ -50,7 +54,11 @@ export class PlanhostSession {
   async connection(): Promise<Host> {
     if (this.host && !this.host.isClosed) return this.host;
     if (!this.connecting) {
-      this.connecting = Host.open((method, params) => this.dispatch(method, params), VERSION)
+      this.connecting = Host.open(
+        (method, params) => this.dispatch(method, params),
+        VERSION,
+        () => this.lost(),
+      )
         .then((host) => {
           this.host = host;
           this.lastError = undefined;
@@ -107,8 +115,29 @@ export class PlanhostSession {
     return path.length > 0 ? path : [ctx.sessionManager.getSessionId()];
   }
 
+  /** The host went away: reconnect (starting it again if needed) and resync from its state —
+   * a restarted host has interrupted what was pending, and says so; nothing is replayed. */
+  private lost(): void {
+    this.host = undefined;
+    if (this.shuttingDown) return;
+    this.turnId = undefined;
+    setTimeout(() => {
+      const ctx = this.ctx;
+      if (!ctx || this.shuttingDown) return;
+      this.open(ctx)
+        .then(() => {
+          for (const handler of this.onReconnect) handler();
+        })
+        .catch((error) => {
+          this.lastError = describe(error);
+          ctx.ui.notify(`planhost: ${this.lastError}`, "error");
+        });
+    }, 300);
+  }
+
   /** Waits for outstanding calls, then closes the socket. */
   async close(): Promise<void> {
+    this.shuttingDown = true;
     await Promise.allSettled([...this.inFlight]);
     this.host?.close();
     this.host = undefined;
