@@ -101,6 +101,16 @@ enum Command {
     Doctor(cli::Output),
     /// Run a whole scripted Plan session through the real protocol, printing each event.
     Demo,
+    /// The host's watchdog (started by `serve` itself): ends what the host left running once it
+    /// is gone, however it died.
+    #[cfg(target_os = "linux")]
+    #[command(name = "__watch", hide = true)]
+    Watch {
+        /// The host's pid.
+        pid: i32,
+        /// Its start time in clock ticks since boot.
+        start: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -138,6 +148,19 @@ fn main() -> ExitCode {
         Command::Shells(out) => cli::shells(&paths, out),
         Command::Doctor(out) => cli::doctor(&paths, out),
         Command::Demo => demo::run().map(|()| ExitCode::SUCCESS),
+        #[cfg(target_os = "linux")]
+        Command::Watch { pid, start } => {
+            let left = planhost_exec::watch_host(planhost_exec::HostIdentity { pid, start });
+            if left.cgroups + left.processes > 0 {
+                tracing::warn!(
+                    host = pid,
+                    cgroups = left.cgroups,
+                    processes = left.processes,
+                    "the host is gone: ended what it left running"
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -10,7 +10,7 @@ import type {
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 
 import { HostError } from "./host.ts";
-import { describe, type PlanhostSession } from "./session.ts";
+import { coded, describe, type PlanhostSession } from "./session.ts";
 
 /** pi's tool names that the host knows by another name. */
 const HOST_NAMES: Record<string, string> = { bash: "Bash" };
@@ -137,8 +137,7 @@ export function hostBash(s: PlanhostSession, toolCallId: string, turnId: () => s
         const code = output?.exit?.code;
         return { exitCode: typeof code === "number" ? code : 1 };
       } catch (error) {
-        if (error instanceof HostError) throw new Error(`planhost: ${describe(error)}`);
-        throw error;
+        throw coded(error);
       } finally {
         signal?.removeEventListener("abort", cancel);
         s.onOutput.delete(toolCallId);

@@ -6,7 +6,7 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { Type } from "typebox";
 
 import type { ApprovalInfo, Event, ExitChoice, TargetPermissionMode } from "./protocol.d.ts";
-import { describe, type PlanhostSession } from "./session.ts";
+import { describe, type PlanhostSession, withCodes } from "./session.ts";
 
 /** The approval dialog's choices, in order; Ask is the default (seed 000 §5). */
 export const APPROVAL_CHOICES: Array<[string, TargetPermissionMode | "reject"]> = [
@@ -160,16 +160,18 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
       "Switch this session to Plan mode: explore and write a plan; files cannot be changed until a person approves it. Call it alone.",
     parameters: Type.Object({}),
     async execute(toolCallId) {
-      const sessionId = s.requireSession();
-      const { index, size } = position(toolCallId);
-      await s.call("plans.enter", {
-        sessionId,
-        turnId: s.turnId ?? "",
-        toolCallId,
-        batchIndex: index,
-        batchSize: size,
+      return withCodes(async () => {
+        const sessionId = s.requireSession();
+        const { index, size } = position(toolCallId);
+        await s.call("plans.enter", {
+          sessionId,
+          turnId: s.turnId ?? "",
+          toolCallId,
+          batchIndex: index,
+          batchSize: size,
+        });
+        return text("Plan mode is on. Explore, then submit the plan with SubmitPlan (alone in its batch).");
       });
-      return text("Plan mode is on. Explore, then submit the plan with SubmitPlan (alone in its batch).");
     },
   });
   pi.registerTool({
@@ -183,23 +185,25 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
       question: Type.String({ description: "What the person is asked, e.g. 'Implement this plan?'" }),
     }),
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
-      const sessionId = s.requireSession();
-      const { index, size } = position(toolCallId);
-      const approval = await s.call("plans.submit", {
-        sessionId,
-        turnId: s.turnId ?? "",
-        toolCallId,
-        batchIndex: index,
-        batchSize: size,
-        title: params.title,
-        markdown: params.markdown,
-        question: params.question,
-        branchPath: s.branchPath(ctx),
+      return withCodes(async () => {
+        const sessionId = s.requireSession();
+        const { index, size } = position(toolCallId);
+        const approval = await s.call("plans.submit", {
+          sessionId,
+          turnId: s.turnId ?? "",
+          toolCallId,
+          batchIndex: index,
+          batchSize: size,
+          title: params.title,
+          markdown: params.markdown,
+          question: params.question,
+          branchPath: s.branchPath(ctx),
+        });
+        return text(
+          `The plan was written to ${approval.artifactRelativePath} and is waiting for a person's approval ` +
+            `(expires ${new Date(approval.expiresAt).toISOString()}). Stop here; do not start the work.`,
+        );
       });
-      return text(
-        `The plan was written to ${approval.artifactRelativePath} and is waiting for a person's approval ` +
-          `(expires ${new Date(approval.expiresAt).toISOString()}). Stop here; do not start the work.`,
-      );
     },
   });
   pi.registerTool({
@@ -212,14 +216,16 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
       expectedRevision: Type.Integer({ description: "The revision you last saw; 0 for none" }),
     }),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const saved = await s.call("checkpoints.save", {
-        sessionId: s.requireSession(),
-        branchPath: s.branchPath(ctx),
-        markdown: params.markdown,
-        expectedRevision: params.expectedRevision,
+      return withCodes(async () => {
+        const saved = await s.call("checkpoints.save", {
+          sessionId: s.requireSession(),
+          branchPath: s.branchPath(ctx),
+          markdown: params.markdown,
+          expectedRevision: params.expectedRevision,
+        });
+        const c = saved.checkpoint;
+        return text(`Saved as revision ${c.revision} (sha256 ${c.sha256}).`);
       });
-      const c = saved.checkpoint;
-      return text(`Saved as revision ${c.revision} (sha256 ${c.sha256}).`);
     },
   });
   pi.registerTool({

@@ -153,6 +153,23 @@ export class PlanhostSession {
   }
 }
 
+/**
+ * Runs a tool's body so that a host error reaches the model with its stable code: pi puts only
+ * a thrown error's message into the tool result, and HostError keeps the code apart.
+ */
+export async function withCodes<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    throw coded(error);
+  }
+}
+
+/** The error to throw from a tool: a HostError becomes one whose message carries the code. */
+export function coded(error: unknown): unknown {
+  return error instanceof HostError ? new Error(`planhost: ${describe(error)}`) : error;
+}
+
 /** A message for the model and the person: the host's words and its stable code. */
 export function describe(error: unknown): string {
   if (error instanceof HostError) return `${error.message} [${error.code}]`;

@@ -36,7 +36,16 @@ fn next_marker() -> String {
             .build_hasher()
             .finish()
     });
-    format!("{}-{n}-{salt:016x}", std::process::id())
+    // The host is named by its pid and start time, so a later host (or this host's watchdog)
+    // can tell whose leftovers these are.
+    #[cfg(target_os = "linux")]
+    let host = crate::tree::HostIdentity::current().map_or_else(
+        || std::process::id().to_string(),
+        |h| format!("{}.{}", h.pid, h.start),
+    );
+    #[cfg(not(target_os = "linux"))]
+    let host = std::process::id().to_string();
+    format!("{host}-{n}-{salt:016x}")
 }
 
 pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {

@@ -138,3 +138,37 @@ impl Drop for RunCgroup {
         }
     }
 }
+
+/// The run cgroups under the host's cgroup directory, by their marker (`planhost-<marker>`).
+pub(crate) fn run_cgroups() -> Vec<(String, PathBuf)> {
+    let Some(base) = base() else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(base) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            let marker = name.strip_prefix("planhost-")?;
+            (!marker.starts_with("probe-")).then(|| (marker.to_owned(), e.path()))
+        })
+        .collect()
+}
+
+/// Kills every member of a leftover run cgroup and removes it; true once it is gone.
+pub(crate) fn kill_and_remove(dir: &Path) -> bool {
+    let _ = fs::write(dir.join("cgroup.kill"), "1");
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        if fs::remove_dir(dir).is_ok() {
+            return true;
+        }
+        if Instant::now() >= until {
+            tracing::warn!(dir = %dir.display(), "a leftover run cgroup would not empty");
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -13,6 +13,7 @@
 //! shell itself is left to tokio.
 
 mod cgroup;
+mod leftovers;
 mod procfs;
 
 use std::collections::{HashMap, HashSet};
@@ -23,6 +24,9 @@ use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
 
 pub(crate) use cgroup::RunCgroup;
+pub use leftovers::{
+    HostIdentity, Leftovers, WATCHDOG_VAR, Watchdog, Whose, kill_leftovers, watch_host,
+};
 
 /// How long SIGTERM'd processes get to exit before SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(1_000);

@@ -1,6 +1,6 @@
 //! Reading `/proc`: the parent links, states and start times the tree walk needs.
 
-use std::fs;
+use fs_err as fs;
 
 /// The fields of `/proc/<pid>/stat` the tree walk uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +55,14 @@ pub(crate) fn all() -> Vec<ProcStat> {
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(read_stat)
         .collect()
+}
+
+/// The value of `name` in `/proc/<pid>/environ`, if the process has it (and it is readable).
+pub(crate) fn environ_value(pid: i32, name: &str) -> Option<Vec<u8>> {
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{name}=");
+    env.split(|&b| b == 0)
+        .find_map(|e| e.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec))
 }
 
 /// Whether `/proc/<pid>/environ` holds exactly the entry `entry` (`NAME=value`).

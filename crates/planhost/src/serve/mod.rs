@@ -54,6 +54,10 @@ pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::pr
         }
         Err(error) => return Err(error.into()),
     };
+    // Interrupted means stopped (DESIGN decision 10): before the fence marks anything
+    // interrupted, end what a previous host left running, then keep a watchdog that does the
+    // same the moment this host is gone, however it dies.
+    let _watchdog = end_leftovers_and_watch();
     let mut config = ServiceConfig::new(&paths.state_dir);
     if let Some(clock) = test_clock() {
         config.clock = clock;
@@ -340,5 +344,42 @@ impl planhost_core::Clock for OffsetClock {
             .and_then(|t| t.trim().parse::<i64>().ok())
             .unwrap_or(0);
         planhost_store::SystemClock.now().plus_ms(offset)
+    }
+}
+
+/// Ends what dead hosts left running, then starts this host's watchdog: `None` (logged) when it
+/// cannot be started; the host still serves, and the next host's start ends its leftovers.
+#[cfg(target_os = "linux")]
+fn end_leftovers_and_watch() -> Option<planhost_exec::Watchdog> {
+    let left = planhost_exec::kill_leftovers(planhost_exec::Whose::DeadHosts);
+    if left.cgroups + left.processes > 0 {
+        tracing::warn!(
+            cgroups = left.cgroups,
+            processes = left.processes,
+            "ended what a previous host left running"
+        );
+    }
+    start_watchdog()
+}
+
+/// Elsewhere runs are process groups killed by the tree code; no cross-host sweep yet.
+#[cfg(not(target_os = "linux"))]
+fn end_leftovers_and_watch() {}
+
+#[cfg(target_os = "linux")]
+fn start_watchdog() -> Option<planhost_exec::Watchdog> {
+    let me = planhost_exec::HostIdentity::current()?;
+    let exe = std::env::current_exe().ok()?;
+    let args = vec![
+        "__watch".to_owned(),
+        me.pid.to_string(),
+        me.start.to_string(),
+    ];
+    match planhost_exec::Watchdog::spawn(&exe, &args) {
+        Ok(w) => Some(w),
+        Err(error) => {
+            tracing::warn!(%error, "cannot start the watchdog");
+            None
+        }
     }
 }

@@ -14,6 +14,7 @@ mod contract;
 mod crash;
 mod errors;
 mod flow;
+mod host_crash;
 mod plans;
 mod process;
 mod restart;

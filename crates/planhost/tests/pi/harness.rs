@@ -2,6 +2,7 @@
 //! session dir, planhost state dir and socket), the scripted model, `planhost serve` as a child,
 //! Rust clients on its socket, and pi sessions with or without the planhost extension.
 
+use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -187,7 +188,30 @@ impl Fixture {
 
     /// Starts `planhost serve` on this fixture's socket and state directory.
     pub(crate) fn start_host(&self) -> Host {
-        Host::start(self)
+        Host::start(self, &[])
+    }
+
+    /// [`Fixture::start_host`] with extra environment for `planhost serve` (e.g.
+    /// `PLANHOST_TEST_CLOCK_FILE`).
+    pub(crate) fn start_host_with(&self, env: &[(&str, &OsStr)]) -> Host {
+        Host::start(self, env)
+    }
+
+    /// The host the extension started again after the one with pid `old` died: adopted once
+    /// `planhost.lock` names another pid that holds the lock and its socket answers.
+    pub(crate) fn adopt_restarted_host(&self, old: i32) -> Host {
+        let lock = self.state_dir().join("planhost.lock");
+        poll_until(
+            &format!("a new host (not pid {old}) holding planhost.lock"),
+            BOUND * 2,
+            || {
+                let pid = std::fs::read_to_string(&lock)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<i32>().ok())?;
+                (pid != old && lock_held(&lock)).then_some(())
+            },
+        );
+        Host::adopt(self)
     }
 
     /// The host the extension started (`PLANHOST_BIN serve …`), once its socket answers; it is
@@ -246,15 +270,20 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    fn start(fx: &Fixture) -> Self {
-        let mut child = Command::new(planhost_bin())
+    fn start(fx: &Fixture, env: &[(&str, &OsStr)]) -> Self {
+        let mut command = Command::new(planhost_bin());
+        command
             .arg("--state-dir")
             .arg(fx.state_dir())
             .arg("--socket")
             .arg(fx.socket())
             .arg("serve")
             .env_remove("PLANHOST_STATE_DIR")
-            .env_remove("PLANHOST_LOG")
+            .env_remove("PLANHOST_LOG");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -319,6 +348,71 @@ impl Host {
             socket,
             state_dir: fx.state_dir(),
             workspace: fx.workspace(),
+        }
+    }
+
+    /// The host's pid: the child's (started here) or the lock file's (adopted).
+    pub(crate) fn pid(&self) -> i32 {
+        self.child
+            .as_ref()
+            .and_then(|c| i32::try_from(c.id()).ok())
+            .or(self.adopted_pid)
+            .expect("a host has a pid")
+    }
+
+    /// SIGKILLs the host (no shutdown of any kind) and waits until its state lock is free.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(pid) = self.adopted_pid.take() {
+            let lock = self.state_dir.join("planhost.lock");
+            if lock_held(&lock)
+                && let Some(pid) = rustix::process::Pid::from_raw(pid)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        let lock = self.state_dir.join("planhost.lock");
+        poll_until("the killed host's state lock to be released", BOUND, || {
+            (!lock_held(&lock)).then_some(())
+        });
+    }
+
+    /// The session's latest approval once it satisfies `pred` (bounded); the panic shows the
+    /// last one seen.
+    pub(crate) fn wait_latest_plan(
+        &self,
+        session: &str,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let mut last = Value::Null;
+        let deadline = std::time::Instant::now() + BOUND;
+        loop {
+            if let Some(plan) = self.plans(session).first() {
+                if pred(plan) {
+                    return plan.clone();
+                }
+                last = plan.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "gave up after {BOUND:?} waiting for the approval: {what}; latest:\n{last:#}\nhost stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+    }
+
+    /// One call on a fresh observer connection that must fail; returns the error's stable code
+    /// (`data.code`).
+    pub(crate) fn query_err(&self, method: &str, params: Value) -> String {
+        let mut client = self.observer();
+        match client.call_raw::<_, Value>(method, &params) {
+            Ok(value) => panic!("{method} {params} should fail; it returned {value:#}"),
+            Err(error) => error.code().as_str().to_owned(),
         }
     }
 
@@ -455,10 +549,77 @@ impl Drop for Host {
         }
         if let Some(pid) = self.adopted_pid.and_then(rustix::process::Pid::from_raw) {
             // Only while it still holds this state directory's lock: the pid is the host's.
-            let lock = self.state_dir.join("planhost.lock");
-            let held = std::fs::File::open(&lock)
-                .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
-            if held {
+            if lock_held(&self.state_dir.join("planhost.lock")) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// Whether some process holds the `flock` on this lock file.
+fn lock_held(lock: &Path) -> bool {
+    std::fs::File::open(lock)
+        .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
+/// Whether `pid` is a live process: it exists and is not a zombie (a killed process its
+/// parent has not reaped yet is dead).
+pub(crate) fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) S …`: the state follows the last `)`.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("?");
+    !matches!(state, "Z" | "X" | "x")
+}
+
+/// The live processes running `program` (its argv[0]'s file name) whose working directory is
+/// `dir`: whatever a command run in the workspace left behind, however it detached.
+pub(crate) fn processes_in(dir: &Path, program: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+            let argv0 = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .ok()
+                .and_then(|c| {
+                    let first = c.split(|b| *b == 0).next()?.to_vec();
+                    String::from_utf8(first).ok()
+                })
+                .unwrap_or_default();
+            cwd.as_deref() == Some(dir)
+                && Path::new(&argv0).file_name().and_then(|n| n.to_str()) == Some(program)
+                && process_alive(*pid)
+        })
+        .collect()
+}
+
+/// The session id of a live process (field 6 of `/proc/<pid>/stat`).
+pub(crate) fn session_of_process(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // After `)`: state, ppid, pgrp, session.
+    rest.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// SIGKILLs the processes a scenario's command started (by pid, when they are still alive) so
+/// a failed scenario leaks no `sleep 600`.
+#[derive(Debug, Default)]
+pub(crate) struct KillOnDrop(pub(crate) Vec<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if process_alive(pid)
+                && let Some(pid) = rustix::process::Pid::from_raw(pid)
+            {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }

@@ -14,9 +14,12 @@
 //!   server.
 //! - `scenarios`: the planhost extension's contract (issue 9), every scenario on both versions.
 //!   They fail, with a message saying so, until `integrations/pi` is a loadable pi package.
+//! - `scenarios_more`: the rest of issue 9 (deadline, capture and publication, stale revision,
+//!   host restart, Bash timeout and abort, the `host` preset's ask, `pi -c`, fork).
 //!
 //! Pre-install pi (CI): `cargo run -p planhost-test-support --example install_pi`.
 
 mod harness;
 mod scenarios;
+mod scenarios_more;
 mod smoke;
