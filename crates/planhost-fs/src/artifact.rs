@@ -255,10 +255,74 @@ pub(crate) fn markdown_name(file_name: &str) -> Result<Name<'_>, &'static str> {
     }
 }
 
+/// Removes crash leftovers (stale temp files) from a workspace's `.pi/plan/` and `.pi/plans/`,
+/// reached without following symlinks; returns the workspace-relative paths removed. A missing
+/// directory has nothing to sweep.
+pub fn sweep_plan_dirs(workspace_root: &Path) -> crate::Result<Vec<String>> {
+    let root = Dir::open_anchor(workspace_root)?;
+    let pi = match root.open_dir(Name::new(PI_DIR)?) {
+        Ok(d) => d,
+        Err(FsError::NotFound { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut removed = Vec::new();
+    for sub in [PLAN_DIR, crate::publish::PLANS_DIR] {
+        let dir = match pi.open_dir(Name::new(sub)?) {
+            Ok(d) => d,
+            Err(FsError::NotFound { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        removed.extend(
+            dir.sweep_stale_temps()?
+                .into_iter()
+                .map(|n| format!("{PI_DIR}/{sub}/{n}")),
+        );
+    }
+    Ok(removed)
+}
+
+/// The complete files in a workspace's `.pi/plan/` (not temp files), by name: what `doctor`
+/// compares with the rows that point at artifacts. A missing directory has none.
+pub fn plan_artifact_names(workspace_root: &Path) -> crate::Result<Vec<String>> {
+    let root = Dir::open_anchor(workspace_root)?;
+    let dir = match root
+        .open_dir(Name::new(PI_DIR)?)
+        .and_then(|pi| pi.open_dir(Name::new(PLAN_DIR)?))
+    {
+        Ok(d) => d,
+        Err(FsError::NotFound { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut names: Vec<String> = dir
+        .entry_names()?
+        .into_iter()
+        .filter(|n| !n.starts_with(crate::TEMP_PREFIX))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write as _;
+
+    #[test]
+    fn sweeping_never_follows_a_symlinked_pi_dir() {
+        let (ws, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let victim = elsewhere.path().join("plan");
+        fs_err::create_dir(&victim).unwrap();
+        let temp = victim.join(format!("{}4194303-0", crate::TEMP_PREFIX));
+        fs_err::File::create(&temp).unwrap();
+        fs_err::os::unix::fs::symlink(elsewhere.path(), ws.path().join(PI_DIR)).unwrap();
+        let err = sweep_plan_dirs(ws.path()).unwrap_err();
+        assert!(matches!(err, FsError::Symlink { .. }), "{err:?}");
+        assert!(temp.exists(), "a file behind the symlink was removed");
+        assert_eq!(
+            sweep_plan_dirs(elsewhere.path()).unwrap(),
+            Vec::<String>::new()
+        );
+    }
 
     #[test]
     fn file_name_rules() {

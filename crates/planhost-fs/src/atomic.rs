@@ -71,6 +71,46 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// Removes the temp files a crashed process left here: names with [`TEMP_PREFIX`] whose
+    /// process (`<prefix><pid>-<n>`) is no longer running. A live process's temp is about to be
+    /// committed or removed by it, so it is left alone. Returns the names removed.
+    pub fn sweep_stale_temps(&self) -> Result<Vec<String>> {
+        let mut removed = Vec::new();
+        for name in self.entry_names()? {
+            let Some(pid) = name
+                .strip_prefix(TEMP_PREFIX)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if process_running(pid) {
+                continue;
+            }
+            match self.remove_file(Name::new(&name)?) {
+                Ok(()) | Err(FsError::NotFound { .. }) => removed.push(name),
+                Err(e) => return Err(e),
+            }
+        }
+        if !removed.is_empty() {
+            self.sync()?;
+        }
+        Ok(removed)
+    }
+}
+
+/// Whether a process with this pid exists (a pid that cannot be signalled but exists counts).
+fn process_running(pid: i32) -> bool {
+    match rustix::process::Pid::from_raw(pid) {
+        Some(p) => !matches!(
+            rustix::process::test_kill_process(p),
+            Err(rustix::io::Errno::SRCH)
+        ),
+        None => true,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Committed {
     No,

@@ -387,6 +387,23 @@ impl Dir {
         }
     }
 
+    /// The names of this directory's entries (not `.` and `..`), read through its fd.
+    pub fn entry_names(&self) -> Result<Vec<String>> {
+        let io = |e: Errno| FsError::io("readdir", &self.path, e.into());
+        let mut names = Vec::new();
+        for entry in rfs::Dir::read_from(&self.fd).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name().to_bytes();
+            if name != b"."
+                && name != b".."
+                && let Ok(name) = std::str::from_utf8(name)
+            {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
+    }
+
     /// Removes the file (or symlink) `name`.
     pub fn remove_file(&self, name: Name<'_>) -> Result<()> {
         rfs::unlinkat(&self.fd, name.as_str(), AtFlags::empty())

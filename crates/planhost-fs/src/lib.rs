@@ -36,8 +36,8 @@ mod publish;
 mod workspace;
 
 pub use artifact::{
-    ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact, verify_plan_artifact,
-    write_plan_artifact,
+    ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact, plan_artifact_names,
+    sweep_plan_dirs, verify_plan_artifact, write_plan_artifact,
 };
 pub use atomic::{Staged, TEMP_PREFIX};
 pub use dir::{

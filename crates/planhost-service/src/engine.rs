@@ -2,7 +2,7 @@
 //! artifact, the artifact check before an approval commits, shell pins). It lives on the actor
 //! thread; nothing outside this crate reaches its store.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use planhost_core::{
@@ -30,6 +30,7 @@ pub(crate) struct Opened {
     pub(crate) migration: MigrationReport,
     pub(crate) fence: FenceReport,
     pub(crate) reconciled: Vec<planhost_store::PublicationRecord>,
+    pub(crate) swept: Vec<PathBuf>,
 }
 
 impl Engine {
@@ -45,12 +46,37 @@ impl Engine {
         let reconciled = engine.reconcile_publications()?;
         // Events of the fence were committed before anyone could connect.
         engine.store.take_events();
+        let swept = engine.sweep_stale_temps()?;
         Ok(Opened {
             engine,
             migration: opened.migration,
             fence: opened.fence,
             reconciled,
+            swept,
         })
+    }
+
+    /// Removes the temp files a crash left in the plan and publication directories of every
+    /// workspace a session names. A workspace that cannot be swept (gone, unreadable, a symlink
+    /// where `.pi` should be) is logged and skipped: it never keeps the host from serving.
+    fn sweep_stale_temps(&mut self) -> Result<Vec<PathBuf>> {
+        let mut roots: Vec<String> = self
+            .store
+            .sessions()?
+            .into_iter()
+            .map(|s| s.workspace_root)
+            .collect();
+        roots.sort();
+        roots.dedup();
+        let mut swept = Vec::new();
+        for root in roots {
+            match planhost_fs::sweep_plan_dirs(Path::new(&root)) {
+                Ok(removed) => swept.extend(removed.into_iter().map(|r| Path::new(&root).join(r))),
+                Err(planhost_fs::FsError::NotFound { .. }) => {}
+                Err(error) => tracing::warn!(%error, root, "cannot sweep crash leftovers"),
+            }
+        }
+        Ok(swept)
     }
 
     /// The store, for this crate's handlers.

@@ -62,6 +62,8 @@ pub struct Started {
     pub fence: FenceReport,
     /// Publication approvals reconciled against the disk at startup.
     pub reconciled: Vec<PublicationRecord>,
+    /// Temp files a crash left in sessions' `.pi/plan/` and `.pi/plans/`, removed at startup.
+    pub swept: Vec<std::path::PathBuf>,
 }
 
 /// The running service. Cheap to clone; [`Service::shutdown`] stops it.
@@ -161,6 +163,7 @@ impl Service {
             migration: opened.migration,
             fence: opened.fence,
             reconciled: opened.reconciled,
+            swept: opened.swept,
         })
     }
 

@@ -418,6 +418,58 @@ struct Check {
     detail: String,
 }
 
+/// The files in the `.pi/plan/` of every session's workspace that no approval points to
+/// (a crash between writing an artifact and committing its row leaves one), as absolute paths.
+fn orphan_artifacts(paths: &Paths) -> anyhow::Result<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut c = connect(paths)?;
+    let sessions = call::<methods::SessionsList>(
+        &mut c,
+        planhost_protocol::SessionsFilter {
+            workspace_root: None,
+            limit: Some(10_000),
+        },
+    )?;
+    let approvals = call::<methods::PlansList>(
+        &mut c,
+        planhost_protocol::PlansFilter {
+            session_id: None,
+            status: None,
+            limit: Some(10_000),
+        },
+    )?;
+    let mut known: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in &sessions.items {
+        known.entry(s.workspace_root.clone()).or_default();
+    }
+    for a in &approvals.items {
+        if let Some((root, _)) = a
+            .artifact_path
+            .rsplit_once(&format!("/{}", a.artifact_relative_path))
+        {
+            known
+                .entry(root.to_owned())
+                .or_default()
+                .insert(a.artifact_relative_path.clone());
+        }
+    }
+    let mut orphans = Vec::new();
+    for (root, referenced) in known {
+        let names = match planhost_fs::plan_artifact_names(std::path::Path::new(&root)) {
+            Ok(names) => names,
+            Err(planhost_fs::FsError::NotFound { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for name in names {
+            let relative = format!("{}/{}/{name}", planhost_fs::PI_DIR, planhost_fs::PLAN_DIR);
+            if !referenced.contains(&relative) {
+                orphans.push(format!("{root}/{relative}"));
+            }
+        }
+    }
+    Ok(orphans)
+}
+
 pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
     let dir = &paths.state_dir;
@@ -482,6 +534,30 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             },
         },
     });
+    if reached.is_ok() {
+        checks.push(match orphan_artifacts(paths) {
+            Ok(orphans) if orphans.is_empty() => Check {
+                name: "plan files",
+                ok: true,
+                detail: "every file in the sessions' .pi/plan/ belongs to an approval".into(),
+            },
+            // Harmless (nothing points at them), so listed rather than failed.
+            Ok(orphans) => Check {
+                name: "plan files",
+                ok: true,
+                detail: format!(
+                    "{} orphan artifact(s), complete files no approval points to: {}",
+                    orphans.len(),
+                    orphans.join(", ")
+                ),
+            },
+            Err(e) => Check {
+                name: "plan files",
+                ok: false,
+                detail: format!("cannot compare .pi/plan/ with the approvals: {e}"),
+            },
+        });
+    }
     let probes = planhost_exec::probe();
     let platform = planhost_exec::Platform::current();
     let effective = planhost_exec::effective_shell(platform, &probes, None);

@@ -70,6 +70,7 @@ pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::pr
         interrupted_executions = started.fence.interrupted_executions.len(),
         aborted_turns = started.fence.aborted_turns.len(),
         reconciled_publications = started.reconciled.len(),
+        swept_temp_files = started.swept.len(),
         "startup fence done"
     );
     let svc = started.service;

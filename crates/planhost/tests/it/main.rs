@@ -12,6 +12,7 @@ mod cli;
 mod cli_text;
 mod contract;
 mod crash;
+mod crash_files;
 mod errors;
 mod flow;
 mod host_crash;
