@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 
+import { HostError } from "./host.ts";
 import type { ApprovalInfo, Event, ExitChoice, TargetPermissionMode } from "./protocol.d.ts";
 import { describe, type PlanhostSession, withCodes } from "./session.ts";
 
@@ -44,9 +45,17 @@ export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, ap
   const controller = new AbortController();
   dialog = { proposalId: approval.proposalId, controller };
   try {
+    // The host refuses to approve a file that changed after SubmitPlan; say so before asking.
+    const detail = await s.call("plans.get", { proposalId: approval.proposalId }).catch(() => undefined);
+    const changed =
+      detail && !detail.artifactIntact
+        ? `\nWARNING: ${approval.artifactRelativePath} changed on disk after it was submitted; ` +
+          `approving is refused [PLAN_ARTIFACT_CHANGED]. Reject it, or ask for the plan again.`
+        : "";
     const title =
       `Approve the plan "${approval.title}"?\n${approval.question}\n` +
-      `File: ${approval.artifactPath}\nExpires in ${minutesLeft(approval.expiresAt)} (at ${new Date(approval.expiresAt).toISOString()})`;
+      `File: ${approval.artifactPath}\nExpires in ${minutesLeft(approval.expiresAt)} (at ${new Date(approval.expiresAt).toISOString()})` +
+      changed;
     const choice = await ctx.ui.select(
       title,
       APPROVAL_CHOICES.map(([label]) => label),
@@ -66,7 +75,11 @@ export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, ap
       targetPermissionMode: action === "reject" ? undefined : action,
     });
   } catch (error) {
-    ctx.ui.notify(`planhost: ${describe(error)}`, "error");
+    const message =
+      error instanceof HostError && error.code === "PLAN_ARTIFACT_CHANGED"
+        ? `the plan file ${approval.artifactRelativePath} changed on disk after it was submitted, so it was not approved: ${describe(error)}`
+        : describe(error);
+    ctx.ui.notify(`planhost: ${message}`, "error");
   } finally {
     if (dialog?.controller === controller) dialog = undefined;
   }

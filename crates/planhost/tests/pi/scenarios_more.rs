@@ -2,7 +2,8 @@
 //! `<proposed_plan>` capture and publication (6), a stale `update_plan_draft` revision (7), a
 //! host killed while an approval is pending (8), Bash timeouts and aborts that kill the whole
 //! tree (9), the `host` preset's ask for `find -delete` and `pi -c` coming back in Plan (11b),
-//! and a forked session's fresh plan identity (12).
+//! a forked session's fresh plan identity (12), and a plan file changed on disk after SubmitPlan
+//! (issue 10): approving it is refused and pi says why.
 //!
 //! Same contract and conventions as `scenarios`: real pi, the real extension, the real
 //! `planhost`, a scripted model whose replies are rules over what it is asked.
@@ -31,6 +32,7 @@ on_both_versions!(
     host_preset_find_delete_asks_and_deny_keeps_the_file,
     continue_comes_back_in_plan,
     fork_gets_a_fresh_plan_identity,
+    a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so,
 );
 
 /// The approval dialog's options, in order.
@@ -827,4 +829,42 @@ fn fork_gets_a_fresh_plan_identity(version: Version) {
         json!({ "sessionId": parent, "branchPath": parent_branch }),
     );
     assert_eq!(kept["checkpoint"]["revision"], 1, "{kept:#}");
+}
+
+/// Issue 10 (3): the plan file is changed on disk after SubmitPlan; the person answers
+/// "Approve": the host refuses (`PLAN_ARTIFACT_CHANGED`), pi says the file changed, nothing is
+/// claimed or run, and the approval stays pending for a reject or a new plan.
+fn a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so(version: Version) {
+    let fx = Fixture::new(version);
+    fx.write("greeting.txt", "hello world\n");
+    let host = fx.start_host();
+    let mut pi = fx.pi();
+    let _model = Responder::start(&fx.model, submit_then_edit_if_executed(pi.log()));
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    let pending = host.wait_latest_plan(&session, "pending", |p| p["status"] == "pending");
+    let artifact = pending["artifactPath"].as_str().unwrap().to_owned();
+    let mut bytes = fs_err::read(&artifact).unwrap();
+    bytes.extend_from_slice(b"\n5. Also delete everything.\n");
+    fs_err::write(&artifact, &bytes).unwrap();
+
+    pi.answer(&dialog.id, "Approve (Auto)");
+    let note = pi.wait_notify(|m| m.contains("PLAN_ARTIFACT_CHANGED"));
+    check(
+        &pi,
+        note.contains("changed on disk"),
+        &format!("the notify says the file changed: {note:?}"),
+    );
+    let plan = host.wait_latest_plan(&session, "still pending", |p| p["status"] == "pending");
+    assert_eq!(plan["proposalId"], pending["proposalId"], "{plan:#}");
+    pi.state();
+    check_both(
+        &pi,
+        &host,
+        pi.log().messages_containing("user", MARKER) == 0,
+        "no execution turn started from the tampered plan",
+    );
+    let claims = host.audit_rows(&session, "execution.claimed");
+    assert!(claims.is_empty(), "nothing was claimed: {claims:#?}");
+    assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
 }
