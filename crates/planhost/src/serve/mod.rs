@@ -269,9 +269,10 @@ fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
         );
     }
     match std::os::unix::net::UnixStream::connect(path) {
-        Ok(_) => anyhow::bail!(
-            "another planhost is serving on {} (a live socket is never replaced); \
+        Ok(stream) => anyhow::bail!(
+            "another planhost{} is serving on {} (a live socket is never replaced); \
              its state directory is another one's: stop it or choose another --socket",
+            socket_peer(&stream),
             path.display()
         ),
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
@@ -280,6 +281,17 @@ fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
         }
         Err(e) => Err(e).with_context(|| format!("probing {}", path.display())),
     }
+}
+
+/// Who holds the other end of a connected socket, for the refusal: ` (pid N)` where the kernel
+/// says (`SO_PEERCRED`), nothing elsewhere.
+fn socket_peer(stream: &std::os::unix::net::UnixStream) -> String {
+    #[cfg(target_os = "linux")]
+    if let Ok(cred) = rustix::net::sockopt::socket_peercred(stream) {
+        return format!(" (pid {})", cred.pid.as_raw_nonzero());
+    }
+    let _ = stream;
+    String::new()
 }
 
 /// Why a state directory cannot be trusted with plans and decisions: someone else owns it, or

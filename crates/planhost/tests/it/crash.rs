@@ -1,6 +1,12 @@
-//! Crash rounds: a workload of plan flows runs against the real host, the host is SIGKILLed at
-//! a varying moment, and a restarted host must show no live work, nothing replayed, and every
-//! recorded file exactly as recorded.
+//! Crash injection (issue 10): seeded, reproducible trials. A workload of plan flows — submit,
+//! checkpoint, publish, approve, claim, and a Bash call that appends to a side-effect file —
+//! runs against the real host, which is SIGKILLed at a moment drawn from the seed. After each
+//! restart: `PRAGMA integrity_check` is ok; nothing is live after the fence; every row's
+//! artifact is on disk with its hash; published files hold exactly recorded bytes; no side
+//! effect happened twice or after the kill; and no process or cgroup of the dead host is left.
+//!
+//! `PLANHOST_CRASH_TRIALS` (default 20, the CI run) and `PLANHOST_CRASH_SEED` (default
+//! `0x5eed`) select the run; `docs/reliability.md` has the full 200-trial command and figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,14 +80,34 @@ fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), C
         c,
         "plans.resolve",
         json!({ "proposalId": approval["proposalId"], "sessionId": sid, "turnId": turn, "toolCallId": "submit",
-                "version": approval["version"], "action": "approve" }),
+                "version": approval["version"], "action": "approve", "targetPermissionMode": "auto" }),
     )?;
     let execution = approved["executionId"].clone();
-    call(
+    let claimed = call(
         c,
         "executions.claim",
         json!({ "sessionId": sid, "executionId": execution }),
     )?;
+    // The side effect: one `start` and one `end` line per flow, with a pause between them
+    // long enough that a command outliving its host would be seen writing `end` later.
+    let exec_turn = claimed["turn"]["id"].clone();
+    let input = json!({ "command": format!(
+        "echo start-{round}-{i} >> side.txt; sleep 0.3; echo end-{round}-{i} >> side.txt"
+    ) });
+    let allowed = call(
+        c,
+        "tools.authorize",
+        json!({ "sessionId": sid, "turnId": exec_turn, "toolCallId": "side", "toolName": "Bash",
+                "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input }),
+    )?;
+    if allowed["decision"] == "allow" {
+        call(
+            c,
+            "tools.execute",
+            json!({ "sessionId": sid, "turnId": exec_turn, "toolCallId": "side", "tool": "Bash",
+                    "input": input }),
+        )?;
+    }
     call(
         c,
         "executions.end",
@@ -110,9 +136,103 @@ fn workload(socket: PathBuf, root: PathBuf, round: usize, flows: Arc<AtomicUsize
     }
 }
 
-fn check_after_restart(env: &Env) {
+/// What a trial saw at the moment of the kill.
+struct AtKill {
+    /// The killed host's pid (its runs' markers and cgroups start with it).
+    host_pid: u32,
+    /// `side.txt`'s length a moment after the kill (the watchdog's moment).
+    side_len: u64,
+}
+
+fn side_text(env: &Env) -> String {
+    fs_err::read_to_string(env.workspace().join("side.txt")).unwrap_or_default()
+}
+
+fn check_side_effects(env: &Env, at_kill: &AtKill, trial: &str) {
+    let text = side_text(env);
+    assert_eq!(
+        text.len() as u64,
+        at_kill.side_len,
+        "{trial}: a side effect happened after the kill:\n{text}"
+    );
+    let mut seen = std::collections::HashSet::new();
+    for line in text.lines() {
+        assert!(
+            seen.insert(line),
+            "{trial}: side effect {line:?} happened twice"
+        );
+        if let Some(flow) = line.strip_prefix("end-") {
+            assert!(
+                seen.contains(format!("start-{flow}").as_str()),
+                "{trial}: {line:?} without its start"
+            );
+        }
+    }
+}
+
+fn check_integrity(env: &Env, trial: &str) {
+    let db = rusqlite::Connection::open_with_flags(
+        env.state_dir().join("planhost.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open the database read-only");
+    let verdict: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
+    assert_eq!(verdict, "ok", "{trial}: integrity_check");
+}
+
+/// No process is left working in the workspace, and no cgroup of the killed host remains.
+fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
+    let workspace = env.workspace();
+    let left: Vec<i32> = fs_err::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == workspace)
+                        && alive(*pid)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        left,
+        Vec::<i32>::new(),
+        "{trial}: processes left in the workspace"
+    );
+    let Some(base) = cgroup_base() else { return };
+    let prefix = format!("planhost-{}.", at_kill.host_pid);
+    let cgroups: Vec<String> = fs_err::read_dir(&base)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        cgroups,
+        Vec::<String>::new(),
+        "{trial}: the dead host's cgroups remain"
+    );
+}
+
+/// This process's cgroup v2 directory (where the host, its child, creates run cgroups).
+fn cgroup_base() -> Option<PathBuf> {
+    let info = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = info.lines().find_map(|l| {
+        let (pre, post) = l.split_once(" - ")?;
+        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
+    })?;
+    let own = fs_err::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(rel.trim_start_matches('/')))
+}
+
+fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
     let host = SocketHost::start(env);
     let mut c = host.connect("checker");
+    check_integrity(env, trial);
+    check_no_leftovers(env, at_kill, trial);
     assert_eq!(
         c.call(
             "plans.list",
@@ -186,26 +306,77 @@ fn check_after_restart(env: &Env) {
     {
         assert_eq!(s["activeTurn"], Value::Null, "{s}");
     }
+    // Long past the side-effect command's pause: anything that outlived the host has written.
+    std::thread::sleep(Duration::from_millis(150));
+    check_side_effects(env, at_kill, trial);
 }
+
+/// splitmix64: a tiny, well-mixed generator, so a trial's moment depends only on the seed.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| {
+            let v = v.trim();
+            v.strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+        })
+        .unwrap_or(default)
+}
+
+/// Trials that share one state directory, so restarts also meet earlier trials' state.
+const TRIALS_PER_STATE_DIR: u64 = 5;
 
 #[test]
 fn killed_at_any_moment_the_host_restarts_clean() {
-    let env = Env::new();
+    let trials = env_u64("PLANHOST_CRASH_TRIALS", 20);
+    let seed = env_u64("PLANHOST_CRASH_SEED", 0x5eed);
     let flows = Arc::new(AtomicUsize::new(0));
-    for round in 0..6 {
+    let mut side_effects = 0;
+    let mut env = Env::new();
+    let started = std::time::Instant::now();
+    for trial in 0..trials {
+        if trial > 0 && trial % TRIALS_PER_STATE_DIR == 0 {
+            env = Env::new();
+        }
+        // From early in the first flow to the middle of a later one's Bash call.
+        let delay = 5 + splitmix(seed ^ trial) % 900;
+        let name = format!("trial {trial} (seed {seed:#x}, kill after {delay} ms)");
+        let round = trial as usize;
         let mut host = SocketHost::start(&env);
         let worker = {
             let (socket, root, flows) = (env.socket(), env.workspace(), Arc::clone(&flows));
             std::thread::spawn(move || workload(socket, root, round, flows))
         };
-        // A different moment each round, from early in the first flow to mid-stream.
-        std::thread::sleep(Duration::from_millis(20 + (round as u64 * 53) % 190));
+        std::thread::sleep(Duration::from_millis(delay));
+        let host_pid = host.pid();
         host.kill();
         worker.join().unwrap();
-        check_after_restart(&env);
+        // The watchdog's moment: the killed host's commands are ended by now.
+        std::thread::sleep(Duration::from_millis(100));
+        let at_kill = AtKill {
+            host_pid,
+            side_len: side_text(&env).len() as u64,
+        };
+        check_after_restart(&env, &at_kill, &name);
+        if (trial + 1) % TRIALS_PER_STATE_DIR == 0 || trial + 1 == trials {
+            side_effects += side_text(&env).lines().count();
+        }
     }
+    eprintln!(
+        "crash injection: {trials} trials, seed {seed:#x}, {} flows completed, {side_effects} side-effect lines, {:.1} s",
+        flows.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64()
+    );
     assert!(
         flows.load(Ordering::Relaxed) > 0,
         "the workload never completed a flow"
     );
+    assert!(side_effects > 0, "no Bash side effect ever ran");
 }

@@ -14,6 +14,7 @@ mod contract;
 mod crash;
 mod crash_files;
 mod errors;
+mod faults;
 mod flow;
 mod host_crash;
 mod plans;
