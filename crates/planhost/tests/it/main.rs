@@ -13,6 +13,7 @@ mod cli_text;
 mod contract;
 mod crash;
 mod crash_files;
+mod disk_full;
 mod errors;
 mod faults;
 mod flow;
