@@ -16,6 +16,7 @@ mod model;
 pub mod pi_install;
 pub mod pi_rpc;
 mod poll;
+pub mod procs;
 pub mod responder;
 
 pub use model::{ModelServer, Reply};

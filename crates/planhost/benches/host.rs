@@ -31,14 +31,7 @@ impl Drop for Host {
 }
 
 fn rss_kib(pid: u32) -> u64 {
-    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap()
-        .parse()
-        .unwrap()
+    planhost_test_support::procs::rss_kib(pid).expect("the host's VmRSS")
 }
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {

@@ -184,48 +184,17 @@ fn check_integrity(env: &Env, trial: &str) {
 
 /// No process is left working in the workspace, and no cgroup of the killed host remains.
 fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
-    let workspace = env.workspace();
-    let left: Vec<i32> = fs_err::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-                .filter(|pid| {
-                    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == workspace)
-                        && alive(*pid)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    use planhost_test_support::procs;
     assert_eq!(
-        left,
+        procs::processes_in(&env.workspace()),
         Vec::<i32>::new(),
         "{trial}: processes left in the workspace"
     );
-    let Some(base) = cgroup_base() else { return };
-    let prefix = format!("planhost-{}.", at_kill.host_pid);
-    let cgroups: Vec<String> = fs_err::read_dir(&base)
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default();
     assert_eq!(
-        cgroups,
+        procs::run_cgroups_of(at_kill.host_pid),
         Vec::<String>::new(),
         "{trial}: the dead host's cgroups remain"
     );
-}
-
-/// This process's cgroup v2 directory (where the host, its child, creates run cgroups).
-fn cgroup_base() -> Option<PathBuf> {
-    let info = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = info.lines().find_map(|l| {
-        let (pre, post) = l.split_once(" - ")?;
-        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
-    })?;
-    let own = fs_err::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(mount.join(rel.trim_start_matches('/')))
 }
 
 fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {

@@ -64,16 +64,6 @@ fn watchdog_of(host_pid: u32) -> Option<i32> {
     })
 }
 
-/// Where cgroup v2 is mounted, from `/proc/self/mountinfo`.
-fn cgroup2_mount() -> Option<std::path::PathBuf> {
-    let info = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|l| {
-        let (pre, post) = l.split_once(" - ")?;
-        (post.split(' ').next()? == "cgroup2")
-            .then(|| pre.split(' ').nth(4).map(std::path::PathBuf::from))?
-    })
-}
-
 #[test]
 fn a_killed_host_takes_its_commands_with_it() {
     let env = Env::new();
@@ -104,10 +94,6 @@ fn the_next_host_ends_what_a_dead_host_left_before_it_serves() {
         rustix::process::Pid::from_raw(watchdog).expect("pid"),
         rustix::process::Signal::KILL,
     );
-    wait_gone(&[watchdog]);
-    host.kill();
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    assert!(alive(escapee), "nothing should have ended the escapee yet");
     let cgroup = fs_err::read_to_string(format!("/proc/{escapee}/cgroup"))
         .ok()
         .and_then(|c| {
@@ -115,6 +101,11 @@ fn the_next_host_ends_what_a_dead_host_left_before_it_serves() {
                 .find_map(|l| l.strip_prefix("0::").map(str::to_owned))
         })
         .filter(|c| c.contains("planhost-"));
+    wait_gone(&[watchdog]);
+    host.kill();
+    // Only a host's start-up sweep can end the escapee now. Any host started meanwhile does it
+    // (tests run in parallel, and every host ends every dead host's leftovers); this one must
+    // find it done or do it before it serves.
     // By the time the new host accepts connections, the leftover is dead and its cgroup gone.
     let next = SocketHost::start(&env);
     assert!(
@@ -122,7 +113,7 @@ fn the_next_host_ends_what_a_dead_host_left_before_it_serves() {
         "the leftover survived the next host's start"
     );
     if let Some(cgroup) = cgroup {
-        let path = cgroup2_mount()
+        let path = planhost_test_support::procs::cgroup2_mount()
             .expect("a cgroup2 mount, since the run had a cgroup")
             .join(cgroup.trim_start_matches('/'));
         assert!(

@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use planhost_client::{Client, ClientError, Incoming};
 use planhost_core::{ErrorCode, Role};
@@ -18,30 +18,11 @@ use serde_json::{Value, json};
 /// connection can play the agent, the person and a watcher.
 pub(crate) const ALL_ROLES: &[Role] = &[Role::Agent, Role::Approver, Role::Observer];
 
-/// The generous bound on every wait: something that should happen in milliseconds gets this long
-/// before the test fails. Never a measurement.
-pub(crate) const BOUND: Duration = Duration::from_secs(10);
+pub(crate) use planhost_test_support::{BOUND, poll_until};
 
 /// The binary under test.
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_planhost")
-}
-
-/// Calls `f` until it yields a value; panics naming `what` once `bound` has passed.
-pub(crate) fn poll_until<T>(what: &str, bound: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + bound;
-    let mut pause = Duration::from_millis(2);
-    loop {
-        if let Some(value) = f() {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "gave up after {bound:?} waiting for {what}"
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
 }
 
 /// A temporary home for one test: state directory, socket and workspace. The socket lives in a
