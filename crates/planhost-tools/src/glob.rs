@@ -1,11 +1,14 @@
 //! Glob: files whose path matches a glob, gitignore-aware.
 
+use std::ops::ControlFlow;
+
 use globset::GlobBuilder;
+use ignore::overrides::Override;
 use serde::{Deserialize, Serialize};
 
 use crate::context::ToolContext;
 use crate::error::{Result, ToolError};
-use crate::walk::{builder, display_name};
+use crate::walk::{Filters, Start, display_name, open_start};
 
 /// Files returned when the request gives no `limit`; enough to orient, small enough for a
 /// model's window. Narrow the pattern for more.
@@ -60,31 +63,32 @@ pub fn glob(ctx: &ToolContext, request: &GlobRequest) -> Result<GlobResult> {
         })?
         .compile_matcher();
     let target = ctx.resolve_read(request.path.as_deref().unwrap_or("."))?;
-    if !ctx.require_exists(&target)?.is_dir() {
-        return Err(ToolError::invalid(format!(
+    let not_a_directory = || {
+        ToolError::invalid(format!(
             "Glob path is not a directory: {}",
             target.display()
-        )));
+        ))
+    };
+    if !ctx.require_exists(&target)?.is_dir() {
+        return Err(not_a_directory());
     }
-    let root = target.absolute();
+    // The walk lists each directory through its own handle, opened without following links
+    // from its parent's: a directory swapped for a symlink is skipped, never listed through.
+    let Start::Dir(tree) = open_start(ctx, &target)? else {
+        return Err(not_a_directory());
+    };
     let mut files = Vec::new();
     let mut skipped_non_utf8 = 0;
-    // Unreadable entries are skipped, as ripgrep skips them (it warns on stderr).
-    for entry in builder(root).build().flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+    // Unreadable directories are skipped, as ripgrep skips them (it warns on stderr).
+    tree.walk(&Filters::new(Override::empty()), |found| {
+        if matcher.is_match(found.relative) {
+            match display_name(&target, found.relative) {
+                Some(name) => files.push(name),
+                None => skipped_non_utf8 += 1,
+            }
         }
-        let Ok(relative) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if !matcher.is_match(relative) {
-            continue;
-        }
-        match display_name(ctx, &target, entry.path()) {
-            Some(name) => files.push(name),
-            None => skipped_non_utf8 += 1,
-        }
-    }
+        ControlFlow::Continue(())
+    });
     files.sort_unstable();
     let truncated = files.len() > limit;
     files.truncate(limit);

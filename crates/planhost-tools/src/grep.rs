@@ -1,22 +1,23 @@
 //! Grep: regex search over the workspace with ripgrep's library crates.
 
+use std::ffi::OsString;
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt as _;
-use std::path::Path;
-use std::sync::Mutex;
+use std::ops::ControlFlow;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 
-use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
-use ignore::WalkState;
-use ignore::overrides::OverrideBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::overrides::{Override, OverrideBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{ReadTarget, ToolContext};
 use crate::error::{Result, ToolError};
 use crate::glob::checked_limit;
 use crate::grep_sink::{Binary, Capped, Collector, GrepLine};
-use crate::walk::{builder, display_name};
+use crate::walk::{Filters, Start, display_name, open_file_at, open_start};
 
 /// Entries (files, counts or lines) returned when the request gives no `limit`.
 pub const GREP_DEFAULT_LIMIT: usize = 1000;
@@ -130,6 +131,30 @@ struct Shared {
     collected: AtomicUsize,
     skipped_non_utf8: AtomicU64,
     truncated: AtomicBool,
+    /// Set once [`GREP_MAX_COLLECT`] is reached: the walk stops and queued files are dropped.
+    quit: AtomicBool,
+}
+
+/// Most search threads, as ripgrep's walker caps them.
+const MAX_THREADS: usize = 12;
+/// Files queued per search thread between the walk and the searchers.
+const QUEUE_PER_THREAD: usize = 64;
+
+/// A file the walk kept, waiting for a search thread.
+struct Job {
+    /// The directory that listed it; the file is opened relative to this handle.
+    dir: Arc<OwnedFd>,
+    name: OsString,
+    /// Its path relative to the search root.
+    relative: PathBuf,
+}
+
+/// What every search needs, shared by the search threads.
+struct Search<'a> {
+    request: &'a GrepRequest,
+    target: &'a ReadTarget,
+    limit: usize,
+    shared: Shared,
 }
 
 /// Runs Grep.
@@ -145,19 +170,15 @@ pub fn grep(ctx: &ToolContext, request: &GrepRequest) -> Result<GrepResult> {
         })?;
     let target = ctx.resolve_read(request.path.as_deref().unwrap_or("."))?;
     ctx.require_exists(&target)?;
-    let root = target.absolute();
-
-    let mut walk = builder(root);
-    walk.threads(0);
-    if let Some(glob) = &request.glob {
-        let overrides = OverrideBuilder::new(root)
+    let overrides = match &request.glob {
+        None => Override::empty(),
+        Some(glob) => OverrideBuilder::new(target.absolute())
             .add(glob)
             .and_then(|b| b.build())
             .map_err(|e| ToolError::InvalidGlob {
                 message: e.to_string(),
-            })?;
-        walk.overrides(overrides);
-    }
+            })?,
+    };
     let mut searcher_builder = SearcherBuilder::new();
     searcher_builder
         .line_number(matches!(request.mode, GrepMode::Content))
@@ -165,50 +186,145 @@ pub fn grep(ctx: &ToolContext, request: &GrepRequest) -> Result<GrepResult> {
         .before_context(before)
         .after_context(after);
 
-    let shared = Shared {
-        hits: Mutex::new(Vec::new()),
-        collected: AtomicUsize::new(0),
-        skipped_non_utf8: AtomicU64::new(0),
-        truncated: AtomicBool::new(false),
+    let search = Search {
+        request,
+        target: &target,
+        limit,
+        shared: Shared {
+            hits: Mutex::new(Vec::new()),
+            collected: AtomicUsize::new(0),
+            skipped_non_utf8: AtomicU64::new(0),
+            truncated: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+        },
     };
-    walk.build_parallel().run(|| {
-        let matcher = matcher.clone();
-        let mut searcher = searcher_builder.build();
-        let shared = &shared;
-        let target = &target;
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
+    // The walk reaches every directory and file through handles opened without following links
+    // (see `walk`), so a directory swapped for a symlink mid-walk is skipped, never searched.
+    match open_start(ctx, &target)? {
+        // A FIFO, socket or device is not searched, as ripgrep's walker does not yield it.
+        Start::Other => {}
+        Start::File(file) => {
+            let mut searcher = searcher_builder.build();
+            search.one(&mut searcher, &matcher, &file, || Some(target.display()));
+        }
+        Start::Dir(tree) => {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, std::num::NonZero::get)
+                .min(MAX_THREADS);
+            let (queue, jobs) = mpsc::sync_channel::<Job>(threads * QUEUE_PER_THREAD);
+            let jobs = Mutex::new(jobs);
+            let filters = Filters::new(overrides);
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| search.worker(&jobs, searcher_builder.build(), matcher.clone()));
+                }
+                tree.walk(&filters, |found| {
+                    if search.shared.quit.load(Ordering::Relaxed) {
+                        return ControlFlow::Break(());
+                    }
+                    let job = Job {
+                        dir: Arc::clone(found.dir),
+                        name: found.name.to_owned(),
+                        relative: found.relative.to_owned(),
+                    };
+                    match queue.send(job) {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(_) => ControlFlow::Break(()),
+                    }
+                });
+                // Closing the queue lets the search threads finish what is queued and return.
+                drop(queue);
+            });
+        }
+    }
+    Ok(assemble(request.mode, limit, search.shared))
+}
+
+impl Search<'_> {
+    /// One search thread: takes queued files until the walk is done and the queue is empty.
+    fn worker(
+        &self,
+        jobs: &Mutex<mpsc::Receiver<Job>>,
+        mut searcher: Searcher,
+        matcher: RegexMatcher,
+    ) {
+        let _drain = DrainOnPanic {
+            jobs,
+            quit: &self.shared.quit,
+        };
+        loop {
+            let Ok(job) = next_job(jobs) else { return };
+            // After the cap, keep draining so the walk is never left blocked on a full queue.
+            if self.shared.quit.load(Ordering::Relaxed) {
+                continue;
             }
-            // Unreadable files are skipped, as ripgrep skips them.
-            let Ok(file) = open_no_follow(entry.path()) else {
-                return WalkState::Continue;
+            // Unreadable files, and names no longer a regular file, are skipped, as ripgrep
+            // skips them.
+            let Some(file) = open_file_at(&job.dir, &job.name) else {
+                continue;
             };
-            let mut sink = Collector::new(request.mode, limit);
-            if searcher.search_file(&matcher, &file, &mut sink).is_err()
-                || sink.binary == Binary::Yes
-                || sink.matches == 0
-            {
-                return WalkState::Continue;
-            }
-            if !opened_inside(&file, target) {
-                return WalkState::Continue;
-            }
-            let Some(path) = display_name(ctx, target, entry.path()) else {
-                shared.skipped_non_utf8.fetch_add(1, Ordering::Relaxed);
-                return WalkState::Continue;
-            };
-            shared.record(request.mode, sink, path)
-        })
-    });
-    Ok(assemble(request.mode, limit, shared))
+            self.one(&mut searcher, &matcher, &file, || {
+                display_name(self.target, &job.relative)
+            });
+        }
+    }
+
+    /// Searches one opened file and records its hits under the name `shown` gives (`None`: the
+    /// path is not UTF-8, so the file is only counted).
+    fn one(
+        &self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        file: &File,
+        shown: impl FnOnce() -> Option<String>,
+    ) {
+        let mut sink = Collector::new(self.request.mode, self.limit);
+        if searcher.search_file(matcher, file, &mut sink).is_err()
+            || sink.binary == Binary::Yes
+            || sink.matches == 0
+        {
+            return;
+        }
+        if !opened_inside(file, self.target) {
+            return;
+        }
+        let Some(path) = shown() else {
+            self.shared.skipped_non_utf8.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if self.shared.record(self.request.mode, sink, path).is_break() {
+            self.shared.quit.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The next queued file; an error once the walk is done and the queue is empty.
+fn next_job(jobs: &Mutex<mpsc::Receiver<Job>>) -> std::result::Result<Job, mpsc::RecvError> {
+    match jobs.lock() {
+        Ok(guard) => guard.recv(),
+        Err(poisoned) => poisoned.into_inner().recv(),
+    }
+}
+
+/// Should a search thread panic, stops the walk and keeps draining the queue, so the walk is
+/// never left blocked on a full queue that no thread reads (the panic then surfaces when the
+/// scope joins).
+struct DrainOnPanic<'a> {
+    jobs: &'a Mutex<mpsc::Receiver<Job>>,
+    quit: &'a AtomicBool,
+}
+
+impl Drop for DrainOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.quit.store(true, Ordering::Relaxed);
+            while next_job(self.jobs).is_ok() {}
+        }
+    }
 }
 
 impl Shared {
-    fn record(&self, mode: GrepMode, sink: Collector, path: String) -> WalkState {
+    fn record(&self, mode: GrepMode, sink: Collector, path: String) -> ControlFlow<()> {
         if sink.capped == Capped::Yes {
             self.truncated.store(true, Ordering::Relaxed);
         }
@@ -227,9 +343,9 @@ impl Shared {
         }
         if self.collected.fetch_add(added, Ordering::Relaxed) + added >= GREP_MAX_COLLECT {
             self.truncated.store(true, Ordering::Relaxed);
-            return WalkState::Quit;
+            return ControlFlow::Break(());
         }
-        WalkState::Continue
+        ControlFlow::Continue(())
     }
 }
 
@@ -306,9 +422,11 @@ fn context_lines(request: &GrepRequest) -> Result<(usize, usize)> {
 
 /// Whether the file actually opened lies under the search root.
 ///
-/// The walker lists directories by path, so a directory swapped for a symlink mid-walk could
-/// lead it outside the workspace. The kernel's own name for the open fd settles it: checked only
-/// for files with matches, so the cost is one `readlink` per reported file. Fails closed.
+/// The walk reaches every file through handles opened without following links, so this holds
+/// by construction; it stays as a second line of defence (a directory renamed out of the
+/// workspace after the walk opened it, say). The kernel's own name for the open fd settles it:
+/// checked only for files with matches, so the cost is one `readlink` per reported file. Fails
+/// closed.
 fn opened_inside(file: &File, target: &ReadTarget) -> bool {
     match target {
         ReadTarget::Outside(_) => true,
@@ -318,18 +436,4 @@ fn opened_inside(file: &File, target: &ReadTarget) -> bool {
             std::fs::read_link(link).is_ok_and(|real| real.starts_with(root.absolute()))
         }
     }
-}
-
-/// Opens a walked file without following a symlink swapped in after the walk saw a regular
-/// file; `O_NONBLOCK` keeps a swapped-in FIFO from hanging the search.
-#[allow(
-    clippy::disallowed_methods,
-    reason = "a read-only open with O_NOFOLLOW, which fs-err's OpenOptions cannot set"
-)]
-fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
-        .open(path)
 }

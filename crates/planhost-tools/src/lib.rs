@@ -3,9 +3,12 @@
 //! Every path is resolved by [`planhost_fs::Workspace`]: canonicalised, kept inside the root,
 //! with a symlink that leads out refused. Write and Edit go further and refuse any symlink on
 //! their path, reaching the target through directory handles and replacing it atomically
-//! (temp file in the same directory, fsync, rename, fsync). Requests and results are serde
-//! types with camelCase fields, so a JSON-RPC `tools.execute` can take them off the wire.
-//! Errors carry a stable code ([`ToolError::code`]).
+//! (temp file in the same directory, fsync, rename, fsync). Glob and Grep walk through
+//! directory handles too: each directory is opened with `O_NOFOLLOW` relative to its parent's
+//! fd and listed through its own, so a directory swapped for a symlink mid-walk is skipped,
+//! never listed or searched through. Requests and results are serde types with camelCase
+//! fields, so a JSON-RPC `tools.execute` can take them off the wire. Errors carry a stable code
+//! ([`ToolError::code`]).
 //!
 //! Write and Edit also refuse the host's own plan files ([`RESERVED_DIRS`], `TOOL_PATH_RESERVED`).
 //! [`bash`] runs one command through `planhost_exec` in the turn's pinned shell, with the

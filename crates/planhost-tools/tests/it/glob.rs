@@ -62,3 +62,29 @@ fn symlinks_are_not_followed_out_of_the_workspace() {
     fs_err::os::unix::fs::symlink(other.path(), tmp.path().join("link")).unwrap();
     assert_eq!(glob(&ctx, &req("**/*.rs")).unwrap().files, ["a.rs"]);
 }
+
+/// Issue 10, item 4: a directory swapped for a symlink mid-walk must be skipped, never listed
+/// through. The pattern matches the outside names, so any leak shows up in `files`.
+#[test]
+fn glob_never_lists_names_outside_the_workspace_during_a_swap_race() {
+    let mut saw_inside = 0u64;
+    let (leak, probes) = crate::swap_race(|ctx| {
+        // The swap may make the walk miss `sub`, or fail outright; neither lists anything.
+        let files = glob(ctx, &req("**/*")).map(|r| r.files).unwrap_or_default();
+        if files.iter().any(|f| f.ends_with("/inside.txt")) {
+            saw_inside += 1;
+        }
+        files
+            .into_iter()
+            .find(|f| f.contains(crate::OUTSIDE_MARKER))
+    });
+    assert_eq!(
+        leak, None,
+        "Glob listed an outside name after {probes} probes"
+    );
+    // The walk did enter the swapped directory while it was real (as `sub` or as `link`).
+    assert!(
+        saw_inside > 0,
+        "no probe of {probes} listed the inside file"
+    );
+}

@@ -168,3 +168,24 @@ fn non_utf8_names_are_skipped_and_counted() {
     );
     assert_eq!(r.skipped_non_utf8, 1);
 }
+
+/// The Grep side of issue 10, item 4: no file reached through a swapped-in symlink is reported.
+#[test]
+fn grep_never_reports_files_outside_the_workspace_during_a_swap_race() {
+    let (leak, probes) = crate::swap_race(|ctx| {
+        let mut r = req("needle", GrepMode::Content);
+        r.limit = Some(1000);
+        let Ok(out) = grep(ctx, &r) else { return None };
+        let GrepOutput::Content { lines } = out.output else {
+            panic!("content mode returns lines");
+        };
+        lines
+            .into_iter()
+            .find(|l| l.path.contains(crate::OUTSIDE_MARKER) || l.text.contains("outside"))
+            .map(|l| format!("{}: {}", l.path, l.text))
+    });
+    assert_eq!(
+        leak, None,
+        "Grep reported outside content after {probes} probes"
+    );
+}
