@@ -1,0 +1,648 @@
+//! Load (issue 10): many concurrent sessions run scripted flows over the socket against one real
+//! host for minutes. Every RPC error counts (zero expected); afterwards no process works in the
+//! workspace and no run cgroup of the host remains; the host's RSS, sampled every second, is flat
+//! after the first minute; and the latency of every `tools.authorize` is reported.
+//!
+//! `PLANHOST_LOAD_SECS` (default 60, the CI run; the full run is 600) and
+//! `PLANHOST_LOAD_SESSIONS` (default 100) select the run; `docs/reliability.md` has the figures.
+//! Run it with `-- --nocapture` to see the summary line.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use planhost_client::{Client, ClientError};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Errors printed with their context (all are counted).
+const ERRORS_SHOWN: usize = 10;
+
+/// What every session thread reports to the test.
+#[derive(Debug, Default)]
+struct Shared {
+    errors: AtomicU64,
+    first_errors: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    fn record(&self, session: usize, flow: u64, what: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        let mut first = self.first_errors.lock().expect("errors lock");
+        if first.len() < ERRORS_SHOWN {
+            first.push(format!("session {session}, flow {flow}: {what}"));
+        }
+    }
+}
+
+/// Why a flow stopped: a refusal (or an unexpected answer), or the host is gone.
+#[derive(Debug)]
+struct Failure {
+    what: String,
+    fatal: bool,
+}
+
+/// What one session thread did.
+#[derive(Debug, Default)]
+struct Tally {
+    flows: [u64; 3],
+    calls: u64,
+    /// Notifications received (every connection gets every session's `state.changed`).
+    notes: u64,
+    authorize: Vec<Duration>,
+}
+
+/// One session on its own connection.
+struct Session {
+    client: Client,
+    index: usize,
+    root: String,
+    id: String,
+    /// The revision of the session's last checkpoint on its branch.
+    revision: i64,
+    tally: Tally,
+}
+
+fn text(v: &Value, field: &str) -> String {
+    v[field].as_str().unwrap_or_default().to_owned()
+}
+
+impl Session {
+    fn connect(socket: &Path, index: usize, root: &Path) -> Result<Self, Failure> {
+        let fatal = |e: ClientError| Failure {
+            what: format!("connect/initialize: {e}"),
+            fatal: true,
+        };
+        let mut client = Client::connect_socket(socket).map_err(fatal)?;
+        client
+            .initialize(&format!("load-{index}"), ALL_ROLES)
+            .map_err(fatal)?;
+        let mut s = Self {
+            client,
+            index,
+            root: root.display().to_string(),
+            id: String::new(),
+            revision: 0,
+            tally: Tally::default(),
+        };
+        s.open(0)?;
+        Ok(s)
+    }
+
+    /// Opens a fresh session in `auto` (Bash allowed); `generation` counts reopens after errors.
+    fn open(&mut self, generation: u64) -> Result<(), Failure> {
+        let opened = self.call(
+            "sessions.open",
+            json!({ "workspaceRoot": self.root, "externalId": format!("load-{}-{generation}", self.index),
+                    "interactivity": "interactive" }),
+        )?;
+        self.id = text(&opened, "id");
+        self.revision = 0;
+        self.call(
+            "sessions.configure",
+            json!({ "sessionId": self.id, "permissionMode": "auto" }),
+        )?;
+        Ok(())
+    }
+
+    /// One call; notifications that arrive meanwhile are dropped (the test checks none).
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        self.tally.calls += 1;
+        let notes = &mut self.tally.notes;
+        self.client
+            .call_with(method, &params, |_| *notes += 1)
+            .map_err(|e| Failure {
+                fatal: !matches!(e, ClientError::Rpc(_)),
+                what: format!("{method} {params}: {e}"),
+            })
+    }
+
+    /// `tools.authorize`, timed, which must allow.
+    fn authorize(
+        &mut self,
+        turn: &str,
+        call: &str,
+        tool: &str,
+        input: &Value,
+    ) -> Result<(), Failure> {
+        let params = json!({
+            "sessionId": self.id, "turnId": turn, "toolCallId": call, "toolName": tool,
+            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input,
+        });
+        let start = Instant::now();
+        let answer = self.call("tools.authorize", params.clone());
+        self.tally.authorize.push(start.elapsed());
+        let answer = answer?;
+        expect(answer["decision"] == "allow", || {
+            format!("tools.authorize {params}: {answer}")
+        })
+    }
+
+    /// Authorize and execute one host tool call.
+    fn run(&mut self, turn: &str, call: &str, tool: &str, input: Value) -> Result<Value, Failure> {
+        self.authorize(turn, call, tool, &input)?;
+        let result = self.call(
+            "tools.execute",
+            json!({ "sessionId": self.id, "turnId": turn, "toolCallId": call, "tool": tool, "input": input }),
+        )?;
+        Ok(result["output"].clone())
+    }
+
+    fn bash_echo(&mut self, turn: &str, call: &str, word: &str) -> Result<(), Failure> {
+        let output = self.run(
+            turn,
+            call,
+            "Bash",
+            json!({ "command": format!("echo {word}") }),
+        )?;
+        expect(
+            output["exit"]["code"] == 0
+                && output["stdout"]["kept"].as_str() == Some(&format!("{word}\n")),
+            || format!("Bash echo {word}: {output}"),
+        )
+    }
+
+    /// An Agent turn: Read, Glob and a Bash `echo`, each authorized and executed.
+    fn agent_turn(&mut self, k: u64) -> Result<(), Failure> {
+        let turn = text(
+            &self.call("turns.begin", json!({ "sessionId": self.id }))?,
+            "id",
+        );
+        let read = self.run(
+            &turn,
+            &format!("read-{k}"),
+            "Read",
+            json!({ "path": "src/a.txt" }),
+        )?;
+        expect(read["totalLines"] == 3, || format!("Read: {read}"))?;
+        let glob = self.run(
+            &turn,
+            &format!("glob-{k}"),
+            "Glob",
+            json!({ "pattern": "*.txt", "path": "src" }),
+        )?;
+        expect(glob.to_string().contains("b.txt"), || {
+            format!("Glob: {glob}")
+        })?;
+        self.bash_echo(&turn, &format!("bash-{k}"), &format!("agent-{k}"))?;
+        self.end_turn(&turn)
+    }
+
+    fn end_turn(&mut self, turn: &str) -> Result<(), Failure> {
+        self.call(
+            "turns.end",
+            json!({ "sessionId": self.id, "turnId": turn, "outcome": "completed" }),
+        )?;
+        Ok(())
+    }
+
+    /// Plan mode, a checkpoint, SubmitPlan; then a person rejects it (back to Agent), or approves
+    /// it in `auto` and the agent claims the execution, runs a Bash `echo` and ends it.
+    fn plan_cycle(&mut self, k: u64, approve: bool) -> Result<(), Failure> {
+        self.call(
+            "sessions.setMode",
+            json!({ "sessionId": self.id, "mode": "plan" }),
+        )?;
+        let turn = text(
+            &self.call("turns.begin", json!({ "sessionId": self.id }))?,
+            "id",
+        );
+        let markdown = format!("# Plan: load {} {k}\n\n1. Echo.\n", self.index);
+        let saved = self.call(
+            "checkpoints.save",
+            json!({ "sessionId": self.id, "branchPath": ["root", "main"], "markdown": markdown,
+                    "expectedRevision": self.revision }),
+        )?;
+        self.revision = saved["checkpoint"]["revision"]
+            .as_i64()
+            .unwrap_or(self.revision);
+        let submit = format!("submit-{k}");
+        self.authorize(&turn, &submit, "SubmitPlan", &json!({}))?;
+        let approval = self.call(
+            "plans.submit",
+            json!({ "sessionId": self.id, "turnId": turn, "toolCallId": submit, "batchIndex": 0,
+                    "batchSize": 1, "title": format!("load {} {k}", self.index), "markdown": markdown,
+                    "question": "Shall I?" }),
+        )?;
+        expect(approval["status"] == "pending", || {
+            format!("plans.submit: {approval}")
+        })?;
+        self.end_turn(&turn)?;
+        let mut resolve = json!({
+            "proposalId": approval["proposalId"], "sessionId": self.id, "turnId": turn,
+            "toolCallId": submit, "version": approval["version"],
+            "artifactSha256": approval["artifactSha256"],
+            "action": if approve { "approve" } else { "reject" },
+        });
+        if !approve {
+            resolve["feedback"] = json!("not yet");
+            let rejected = self.call("plans.resolve", resolve)?;
+            expect(rejected["status"] == "rejected", || {
+                format!("reject: {rejected}")
+            })?;
+            self.call(
+                "sessions.setMode",
+                json!({ "sessionId": self.id, "mode": "agent" }),
+            )?;
+            return Ok(());
+        }
+        resolve["targetPermissionMode"] = json!("auto");
+        let approved = self.call("plans.resolve", resolve)?;
+        expect(approved["status"] == "approved", || {
+            format!("approve: {approved}")
+        })?;
+        let execution = approved["executionId"].clone();
+        let claimed = self.call(
+            "executions.claim",
+            json!({ "sessionId": self.id, "executionId": execution }),
+        )?;
+        let exec_turn = text(&claimed["turn"], "id");
+        self.bash_echo(&exec_turn, &format!("exec-{k}"), &format!("exec-{k}"))?;
+        let ended = self.call(
+            "executions.end",
+            json!({ "sessionId": self.id, "executionId": execution, "outcome": "completed" }),
+        )?;
+        expect(ended["state"] == "completed", || {
+            format!("executions.end: {ended}")
+        })
+    }
+}
+
+fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), Failure> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure {
+            what: format!("unexpected answer: {}", what()),
+            fatal: false,
+        })
+    }
+}
+
+/// One session's thread: flows until the deadline. After a failure it reopens a fresh session
+/// (the failed one may be stuck mid-flow) and goes on.
+fn session_thread(
+    socket: &Path,
+    root: &Path,
+    index: usize,
+    deadline: Instant,
+    shared: &Shared,
+) -> Tally {
+    let mut s = match Session::connect(socket, index, root) {
+        Ok(s) => s,
+        Err(f) => {
+            shared.record(index, 0, &f.what);
+            return Tally::default();
+        }
+    };
+    let mut generation = 0;
+    // Start each session at another point of the cycle, so the mix is even at every moment.
+    let mut k = index as u64;
+    while Instant::now() < deadline {
+        let kind = (k % 3) as usize;
+        let outcome = match kind {
+            0 => s.agent_turn(k),
+            1 => s.plan_cycle(k, true),
+            _ => s.plan_cycle(k, false),
+        };
+        match outcome {
+            Ok(()) => s.tally.flows[kind] += 1,
+            Err(f) => {
+                shared.record(index, k, &f.what);
+                if f.fatal {
+                    break;
+                }
+                generation += 1;
+                if let Err(f) = s.open(generation) {
+                    shared.record(index, k, &format!("reopen: {}", f.what));
+                    break;
+                }
+            }
+        }
+        k += 1;
+    }
+    s.tally
+}
+
+// ---- sampling ----
+
+/// One sample of the host, once a second.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: Duration,
+    rss_kib: u64,
+    fds: usize,
+    threads: u64,
+    cgroups: usize,
+}
+
+fn status_field(pid: u32, field: &str) -> Option<u64> {
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn sample(pid: u32, at: Duration, base: Option<&Path>, prefix: &str) -> Sample {
+    Sample {
+        at,
+        rss_kib: status_field(pid, "VmRSS:").unwrap_or(0),
+        fds: fs_err::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count),
+        threads: status_field(pid, "Threads:").unwrap_or(0),
+        cgroups: base.map_or(0, |b| host_cgroups(b, prefix).len()),
+    }
+}
+
+/// User plus system CPU seconds of `pid` so far (`/proc/<pid>/stat`, at USER_HZ = 100).
+fn cpu_secs(pid: u32) -> f64 {
+    fs_err::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = stat.rsplit_once(')')?.1.to_owned();
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+            let ticks: u64 =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some(ticks as f64 / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// This process's cgroup v2 directory, where the host (its child) creates run cgroups.
+fn cgroup_base() -> Option<PathBuf> {
+    let info = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = info.lines().find_map(|l| {
+        let (pre, post) = l.split_once(" - ")?;
+        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
+    })?;
+    let own = fs_err::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(rel.trim_start_matches('/')))
+}
+
+fn host_cgroups(base: &Path, prefix: &str) -> Vec<String> {
+    fs_err::read_dir(base)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Live processes whose working directory is the workspace.
+fn processes_in(workspace: &Path) -> Vec<i32> {
+    fs_err::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == workspace)
+                        && alive(*pid)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn mean_kib(samples: &[Sample]) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.iter().map(|s| s.rss_kib as f64).sum::<f64>() / samples.len() as f64
+}
+
+fn mib(kib: f64) -> f64 {
+    kib / 1024.0
+}
+
+/// Nearest-rank percentile of sorted durations, in milliseconds.
+fn percentile_ms(sorted: &[Duration], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1].as_secs_f64() * 1e3
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// Growth below this is "flat": 20 % of the baseline or 8 MiB, whichever is larger.
+fn flat_bound_kib(baseline_kib: f64) -> f64 {
+    (baseline_kib * 0.2).max(8.0 * 1024.0)
+}
+
+#[test]
+fn a_hundred_sessions_under_load_leak_nothing() {
+    let secs = env_u64("PLANHOST_LOAD_SECS", 60).max(3);
+    let sessions = env_u64("PLANHOST_LOAD_SESSIONS", 100).max(1) as usize;
+    let env = Env::new();
+    let workspace = env.workspace();
+    fs_err::create_dir(workspace.join("src")).unwrap();
+    fs_err::write(workspace.join("src/a.txt"), "one\ntwo\nthree\n").unwrap();
+    fs_err::write(workspace.join("src/b.txt"), "b\n").unwrap();
+    let mut host = SocketHost::start(&env);
+    let host_pid = host.pid();
+    let base = cgroup_base();
+    let prefix = format!("planhost-{host_pid}.");
+
+    let shared = Arc::new(Shared::default());
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(secs);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (stop, base, prefix) = (Arc::clone(&stop), base.clone(), prefix.clone());
+        std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            let mut tick = 1;
+            while !stop.load(Ordering::Relaxed) {
+                let next = started + Duration::from_secs(tick);
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                samples.push(sample(
+                    host_pid,
+                    started.elapsed(),
+                    base.as_deref(),
+                    &prefix,
+                ));
+                tick += 1;
+            }
+            samples
+        })
+    };
+    let workers: Vec<_> = (0..sessions)
+        .map(|i| {
+            let (socket, root, shared) = (env.socket(), workspace.clone(), Arc::clone(&shared));
+            std::thread::Builder::new()
+                .name(format!("load-{i}"))
+                .stack_size(256 * 1024)
+                .spawn(move || session_thread(&socket, &root, i, deadline, &shared))
+                .expect("spawn a session thread")
+        })
+        .collect();
+    let mut total = Tally::default();
+    for w in workers {
+        let t = w.join().expect("a session thread panicked");
+        for (sum, n) in total.flows.iter_mut().zip(t.flows) {
+            *sum += n;
+        }
+        total.calls += t.calls;
+        total.notes += t.notes;
+        total.authorize.extend(t.authorize);
+    }
+    let ran = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let samples = sampler.join().expect("the sampler panicked");
+    // The host is still serving once the load is over.
+    let exited = host.child.0.try_wait().expect("try_wait");
+    assert!(
+        exited.is_none(),
+        "the host exited under load ({exited:?}); stderr:\n{}",
+        host.stderr.text()
+    );
+    let idle = sample(host_pid, started.elapsed(), base.as_deref(), &prefix);
+    let (host_cpu, test_cpu) = (cpu_secs(host_pid), cpu_secs(std::process::id()));
+
+    // ---- figures ----
+    let errors = shared.errors.load(Ordering::Relaxed);
+    let first_errors = shared.first_errors.lock().expect("errors lock").clone();
+    let mut lat = total.authorize.clone();
+    lat.sort_unstable();
+    let (p50, p99, max) = (
+        percentile_ms(&lat, 0.50),
+        percentile_ms(&lat, 0.99),
+        lat.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+    );
+    let flows: u64 = total.flows.iter().sum();
+    let rss_first = samples.first().map_or(0, |s| s.rss_kib);
+    let rss_last = samples.last().map_or(0, |s| s.rss_kib);
+    let rss_max = samples.iter().map(|s| s.rss_kib).max().unwrap_or(0);
+    // "Flat after the first minute": for a short run, the last third against the middle third;
+    // for a run of more than two minutes, the last minute against the first.
+    let n = samples.len();
+    let (baseline, recent, how) = if secs > 120 {
+        let first: Vec<Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| s.at < Duration::from_secs(60))
+            .collect();
+        let last: Vec<Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| s.at + Duration::from_secs(60) > ran)
+            .collect();
+        (mean_kib(&first), mean_kib(&last), "minute 1 → last minute")
+    } else {
+        (
+            mean_kib(&samples[n / 3..2 * n / 3]),
+            mean_kib(&samples[2 * n / 3..]),
+            "middle third → last third",
+        )
+    };
+    let growth = recent - baseline;
+    let bound = flat_bound_kib(baseline);
+    eprintln!("load: RSS samples (s: MiB, fds, threads, run cgroups):");
+    for chunk in samples.chunks(10) {
+        let line: Vec<String> = chunk
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}:{:.1}/{}/{}/{}",
+                    s.at.as_secs(),
+                    mib(s.rss_kib as f64),
+                    s.fds,
+                    s.threads,
+                    s.cgroups
+                )
+            })
+            .collect();
+        eprintln!("  {}", line.join(" "));
+    }
+    if secs > 120 {
+        let minutes: Vec<String> = samples
+            .chunks(60)
+            .map(|c| format!("{:.1}", mib(mean_kib(c))))
+            .collect();
+        eprintln!("load: RSS mean per minute (MiB): {}", minutes.join(" "));
+    }
+    for e in &first_errors {
+        eprintln!("load error: {e}");
+    }
+    eprintln!(
+        "load: {sessions} sessions, {:.1} s, {flows} flows (agent {}, plan+approve+execute {}, plan+reject {}), \
+         {} calls, {} notifications, {errors} errors; tools.authorize {} calls p50 {p50:.2} ms p99 {p99:.2} ms max {max:.2} ms; \
+         RSS first {:.1} MiB last {:.1} MiB max {:.1} MiB, {how} {:.1} → {:.1} MiB ({:+.1} MiB, bound {:.1}); \
+         fds {}→{}, threads {}→{}, max run cgroups {}, after the load: RSS {:.1} MiB fds {} threads {} cgroups {}; \
+         CPU: host {host_cpu:.1} s, test {test_cpu:.1} s",
+        ran.as_secs_f64(),
+        total.flows[0],
+        total.flows[1],
+        total.flows[2],
+        total.calls,
+        total.notes,
+        lat.len(),
+        mib(rss_first as f64),
+        mib(rss_last as f64),
+        mib(rss_max as f64),
+        mib(baseline),
+        mib(recent),
+        mib(growth),
+        mib(bound),
+        samples.first().map_or(0, |s| s.fds),
+        samples.last().map_or(0, |s| s.fds),
+        samples.first().map_or(0, |s| s.threads),
+        samples.last().map_or(0, |s| s.threads),
+        samples.iter().map(|s| s.cgroups).max().unwrap_or(0),
+        mib(idle.rss_kib as f64),
+        idle.fds,
+        idle.threads,
+        idle.cgroups,
+    );
+
+    // ---- verdicts ----
+    assert_eq!(errors, 0, "RPC errors under load; first: {first_errors:#?}");
+    assert!(flows >= sessions as u64, "too few flows ran: {flows}");
+    assert!(n >= 3, "too few RSS samples: {n}");
+    assert!(
+        growth < bound,
+        "host RSS grew {:.1} MiB ({how}: {:.1} → {:.1} MiB), bound {:.1} MiB",
+        mib(growth),
+        mib(baseline),
+        mib(recent),
+        mib(bound)
+    );
+    // Every Bash call returned before its thread joined: nothing may still run in the workspace.
+    // (A moment's grace for a process the kernel is still tearing down.)
+    let first_scan = processes_in(&workspace);
+    let mut left = first_scan.clone();
+    let grace = Instant::now() + Duration::from_secs(2);
+    while !left.is_empty() && Instant::now() < grace {
+        std::thread::sleep(Duration::from_millis(50));
+        left = processes_in(&workspace);
+    }
+    if !first_scan.is_empty() {
+        eprintln!("load: processes in the workspace right after the load: {first_scan:?}");
+    }
+    assert_eq!(left, Vec::<i32>::new(), "processes left in the workspace");
+    if let Some(base) = &base {
+        assert_eq!(
+            host_cgroups(base, &prefix),
+            Vec::<String>::new(),
+            "run cgroups of the host remain under {}",
+            base.display()
+        );
+    }
+    drop(host);
+}
