@@ -54,7 +54,8 @@ struct State {
     requests: Vec<Value>,
 }
 
-/// The running server; it stops when dropped (its thread ends with the process otherwise).
+/// The running server. Clones share it; it serves until the process ends and keeps every request
+/// body (see [`ModelServer::requests`]), so a long benchmark should use one per measured part.
 #[derive(Clone)]
 pub struct ModelServer {
     port: u16,
