@@ -5,12 +5,17 @@ use std::path::{Path, PathBuf};
 
 /// A process's resident set size in KiB (`VmRSS`), or `None` once it is gone.
 pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_field(pid, "VmRSS:")
+}
+
+/// The first number of a `/proc/<pid>/status` line (`field` with its colon, e.g. `"Threads:"`).
+pub fn status_field(pid: u32, field: &str) -> Option<u64> {
     let status = fs_err::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .split_whitespace()
-        .nth(1)?
+        .next()?
         .parse()
         .ok()
 }

@@ -24,12 +24,15 @@ pub struct HostIdentity {
 }
 
 impl HostIdentity {
-    /// This process.
+    /// This process (read from `/proc` once; a process's pid and start time never change).
     pub fn current() -> Option<Self> {
-        let pid = rustix::process::getpid().as_raw_nonzero().get();
-        procfs::read_stat(pid).map(|st| Self {
-            pid,
-            start: st.start,
+        static ME: std::sync::OnceLock<Option<HostIdentity>> = std::sync::OnceLock::new();
+        *ME.get_or_init(|| {
+            let pid = rustix::process::getpid().as_raw_nonzero().get();
+            procfs::read_stat(pid).map(|st| Self {
+                pid,
+                start: st.start,
+            })
         })
     }
 

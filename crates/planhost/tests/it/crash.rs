@@ -170,18 +170,6 @@ fn check_side_effects(env: &Env, at_kill: &AtKill, trial: &str) {
     }
 }
 
-fn check_integrity(env: &Env, trial: &str) {
-    let db = rusqlite::Connection::open_with_flags(
-        env.state_dir().join("planhost.sqlite"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .expect("open the database read-only");
-    let verdict: String = db
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .expect("integrity_check");
-    assert_eq!(verdict, "ok", "{trial}: integrity_check");
-}
-
 /// No process is left working in the workspace, and no cgroup of the killed host remains.
 fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
     use planhost_test_support::procs;
@@ -200,7 +188,7 @@ fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
 fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
     let host = SocketHost::start(env);
     let mut c = host.connect("checker");
-    check_integrity(env, trial);
+    assert_eq!(integrity_check(env), "ok", "{trial}: integrity_check");
     check_no_leftovers(env, at_kill, trial);
     assert_eq!(
         c.call(
@@ -286,17 +274,6 @@ fn splitmix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| {
-            let v = v.trim();
-            v.strip_prefix("0x")
-                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
-        })
-        .unwrap_or(default)
 }
 
 /// Trials that share one state directory, so restarts also meet earlier trials' state.

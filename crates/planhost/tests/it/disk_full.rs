@@ -57,16 +57,6 @@ fn code_of(error: &RpcError) -> String {
     stable(error).unwrap_or("<none>").to_owned()
 }
 
-fn integrity(env: &Env) -> String {
-    let db = rusqlite::Connection::open_with_flags(
-        env.state_dir().join("planhost.sqlite"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    db.query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap()
-}
-
 /// The files at final names in `.pi/plan/` (temp files are not final).
 fn final_plan_files(env: &Env) -> Vec<String> {
     let Ok(dir) = fs_err::read_dir(env.workspace().join(".pi/plan")) else {
@@ -161,7 +151,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     // Space is back: the database is intact and work goes on.
     fs_err::remove_file(state_filler).unwrap();
     fs_err::remove_file(ws_filler).unwrap();
-    assert_eq!(integrity(&env), "ok");
+    assert_eq!(integrity_check(&env), "ok");
     let saved = c.call(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),

@@ -3,6 +3,7 @@
 //! a state directory others could write to was used as it was.
 
 use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
@@ -10,10 +11,14 @@ use serde_json::json;
 use crate::cli::cli;
 use crate::support::*;
 
-/// Runs `planhost <args…> serve` to its exit; returns (exit code, stderr).
-fn serve_exit(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+/// Runs `planhost --state-dir <state> --socket <socket> serve` to its exit; returns (exit code,
+/// stderr).
+fn serve_exit(state: &Path, socket: &Path) -> (Option<i32>, String) {
     let out = Command::new(bin())
-        .args(args)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--socket")
+        .arg(socket)
         .arg("serve")
         .env_remove("PLANHOST_LOG")
         .env_remove("PLANHOST_STATE_DIR")
@@ -33,12 +38,7 @@ fn a_second_host_never_takes_over_a_live_socket() {
     let first = Env::new();
     let host = SocketHost::start(&first);
     let other = Env::new();
-    let (code, stderr) = serve_exit(&[
-        "--state-dir".as_ref(),
-        other.state_dir().as_os_str(),
-        "--socket".as_ref(),
-        first.socket().as_os_str(),
-    ]);
+    let (code, stderr) = serve_exit(&other.state_dir(), &first.socket());
     assert_ne!(code, Some(0), "the second host served: {stderr}");
     assert!(stderr.contains("never replaced"), "{stderr}");
     assert!(
@@ -54,12 +54,7 @@ fn a_second_host_never_takes_over_a_live_socket() {
 fn socket_on_a_regular_file_is_refused_and_the_file_kept() {
     let env = Env::new();
     fs_err::write(env.socket(), b"precious\n").unwrap();
-    let (code, stderr) = serve_exit(&[
-        "--state-dir".as_ref(),
-        env.state_dir().as_os_str(),
-        "--socket".as_ref(),
-        env.socket().as_os_str(),
-    ]);
+    let (code, stderr) = serve_exit(&env.state_dir(), &env.socket());
     assert_ne!(code, Some(0), "{stderr}");
     assert!(stderr.contains("is not a socket"), "{stderr}");
     assert_eq!(fs_err::read(env.socket()).unwrap(), b"precious\n");
@@ -70,12 +65,7 @@ fn a_state_dir_others_can_write_is_refused_and_doctor_flags_it() {
     let env = Env::new();
     fs_err::create_dir(env.state_dir()).unwrap();
     fs_err::set_permissions(env.state_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let (code, stderr) = serve_exit(&[
-        "--state-dir".as_ref(),
-        env.state_dir().as_os_str(),
-        "--socket".as_ref(),
-        env.socket().as_os_str(),
-    ]);
+    let (code, stderr) = serve_exit(&env.state_dir(), &env.socket());
     assert_ne!(code, Some(0), "{stderr}");
     assert!(stderr.contains("writable by others"), "{stderr}");
     assert!(

@@ -7,12 +7,13 @@
 //! `PLANHOST_LOAD_SESSIONS` (default 100) select the run; `docs/reliability.md` has the figures.
 //! Run it with `-- --nocapture` to see the summary line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use planhost_client::{Client, ClientError};
+use planhost_test_support::procs;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -338,24 +339,13 @@ struct Sample {
     cgroups: usize,
 }
 
-fn status_field(pid: u32, field: &str) -> Option<u64> {
-    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-fn sample(pid: u32, at: Duration, base: Option<&Path>, prefix: &str) -> Sample {
+fn sample(pid: u32, at: Duration) -> Sample {
     Sample {
         at,
-        rss_kib: status_field(pid, "VmRSS:").unwrap_or(0),
+        rss_kib: procs::status_field(pid, "VmRSS:").unwrap_or(0),
         fds: fs_err::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count),
-        threads: status_field(pid, "Threads:").unwrap_or(0),
-        cgroups: base.map_or(0, |b| host_cgroups(b, prefix).len()),
+        threads: procs::status_field(pid, "Threads:").unwrap_or(0),
+        cgroups: procs::run_cgroups_of(pid).len(),
     }
 }
 
@@ -372,42 +362,6 @@ fn cpu_secs(pid: u32) -> f64 {
             Some(ticks as f64 / 100.0)
         })
         .unwrap_or(0.0)
-}
-
-/// This process's cgroup v2 directory, where the host (its child) creates run cgroups.
-fn cgroup_base() -> Option<PathBuf> {
-    let info = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = info.lines().find_map(|l| {
-        let (pre, post) = l.split_once(" - ")?;
-        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
-    })?;
-    let own = fs_err::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(mount.join(rel.trim_start_matches('/')))
-}
-
-fn host_cgroups(base: &Path, prefix: &str) -> Vec<String> {
-    fs_err::read_dir(base)
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| n.starts_with(prefix))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Live processes whose working directory is the workspace.
-fn processes_in(workspace: &Path) -> Vec<i32> {
-    fs_err::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-                .filter(|pid| {
-                    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == workspace)
-                        && alive(*pid)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn mean_kib(samples: &[Sample]) -> f64 {
@@ -430,13 +384,6 @@ fn percentile_ms(sorted: &[Duration], q: f64) -> f64 {
     sorted[rank - 1].as_secs_f64() * 1e3
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
 /// Growth below this is "flat": 20 % of the baseline or 8 MiB, whichever is larger.
 fn flat_bound_kib(baseline_kib: f64) -> f64 {
     (baseline_kib * 0.2).max(8.0 * 1024.0)
@@ -453,15 +400,13 @@ fn a_hundred_sessions_under_load_leak_nothing() {
     fs_err::write(workspace.join("src/b.txt"), "b\n").unwrap();
     let mut host = SocketHost::start(&env);
     let host_pid = host.pid();
-    let base = cgroup_base();
-    let prefix = format!("planhost-{host_pid}.");
 
     let shared = Arc::new(Shared::default());
     let started = Instant::now();
     let deadline = started + Duration::from_secs(secs);
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
-        let (stop, base, prefix) = (Arc::clone(&stop), base.clone(), prefix.clone());
+        let stop = Arc::clone(&stop);
         std::thread::spawn(move || {
             let mut samples = Vec::new();
             let mut tick = 1;
@@ -471,12 +416,7 @@ fn a_hundred_sessions_under_load_leak_nothing() {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                samples.push(sample(
-                    host_pid,
-                    started.elapsed(),
-                    base.as_deref(),
-                    &prefix,
-                ));
+                samples.push(sample(host_pid, started.elapsed()));
                 tick += 1;
             }
             samples
@@ -512,7 +452,7 @@ fn a_hundred_sessions_under_load_leak_nothing() {
         "the host exited under load ({exited:?}); stderr:\n{}",
         host.stderr.text()
     );
-    let idle = sample(host_pid, started.elapsed(), base.as_deref(), &prefix);
+    let idle = sample(host_pid, started.elapsed());
     let (host_cpu, test_cpu) = (cpu_secs(host_pid), cpu_secs(std::process::id()));
 
     // ---- figures ----
@@ -625,24 +565,21 @@ fn a_hundred_sessions_under_load_leak_nothing() {
     );
     // Every Bash call returned before its thread joined: nothing may still run in the workspace.
     // (A moment's grace for a process the kernel is still tearing down.)
-    let first_scan = processes_in(&workspace);
+    let first_scan = procs::processes_in(&workspace);
     let mut left = first_scan.clone();
     let grace = Instant::now() + Duration::from_secs(2);
     while !left.is_empty() && Instant::now() < grace {
         std::thread::sleep(Duration::from_millis(50));
-        left = processes_in(&workspace);
+        left = procs::processes_in(&workspace);
     }
     if !first_scan.is_empty() {
         eprintln!("load: processes in the workspace right after the load: {first_scan:?}");
     }
     assert_eq!(left, Vec::<i32>::new(), "processes left in the workspace");
-    if let Some(base) = &base {
-        assert_eq!(
-            host_cgroups(base, &prefix),
-            Vec::<String>::new(),
-            "run cgroups of the host remain under {}",
-            base.display()
-        );
-    }
+    assert_eq!(
+        procs::run_cgroups_of(host_pid),
+        Vec::<String>::new(),
+        "run cgroups of the host remain"
+    );
     drop(host);
 }

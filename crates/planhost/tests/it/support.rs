@@ -20,6 +20,29 @@ pub(crate) const ALL_ROLES: &[Role] = &[Role::Agent, Role::Approver, Role::Obser
 
 pub(crate) use planhost_test_support::{BOUND, poll_until};
 
+/// A run-size knob from the environment (decimal, or hex with `0x`), else `default`.
+pub(crate) fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| {
+            let v = v.trim();
+            v.strip_prefix("0x")
+                .map_or_else(|| v.parse().ok(), |h| u64::from_str_radix(h, 16).ok())
+        })
+        .unwrap_or(default)
+}
+
+/// SQLite's verdict on the state directory's database, read-only beside a running host.
+pub(crate) fn integrity_check(env: &Env) -> String {
+    let db = rusqlite::Connection::open_with_flags(
+        env.state_dir().join("planhost.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open the database read-only");
+    db.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check")
+}
+
 /// The binary under test.
 pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_planhost")

@@ -17,9 +17,9 @@
 use serde_json::{Value, json};
 
 use crate::harness::{Fixture, Host, on_both_versions, output_text};
-use planhost_test_support::pi_rpc::message_of;
+use crate::plan_steps::*;
 use planhost_test_support::{
-    ChatRequest, EventLog, PiSession, Reply, Responder, ToolEnd, UiRequest, Version, poll_until,
+    ChatRequest, EventLog, PiSession, Reply, Responder, Version, poll_until,
 };
 
 on_both_versions!(
@@ -34,22 +34,6 @@ on_both_versions!(
     plan_status_preview_and_exit,
     extension_starts_the_host_when_none_answers,
 );
-
-/// The approval dialog's options, in order.
-const APPROVAL: [&str; 4] = [
-    "Approve (Ask)",
-    "Approve (Accept edits)",
-    "Approve (Auto)",
-    "Reject",
-];
-
-const TITLE: &str = "Rename the greeting";
-/// In the plan's Markdown only: finds the execution turn's user message.
-const MARKER: &str = "PLAN-MARKER-7f3a";
-
-fn plan_markdown() -> String {
-    format!("# {TITLE}\n\n{MARKER}: in greeting.txt, replace `hello` with `goodbye`.\n")
-}
 
 /// Plan, then execute: `SubmitPlan` first; one `edit` once the approved plan has arrived as a
 /// user message pi showed (`log`: the extension also injects the latest plan into every model
@@ -89,58 +73,6 @@ fn plan_then_edit(
         }
         Reply::text("The plan is with the reviewer.")
     }
-}
-
-/// Whether pi has shown a user message with the plan's marker: the execution turn's prompt.
-fn has_execution_message(events: &[Value]) -> bool {
-    events.iter().any(|e| {
-        e["type"] == "message_end"
-            && message_of(e).is_some_and(|(role, text)| role == "user" && text.contains(MARKER))
-    })
-}
-
-/// Fails with pi's diagnostics unless `cond`.
-fn check(pi: &PiSession, cond: bool, what: &str) {
-    if !cond {
-        panic!("{}", pi.failure(what));
-    }
-}
-
-fn blocked_with(pi: &PiSession, end: &ToolEnd, needle: &str) {
-    check(
-        pi,
-        end.is_error && end.text.contains(needle),
-        &format!(
-            "{} should be blocked with {needle:?}; got is_error={} text={:?}",
-            end.tool_name, end.is_error, end.text
-        ),
-    );
-}
-
-/// `/plan`, then the host session once it is in Plan; returns the host session id.
-fn enter_plan(pi: &mut PiSession, host: &Host) -> String {
-    pi.prompt("/plan");
-    let session = host.session_of(pi);
-    let id = session["id"].as_str().unwrap_or_default().to_owned();
-    host.wait_mode(&id, "plan");
-    id
-}
-
-/// Prompts for the plan and returns the approval dialog, checking its title and options.
-fn submit_and_get_dialog(pi: &mut PiSession) -> UiRequest {
-    pi.prompt("Plan the rename of the greeting.");
-    let dialog = pi.next_ui_request("the SubmitPlan approval", |r| {
-        r.method == "select" && r.title.contains(TITLE)
-    });
-    check(
-        pi,
-        dialog.options == APPROVAL,
-        &format!(
-            "approval options {:?}, expected {APPROVAL:?}",
-            dialog.options
-        ),
-    );
-    dialog
 }
 
 fn user_messages_with(pi: &PiSession, needle: &str) -> usize {

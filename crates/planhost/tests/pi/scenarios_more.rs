@@ -16,10 +16,9 @@ use serde_json::{Value, json};
 use crate::harness::{
     Fixture, Host, KillOnDrop, on_both_versions, process_alive, processes_in, session_of_process,
 };
-use planhost_test_support::pi_rpc::message_of;
+use crate::plan_steps::*;
 use planhost_test_support::{
-    BOUND, ChatRequest, EventLog, PiSession, Reply, Responder, ToolEnd, UiRequest, Version,
-    poll_until,
+    BOUND, ChatRequest, EventLog, PiSession, Reply, Responder, Version, poll_until,
 };
 
 on_both_versions!(
@@ -34,22 +33,6 @@ on_both_versions!(
     fork_gets_a_fresh_plan_identity,
     a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so,
 );
-
-/// The approval dialog's options, in order.
-const APPROVAL: [&str; 4] = [
-    "Approve (Ask)",
-    "Approve (Accept edits)",
-    "Approve (Auto)",
-    "Reject",
-];
-
-const TITLE: &str = "Rename the greeting";
-/// In the plan's Markdown only: finds an execution turn's user message.
-const MARKER: &str = "PLAN-MARKER-5c21";
-
-fn plan_markdown() -> String {
-    format!("# {TITLE}\n\n{MARKER}: in greeting.txt, replace `hello` with `goodbye`.\n")
-}
 
 /// `SubmitPlan` first; one `edit` if the approved plan ever arrives as a user message pi showed
 /// (it must not, in these scenarios: the edit is what a replay would do); text otherwise.
@@ -72,72 +55,6 @@ fn submit_then_edit_if_executed(log: EventLog) -> impl FnMut(&ChatRequest) -> Re
         }
         Reply::text("The plan is with the reviewer.")
     }
-}
-
-/// Whether pi has shown a user message with the plan's marker: an execution turn's prompt.
-fn has_execution_message(events: &[Value]) -> bool {
-    events.iter().any(|e| {
-        e["type"] == "message_end"
-            && message_of(e).is_some_and(|(role, text)| role == "user" && text.contains(MARKER))
-    })
-}
-
-/// Fails with pi's diagnostics unless `cond`.
-fn check(pi: &PiSession, cond: bool, what: &str) {
-    if !cond {
-        panic!("{}", pi.failure(what));
-    }
-}
-
-/// Fails with pi's and the host's diagnostics unless `cond`.
-fn check_both(pi: &PiSession, host: &Host, cond: bool, what: &str) {
-    if !cond {
-        panic!(
-            "{}\n  host stderr (hosts started by the test):\n{}",
-            pi.failure(what),
-            host.stderr()
-        );
-    }
-}
-
-fn blocked_with(pi: &PiSession, end: &ToolEnd, needle: &str) {
-    check(
-        pi,
-        end.is_error && end.text.contains(needle),
-        &format!(
-            "{} should be blocked with {needle:?}; got is_error={} text={:?}",
-            end.tool_name, end.is_error, end.text
-        ),
-    );
-}
-
-fn id_of(session: &Value) -> String {
-    session["id"].as_str().unwrap_or_default().to_owned()
-}
-
-/// `/plan`, then the host session once it is in Plan; returns the host session id.
-fn enter_plan(pi: &mut PiSession, host: &Host) -> String {
-    pi.prompt("/plan");
-    let id = id_of(&host.session_of(pi));
-    host.wait_mode(&id, "plan");
-    id
-}
-
-/// Prompts for the plan and returns the approval dialog, checking its options.
-fn submit_and_get_dialog(pi: &mut PiSession) -> UiRequest {
-    pi.prompt("Plan the rename of the greeting.");
-    let dialog = pi.next_ui_request("the SubmitPlan approval", |r| {
-        r.method == "select" && r.title.contains(TITLE)
-    });
-    check(
-        pi,
-        dialog.options == APPROVAL,
-        &format!(
-            "approval options {:?}, expected {APPROVAL:?}",
-            dialog.options
-        ),
-    );
-    dialog
 }
 
 /// After an approval ended without being approved: no execution ran or was claimed, the file
