@@ -218,6 +218,7 @@ error_codes! {
     ToolNonUtf8Path = "TOOL_NON_UTF8_PATH", Refused, "A path that is not UTF-8.";
     ToolEditNoMatch = "TOOL_EDIT_NO_MATCH", Refused, "Edit's old text is not in the file.";
     ToolEditNotUnique = "TOOL_EDIT_NOT_UNIQUE", Refused, "Edit's old text occurs more than once.";
+    ToolFileChanged = "TOOL_FILE_CHANGED", Refused, "The file was replaced while Edit worked on it; nothing was written.";
     ToolReadFailed = "TOOL_READ_FAILED", Refused, "The file could not be read.";
     ToolWriteFailed = "TOOL_WRITE_FAILED", Refused, "The file could not be written.";
     ToolInternalError = "TOOL_INTERNAL_ERROR", Internal, "The tool failed inside the host.";

@@ -140,29 +140,34 @@ fn teardown_floor() -> Vec<Duration> {
     lat
 }
 
+/// The runner against `bash -c true` started by std, interleaved rep by rep so that both see the
+/// same machine load; back to back, and after 100 ms of idle (where a cgroup move is slowest).
 async fn spawn_overhead() {
-    let mut raw = Vec::new();
-    for _ in 0..SPAWN_REPS {
-        let t = Instant::now();
-        let out = Command::new("bash").arg("-c").arg("true").output().unwrap();
-        assert!(out.status.success());
-        raw.push(t.elapsed());
-    }
-    for containment in [Containment::Auto, Containment::ProcfsOnly] {
-        let mut ours = Vec::new();
-        for _ in 0..SPAWN_REPS {
-            let t = Instant::now();
-            run_drained(spec("true", containment)).await;
-            ours.push(t.elapsed());
+    for idle in [Duration::ZERO, Duration::from_millis(100)] {
+        for containment in [Containment::Auto, Containment::ProcfsOnly] {
+            let (mut raw, mut ours) = (Vec::new(), Vec::new());
+            for _ in 0..SPAWN_REPS {
+                std::thread::sleep(idle);
+                let t = Instant::now();
+                let out = Command::new("bash").arg("-c").arg("true").output().unwrap();
+                assert!(out.status.success());
+                raw.push(t.elapsed());
+                std::thread::sleep(idle);
+                let t = Instant::now();
+                run_drained(spec("true", containment)).await;
+                ours.push(t.elapsed());
+            }
+            let (r, o) = (median(raw), median(ours));
+            println!(
+                "spawn overhead ({containment:?}, idle {} ms, median of {SPAWN_REPS}): floor `bash -c true` \
+                 {:.2} ms, runner {:.2} ms, ratio {:.2}x, overhead {:+.2} ms",
+                idle.as_millis(),
+                ms(r),
+                ms(o),
+                ms(o) / ms(r),
+                ms(o) - ms(r)
+            );
         }
-        let (r, o) = (median(raw.clone()), median(ours));
-        println!(
-            "spawn overhead ({containment:?}, median of {SPAWN_REPS}): floor `bash -c true` {:.2} ms, \
-             runner {:.2} ms, overhead {:+.2} ms",
-            ms(r),
-            ms(o),
-            ms(o) - ms(r)
-        );
     }
 }
 

@@ -60,7 +60,8 @@ pub use spec::{
 pub use timeout::Timeout;
 #[cfg(target_os = "linux")]
 pub use tree::{
-    HostIdentity, Leftovers, TERM_GRACE, WATCHDOG_VAR, Watchdog, Whose, kill_leftovers, watch_host,
+    HostIdentity, Leftovers, TERM_GRACE, WATCHDOG_VAR, Watchdog, Whose, claim_unmarked_orphans,
+    kill_leftovers, watch_host,
 };
 #[cfg(all(unix, not(target_os = "linux")))]
 pub use tree_pgroup::TERM_GRACE;

@@ -40,12 +40,8 @@ pub async fn run(
         mut tree,
     } = sys::spawn(&spec)?;
     let stop = CancellationToken::new();
-    let reader = tokio::spawn(pump(
-        child.stdout.take(),
-        child.stderr.take(),
-        events,
-        stop.clone(),
-    ));
+    let (stdout, stderr) = child.take_output();
+    let reader = tokio::spawn(pump(stdout, stderr, events, stop.clone()));
 
     let ending = tokio::select! {
         biased;

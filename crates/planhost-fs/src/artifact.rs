@@ -112,7 +112,8 @@ pub fn write_plan_artifact(
     let (pi, pi_origin) = root.ensure_dir(pi_name)?;
     let written = pi.ensure_dir(plan_name).and_then(|(plan, plan_origin)| {
         let result = plan.write_new(name, markdown, Permissions::UmaskDefault);
-        if result.is_err() {
+        if let Err(e) = &result {
+            remove_renamed(&plan, name, e);
             roll_back(&pi, plan_name, plan_origin);
         }
         result
@@ -198,6 +199,20 @@ pub fn verify_plan_artifact(
             size_bytes: size,
         }
     })
+}
+
+/// The one failure after the rename, the directory's fsync, leaves the complete file at its
+/// name. It is this call's own file (renamed there without replacing), and the call reports
+/// failure, so it is removed: a failed write leaves no artifact behind.
+fn remove_renamed(plan: &Dir, name: Name<'_>, error: &FsError) {
+    if let FsError::Io {
+        op: "fsync", path, ..
+    } = error
+        && path == plan.path()
+        && plan.remove_file(name).is_ok()
+    {
+        let _: Result<(), FsError> = plan.sync();
+    }
 }
 
 /// Removes a directory this call created; best effort, since the original error matters more.

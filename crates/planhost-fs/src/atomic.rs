@@ -46,7 +46,16 @@ impl Dir {
                 TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
             );
             let temp = Name::new(&candidate)?;
-            match self.create_file_with(temp, permissions, |f| f.write_all(bytes)) {
+            let fill = |f: &mut std::fs::File| {
+                fail_point!("fs::write", |_| f
+                    .write_all(&bytes[..bytes.len() / 2])
+                    .and(Err(injected("fs::write"))));
+                f.write_all(bytes)?;
+                // `create_file_with` fsyncs the file right after this returns.
+                fail_point!("fs::fsync", |_| Err(injected("fs::fsync")));
+                Ok(())
+            };
+            match self.create_file_with(temp, permissions, fill) {
                 Ok(_) => break candidate,
                 Err(FsError::AlreadyExists { .. }) if attempts < MAX_TEMP_ATTEMPTS => attempts += 1,
                 Err(error) => return Err(error),
@@ -111,6 +120,15 @@ fn process_running(pid: i32) -> bool {
     }
 }
 
+/// The error an armed failpoint injects: the disk is full.
+#[cfg(feature = "failpoints")]
+fn injected(point: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::StorageFull,
+        format!("failpoint {point}: no space left on device"),
+    )
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Committed {
     No,
@@ -142,8 +160,18 @@ impl Staged<'_> {
     pub fn commit(mut self, replace: Replace) -> Result<()> {
         let temp = Name::new(&self.temp_name)?;
         let target = Name::new(&self.target)?;
+        fail_point!("fs::rename", |_| Err(FsError::io(
+            "renameat",
+            self.dir.path().join(&self.temp_name),
+            injected("fs::rename")
+        )));
         self.dir.rename(temp, self.dir, target, replace)?;
         self.committed = Committed::Yes;
+        fail_point!("fs::fsync_dir", |_| Err(FsError::io(
+            "fsync",
+            self.dir.path(),
+            injected("fs::fsync_dir")
+        )));
         self.dir.sync()
     }
 }

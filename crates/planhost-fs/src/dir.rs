@@ -181,6 +181,98 @@ impl Dir {
         }
     }
 
+    /// The target of the symlink `name` (`readlinkat`), as stored; nothing behind it is
+    /// examined.
+    pub fn read_link(&self, name: Name<'_>) -> Result<PathBuf> {
+        use std::os::unix::ffi::OsStringExt as _;
+        match rfs::readlinkat(&self.fd, name.as_str(), Vec::new()) {
+            Ok(target) => Ok(PathBuf::from(std::ffi::OsString::from_vec(
+                target.into_bytes(),
+            ))),
+            Err(Errno::NOENT) => Err(FsError::NotFound {
+                path: self.child(name),
+            }),
+            // `EINVAL`: no longer a symlink (swapped since it was examined).
+            Err(e) => Err(FsError::io("readlinkat", self.child(name), e.into())),
+        }
+    }
+
+    /// Atomically replaces `name` with `bytes`, but only if `name` still holds the very file
+    /// `read` has open (same device and inode): a compare-and-swap for read-modify-write
+    /// callers that read the file through this directory. Returns `false`, having written
+    /// nothing, when the name holds anything else.
+    ///
+    /// The new bytes are staged in a fsynced temp file, which is exchanged with `name`
+    /// (`renameat2(RENAME_EXCHANGE)`); the temp name then holds exactly what `name` held at that
+    /// instant. If that is the file read, it is unlinked and the directory fsynced. If not, the
+    /// two are exchanged back and the staged file removed, so another file is never replaced.
+    /// If even the exchange back was raced, what comes out decides: the file read is unlinked
+    /// (the new bytes took its place), anything else is left under the temp name rather than
+    /// unlinked. Where the filesystem cannot exchange, the identity is checked just before a
+    /// plain rename, which leaves the span of those two system calls.
+    pub fn replace_if_holds(
+        &self,
+        name: Name<'_>,
+        read: &File,
+        bytes: &[u8],
+        permissions: Permissions,
+    ) -> Result<bool> {
+        let expected = FileId::of_file(read, &self.child(name))?;
+        let staged = self.stage(name, bytes, permissions)?;
+        if self.file_id(name)? != Some(expected) {
+            return Ok(false);
+        }
+        let temp_name = staged.temp_name().to_owned();
+        let temp = Name::new(&temp_name)?;
+        let Some(new) = self.file_id(temp)? else {
+            return Err(FsError::NotFound {
+                path: self.child(temp),
+            });
+        };
+        match self.exchange(temp, name) {
+            Ok(()) => {}
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                staged.commit(Replace::Allow)?;
+                return Ok(true);
+            }
+            Err(e) => return Err(FsError::io("renameat2", self.child(name), e.into())),
+        }
+        if self.file_id(temp)? == Some(expected) {
+            // The temp name now holds the file read: dropping `staged` unlinks it.
+            drop(staged);
+            self.sync()?;
+            return Ok(true);
+        }
+        // Another file held the name: give it back.
+        let undone = self.exchange(temp, name).is_ok();
+        let now = self.file_id(temp)?;
+        if undone && now == Some(new) {
+            drop(staged);
+            self.sync()?;
+            Ok(false)
+        } else if undone && now == Some(expected) {
+            // Raced again, and what came back is the file read: the new bytes are in the
+            // directory in its place, as after a replace followed by the other party's renames.
+            drop(staged);
+            self.sync()?;
+            Ok(true)
+        } else {
+            // The temp name holds someone else's file now: never unlink it.
+            std::mem::forget(staged);
+            Ok(false)
+        }
+    }
+
+    fn exchange(&self, a: Name<'_>, b: Name<'_>) -> rustix::io::Result<()> {
+        rfs::renameat_with(
+            &self.fd,
+            a.as_str(),
+            &self.fd,
+            b.as_str(),
+            rfs::RenameFlags::EXCHANGE,
+        )
+    }
+
     /// Removes, deepest first, the directories a [`MissingDirs::Create`] walk over `names`
     /// created (`created_from` as reported in [`Walked`]). Best effort: stops at the first
     /// directory that is no longer empty or no longer a real directory.
@@ -427,13 +519,38 @@ impl Dir {
     ) -> Result<()> {
         let done = match replace {
             Replace::Allow => rfs::renameat(&self.fd, from.as_str(), &to_dir.fd, to.as_str()),
-            Replace::Forbid => rfs::renameat_with(
-                &self.fd,
-                from.as_str(),
-                &to_dir.fd,
-                to.as_str(),
-                rfs::RenameFlags::NOREPLACE,
-            ),
+            Replace::Forbid => {
+                let renamed = (|| {
+                    fail_point!("fs::noreplace_unsupported", |_| Err(Errno::INVAL));
+                    rfs::renameat_with(
+                        &self.fd,
+                        from.as_str(),
+                        &to_dir.fd,
+                        to.as_str(),
+                        rfs::RenameFlags::NOREPLACE,
+                    )
+                })();
+                match renamed {
+                    // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive
+                    // (EEXIST, never replacing, never following) and as atomic; then the temp
+                    // name goes.
+                    Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                        rfs::linkat(
+                            &self.fd,
+                            from.as_str(),
+                            &to_dir.fd,
+                            to.as_str(),
+                            AtFlags::empty(),
+                        )
+                        .map(|()| {
+                            // The target holds the complete bytes now; a temp name left behind
+                            // (this unlink failing) is swept at the next start.
+                            let _ = rfs::unlinkat(&self.fd, from.as_str(), AtFlags::empty());
+                        })
+                    }
+                    other => other,
+                }
+            }
         };
         done.map_err(|e| match e {
             Errno::EXIST => to_dir.classify(to, "renameat2", e),
@@ -490,5 +607,59 @@ fn kind_from_mode(mode: rustix::fs::RawMode) -> EntryKind {
         | FileType::CharacterDevice
         | FileType::BlockDevice
         | FileType::Unknown => EntryKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_if_holds_replaces_only_the_file_that_was_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_anchor(tmp.path()).unwrap();
+        let name = Name::new("f.txt").unwrap();
+        fs_err::write(tmp.path().join("f.txt"), b"read").unwrap();
+        let read = dir.open_file(name).unwrap();
+        // Another file takes the name after the read: nothing is written, it is kept.
+        fs_err::write(tmp.path().join("other"), b"other").unwrap();
+        fs_err::rename(tmp.path().join("other"), tmp.path().join("f.txt")).unwrap();
+        let replaced = dir
+            .replace_if_holds(name, &read, b"new", Permissions::UmaskDefault)
+            .unwrap();
+        assert!(!replaced);
+        assert_eq!(fs_err::read(tmp.path().join("f.txt")).unwrap(), b"other");
+        // The file read is still there: it is replaced, and no temp file is left.
+        let read = dir.open_file(name).unwrap();
+        let replaced = dir
+            .replace_if_holds(name, &read, b"new", Permissions::Exact(0o640))
+            .unwrap();
+        assert!(replaced);
+        assert_eq!(fs_err::read(tmp.path().join("f.txt")).unwrap(), b"new");
+        assert_eq!(dir.entry(name).unwrap().unwrap().permissions, 0o640);
+        assert_eq!(dir.entry_names().unwrap(), ["f.txt"]);
+        // Gone altogether: nothing is written.
+        fs_err::remove_file(tmp.path().join("f.txt")).unwrap();
+        let replaced = dir
+            .replace_if_holds(name, &read, b"again", Permissions::UmaskDefault)
+            .unwrap();
+        assert!(!replaced);
+        assert!(dir.entry_names().unwrap().is_empty());
+    }
+
+    #[test]
+    fn read_link_returns_the_target_as_stored() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs_err::os::unix::fs::symlink("../somewhere/else", tmp.path().join("l")).unwrap();
+        let dir = Dir::open_anchor(tmp.path()).unwrap();
+        let target = dir.read_link(Name::new("l").unwrap()).unwrap();
+        assert_eq!(target, Path::new("../somewhere/else"));
+        assert_eq!(
+            dir.read_link(Name::new("missing").unwrap())
+                .unwrap_err()
+                .code()
+                .as_str(),
+            "FS_NOT_FOUND"
+        );
     }
 }

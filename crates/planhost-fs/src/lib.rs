@@ -28,6 +28,17 @@
 //! # }
 //! ```
 
+/// `fail::fail_point!` with the test-only `failpoints` feature (see docs/reliability.md);
+/// without it, nothing at all.
+#[cfg(feature = "failpoints")]
+macro_rules! fail_point {
+    ($($t:tt)*) => { fail::fail_point!($($t)*) };
+}
+#[cfg(not(feature = "failpoints"))]
+macro_rules! fail_point {
+    ($($t:tt)*) => {};
+}
+
 mod artifact;
 mod atomic;
 mod dir;

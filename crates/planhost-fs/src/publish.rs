@@ -33,8 +33,6 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use rustix::io::Errno;
-
 use crate::artifact::PI_DIR;
 use crate::atomic::Staged;
 use crate::dir::{Dir, EntryKind, FileId, MissingDirs, Name, Permissions, Probe, Replace};
@@ -431,30 +429,18 @@ fn directory_error(e: FsError) -> PublishError {
     }
 }
 
-/// Stages and renames with `RENAME_NOREPLACE`; where the filesystem lacks that flag, falls back
-/// to `O_CREAT|O_EXCL` (still never overwriting, but a crash mid-write can leave a short file).
+/// Stages and renames without replacing (`RENAME_NOREPLACE`, or a hard link where the filesystem
+/// lacks that flag): the name only ever holds complete bytes.
 fn create_exclusive(plans: &Dir, name: Name<'_>, bytes: &[u8]) -> Result<(), PublishError> {
     // A failure to stage is never a collision at the plan's name, whatever the temp name hit.
     let staged = plans
         .stage(name, bytes, Permissions::UmaskDefault)
         .map_err(write_failed)?;
-    match staged.commit(Replace::Forbid) {
-        Ok(()) => Ok(()),
-        Err(FsError::Io { source, .. }) if is_unsupported(&source) => {
-            Ok(plans.write_new(name, bytes, Permissions::UmaskDefault)?)
-        }
-        Err(e) => Err(e.into()),
-    }
+    Ok(staged.commit(Replace::Forbid)?)
 }
 
 fn write_failed(source: FsError) -> PublishError {
     PublishError::WriteFailed { source }
-}
-
-fn is_unsupported(e: &std::io::Error) -> bool {
-    [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP]
-        .iter()
-        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// Opens `name` (regular files only, never following), reads it, and returns its bytes with the

@@ -4,10 +4,12 @@
 //! canonicalised for real (so a symlink that leads out is caught). Writers additionally require
 //! that no symlink was involved at all and then open every component through [`Dir`] handles.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
-use crate::dir::{Dir, MissingDirs, Name, Walked};
+use crate::dir::{Dir, EntryKind, MissingDirs, Name, Walked};
 use crate::error::{FsError, Result};
 
 /// How a caller asks for a path: the normal, bounded kind, or an explicit outside request.
@@ -111,19 +113,137 @@ impl Workspace {
     /// Refuses: a lexically outside path ([`FsError::OutsideWorkspace`]), a symlink leading out
     /// ([`FsError::SymlinkEscape`]), a dangling symlink ([`FsError::Symlink`]) and non-UTF-8
     /// results ([`FsError::NonUtf8`]). The path need not exist; its missing tail is kept.
+    ///
+    /// Resolution walks the workspace through directory handles and never looks at anything
+    /// outside it: a symlink whose target leaves the root is [`FsError::SymlinkEscape`] at
+    /// once, whatever exists (or not) behind it, so the answer cannot be used to probe outside
+    /// names. (`realpath` used to answer "not a directory", "dangling symlink" or an I/O error
+    /// depending on the outside file.) A directory swapped for a symlink mid-walk is refused by
+    /// its `O_NOFOLLOW` open.
     pub fn resolve(&self, requested: &str) -> Result<WorkspacePath> {
         let (lexical, joined) = self.lexical_inside(requested)?;
-        let canonical = canonicalize_allow_missing(&joined)?;
-        let Some(relative) = self.relative_of(&canonical)? else {
-            return Err(FsError::SymlinkEscape {
-                path: lexical,
-                target: canonical,
-            });
-        };
+        // The raw components below the root, whose `..` the walk must see; an absolute request
+        // that only lexically comes back under the root is taken as normalised (its detour
+        // outside is never looked at).
+        let below = joined
+            .strip_prefix(&self.root)
+            .or_else(|_| joined.strip_prefix(&self.given))
+            .or_else(|_| lexical.strip_prefix(&self.root))
+            .map_err(|_| FsError::OutsideWorkspace {
+                path: lexical.clone(),
+            })?;
+        let must_be_dir = requested.ends_with('/') || requested.ends_with("/.");
+        let names = self.walk_inside(below, &lexical, &joined, must_be_dir)?;
+        let mut absolute = self.root.clone();
+        absolute.extend(&names);
         Ok(WorkspacePath {
-            absolute: canonical,
-            relative,
+            absolute,
+            relative: names.join("/"),
         })
+    }
+
+    /// Follows `below` from the root one component at a time through [`Dir`] handles,
+    /// expanding symlinks by `readlinkat` (at most [`MAX_SYMLINKS`]), and returns the canonical
+    /// components. Once a component is missing, the rest are taken lexically (a missing name
+    /// cannot be a symlink). Nothing outside the root is ever opened or examined.
+    fn walk_inside(
+        &self,
+        below: &Path,
+        lexical: &Path,
+        joined: &Path,
+        must_be_dir: bool,
+    ) -> Result<Vec<String>> {
+        // Components still to resolve, last first; each remembers the symlink whose target
+        // supplied it (a dangling link is reported as itself, as `realpath` users expect).
+        let mut pending: Vec<(OsString, Option<Rc<Link>>)> = Vec::new();
+        push_components(&mut pending, below, None);
+        let escape = |target: PathBuf| FsError::SymlinkEscape {
+            path: lexical.to_path_buf(),
+            target,
+        };
+        let mut dirs = vec![self.open_root()?];
+        let mut names: Vec<String> = Vec::new();
+        let mut missing = false;
+        let mut links = 0;
+        while let Some((component, via)) = pending.pop() {
+            if component == ".." {
+                // Above the root is outside, by `..` in a link's target (the request itself
+                // was checked lexically).
+                if names.pop().is_none() {
+                    let target = via.map_or_else(|| self.root.join(".."), |l| l.target.clone());
+                    return Err(escape(target));
+                }
+                if !missing {
+                    dirs.pop();
+                }
+                continue;
+            }
+            let Some(text) = component.to_str() else {
+                let mut path = self.root.clone();
+                path.extend(&names);
+                return Err(FsError::NonUtf8 {
+                    path: path.join(&component),
+                });
+            };
+            if missing {
+                names.push(text.to_owned());
+                continue;
+            }
+            let name = Name::new(text)?;
+            let Some(dir) = dirs.last() else {
+                return Err(escape(self.root.clone()));
+            };
+            let here = dir.path().join(text);
+            match dir.kind_of(name)? {
+                None => {
+                    if let Some(link) = via {
+                        return Err(FsError::Symlink {
+                            path: link.path.clone(),
+                        });
+                    }
+                    missing = true;
+                    names.push(text.to_owned());
+                }
+                Some(EntryKind::Directory) => {
+                    let next = dir.open_dir(name)?;
+                    dirs.push(next);
+                    names.push(text.to_owned());
+                }
+                Some(EntryKind::File | EntryKind::Other) => {
+                    if !pending.is_empty() || must_be_dir {
+                        return Err(FsError::NotDirectory {
+                            path: joined.to_path_buf(),
+                        });
+                    }
+                    names.push(text.to_owned());
+                }
+                Some(EntryKind::Symlink) => {
+                    links += 1;
+                    if links > MAX_SYMLINKS {
+                        let source = rustix::io::Errno::LOOP.into();
+                        return Err(FsError::io("resolve", joined, source));
+                    }
+                    let target = dir.read_link(name)?;
+                    let link = Rc::new(Link {
+                        target: dir.path().join(&target),
+                        path: here,
+                    });
+                    if target.is_absolute() {
+                        let rest = target
+                            .strip_prefix(&self.root)
+                            .or_else(|_| target.strip_prefix(&self.given))
+                            .map_err(|_| escape(target.clone()))?;
+                        dirs.truncate(1);
+                        names.clear();
+                        push_components(&mut pending, rest, Some(&link));
+                    } else {
+                        // A `..` that climbs above the root is caught when it is popped.
+                        push_components(&mut pending, &target, Some(&link));
+                    }
+                }
+            }
+        }
+        Ok(names)
     }
 
     /// Like [`Workspace::resolve`], and additionally refuses a path that any symlink took part in
@@ -242,6 +362,33 @@ impl Workspace {
     }
 }
 
+/// Symlinks one resolution follows before it gives up (`ELOOP`), as Linux does.
+const MAX_SYMLINKS: usize = 40;
+
+/// Pushes `path`'s components onto `pending` (a stack: the first component ends up on top),
+/// skipping `.`, the root and prefixes (an absolute target was rebased by the caller).
+fn push_components(
+    pending: &mut Vec<(OsString, Option<Rc<Link>>)>,
+    path: &Path,
+    via: Option<&Rc<Link>>,
+) {
+    for component in path.components().rev() {
+        match component {
+            Component::Normal(name) => pending.push((name.to_os_string(), via.cloned())),
+            Component::ParentDir => pending.push(("..".into(), via.cloned())),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+}
+
+/// A symlink met while resolving: its own path, and where it points (its target joined to its
+/// directory, as read; nothing behind it is examined).
+#[derive(Debug)]
+struct Link {
+    path: PathBuf,
+    target: PathBuf,
+}
+
 fn check_text(requested: &str) -> Result<()> {
     if requested.is_empty() {
         return Err(FsError::InvalidPath {
@@ -317,4 +464,119 @@ fn canonicalize_allow_missing(path: &Path) -> Result<PathBuf> {
         Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
     }
     Ok(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fs_err::os::unix::fs::symlink;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let tmp = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(tmp.path().join("src/deep")).unwrap();
+        fs_err::write(tmp.path().join("src/lib.rs"), b"x").unwrap();
+        let ws = Workspace::new(tmp.path()).unwrap();
+        (tmp, ws)
+    }
+
+    /// Issue 10, defect b, at this layer: what is behind a symlink that leads out (a file, a
+    /// directory, a dangling link, a loop, nothing) never changes the answer.
+    #[test]
+    fn paths_through_an_outside_symlink_get_one_answer_whatever_exists_outside() {
+        let (tmp, ws) = ws();
+        let other = tempfile::tempdir().unwrap();
+        fs_err::write(other.path().join("file"), b"secret").unwrap();
+        fs_err::create_dir(other.path().join("dir")).unwrap();
+        symlink("/nonexistent/planhost", other.path().join("dangling")).unwrap();
+        symlink(other.path().join("loop"), other.path().join("loop")).unwrap();
+        symlink(other.path(), tmp.path().join("out")).unwrap();
+        symlink("../../elsewhere", tmp.path().join("src/up")).unwrap();
+        symlink("/nonexistent/planhost", tmp.path().join("gone")).unwrap();
+        for request in [
+            "out",
+            "out/",
+            "out/missing",
+            "out/file",
+            "out/dir",
+            "out/dangling",
+            "out/loop",
+            "out/missing/x",
+            "out/file/x",
+            "out/dir/x",
+            "out/dangling/x",
+            "out/loop/x",
+            "out/file/..",
+            "src/up",
+            "src/up/x",
+            "gone",
+            "gone/x",
+        ] {
+            let err = ws.resolve(request).unwrap_err();
+            assert_eq!(err.code().as_str(), "FS_SYMLINK_ESCAPE", "{request}: {err}");
+            let FsError::SymlinkEscape { path, target } = err else {
+                unreachable!()
+            };
+            assert_eq!(
+                path,
+                lexical_normalize(&ws.root().join(request)),
+                "{request}"
+            );
+            assert!(
+                [other.path(), Path::new("/nonexistent/planhost")]
+                    .iter()
+                    .any(|t| target == *t)
+                    || target.ends_with("src/../../elsewhere"),
+                "{request}: the message names only the link's own target, not {}",
+                target.display()
+            );
+        }
+    }
+
+    #[test]
+    fn symlinks_inside_resolve_as_realpath_does() {
+        let (tmp, ws) = ws();
+        let root = ws.root().to_path_buf();
+        symlink("src/deep", tmp.path().join("rel")).unwrap();
+        symlink(root.join("src"), tmp.path().join("abs")).unwrap();
+        symlink("../lib.rs", tmp.path().join("src/deep/up")).unwrap();
+        symlink("chain2", tmp.path().join("chain1")).unwrap();
+        symlink("abs", tmp.path().join("chain2")).unwrap();
+        symlink("self", tmp.path().join("self")).unwrap();
+        symlink("no-such", tmp.path().join("dangling")).unwrap();
+        let rel = |r: &str| ws.resolve(r).map(|p| p.relative().to_owned());
+        assert_eq!(rel("rel").unwrap(), "src/deep");
+        // `..` after a link is taken from where the link leads, as the kernel does.
+        assert_eq!(rel("rel/../lib.rs").unwrap(), "src/lib.rs");
+        assert_eq!(rel("abs/lib.rs").unwrap(), "src/lib.rs");
+        assert_eq!(rel("src/deep/up").unwrap(), "src/lib.rs");
+        assert_eq!(rel("chain1/deep/new.rs").unwrap(), "src/deep/new.rs");
+        assert_eq!(rel("abs/missing/../x").unwrap(), "src/x");
+        assert_eq!(rel("src/").unwrap(), "src");
+        assert_eq!(
+            ws.resolve("src/lib.rs/").unwrap_err().code().as_str(),
+            "FS_NOT_DIRECTORY"
+        );
+        assert_eq!(
+            ws.resolve("src/lib.rs/x").unwrap_err().code().as_str(),
+            "FS_NOT_DIRECTORY"
+        );
+        assert_eq!(ws.resolve("self").unwrap_err().code().as_str(), "FS_IO");
+        for dangling in ["dangling", "dangling/x"] {
+            let err = ws.resolve(dangling).unwrap_err();
+            assert!(
+                matches!(&err, FsError::Symlink { path } if path.ends_with("dangling")),
+                "{err:?}"
+            );
+        }
+        // Reached through the root's other spelling.
+        let links = tempfile::tempdir().unwrap();
+        let alias = links.path().join("alias");
+        symlink(&root, &alias).unwrap();
+        let via_alias = Workspace::new(&alias).unwrap();
+        symlink(alias.join("src"), tmp.path().join("by-alias")).unwrap();
+        assert_eq!(
+            via_alias.resolve("by-alias/lib.rs").unwrap().relative(),
+            "src/lib.rs"
+        );
+    }
 }

@@ -117,6 +117,7 @@ impl Engine {
         session_id: &str,
         branch_path: &[String],
     ) -> Result<PlanStatus> {
+        self.settle_stale_publications();
         let session = self.store().session(session_id)?;
         let identity = self.store().plan_identity(session_id)?;
         let latest = self
@@ -359,6 +360,21 @@ impl Engine {
     /// the disk — completed writes are recorded, not repeated; unwritten ones are interrupted
     /// (a person asks again); anything else is a conflict.
     pub(crate) fn reconcile_publications(&mut self) -> Result<Vec<PublicationRecord>> {
+        self.reconcile_approved(true)
+    }
+
+    /// While serving: an `approved` row outside [`Engine::resolve_publication`] (which writes and
+    /// records in one engine call) is one whose outcome could not be recorded (a failed commit
+    /// after the write). It is settled from the disk the same way, so it neither blocks the next
+    /// publication nor misreports the status until a restart. Best effort: a store that still
+    /// fails leaves it for the next call.
+    pub(crate) fn settle_stale_publications(&mut self) {
+        if let Err(error) = self.reconcile_approved(false) {
+            tracing::warn!(%error, "cannot settle a publication whose outcome was not recorded");
+        }
+    }
+
+    fn reconcile_approved(&mut self, at_start: bool) -> Result<Vec<PublicationRecord>> {
         let mut out = Vec::new();
         let approved = [PublicationStatus::Approved];
         for record in self
@@ -379,12 +395,23 @@ impl Engine {
                     self.store()
                         .complete_publication(&record.id, &String::from_utf8_lossy(&bytes))?
                 }
-                Ok(Reconciled::NotWritten) => self.store().set_publication_status(
+                Ok(Reconciled::NotWritten) if at_start => self.store().set_publication_status(
                     &record.id,
                     &change(
                         &approved,
                         PublicationStatus::Interrupted,
                         Some(ErrorCode::HostRestarted),
+                        None,
+                    ),
+                )?,
+                // While serving, an unwritten approved row is a write that failed and whose
+                // failure could not be recorded either.
+                Ok(Reconciled::NotWritten) => self.store().set_publication_status(
+                    &record.id,
+                    &change(
+                        &approved,
+                        PublicationStatus::Failed,
+                        Some(ErrorCode::PublishWriteFailed),
                         None,
                     ),
                 )?,

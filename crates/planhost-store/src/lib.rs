@@ -23,6 +23,17 @@
 //! assert_eq!(store.set_mode("s-1", Mode::Plan).unwrap().mode, Mode::Plan);
 //! ```
 
+/// `fail::fail_point!` with the test-only `failpoints` feature (see docs/reliability.md);
+/// without it, nothing at all.
+#[cfg(feature = "failpoints")]
+macro_rules! fail_point {
+    ($($t:tt)*) => { fail::fail_point!($($t)*) };
+}
+#[cfg(not(feature = "failpoints"))]
+macro_rules! fail_point {
+    ($($t:tt)*) => {};
+}
+
 mod approvals;
 mod audit_writer;
 mod blobs;

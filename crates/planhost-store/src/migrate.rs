@@ -95,6 +95,9 @@ pub fn migrate(
         (migrator.create)(&tx)?;
         (migrator.validate)(&tx)?;
         tx.pragma_update(None, "user_version", migrator.target)?;
+        fail_point!("store::migrate::commit", |_| Err(crate::tx::injected(
+            "store::migrate::commit"
+        )));
         tx.commit()?;
         return Ok(MigrationReport::Created);
     }
@@ -133,6 +136,9 @@ fn apply_steps(conn: &mut Connection, found: u32, migrator: &Migrator<'_>) -> Re
     (migrator.validate)(&tx)?;
     // Written last: until this commits, the old version is the one on disk.
     tx.pragma_update(None, "user_version", migrator.target)?;
+    fail_point!("store::migrate::commit", |_| Err(crate::tx::injected(
+        "store::migrate::commit"
+    )));
     tx.commit()?;
     Ok(())
 }
@@ -169,6 +175,9 @@ fn write_backup(conn: &Connection, db_path: &Path, version: u32) -> Result<PathB
     }
     let file = std::fs::File::open(&tmp).map_err(|e| failed(e.to_string()))?;
     file.sync_all().map_err(|e| failed(e.to_string()))?;
+    fail_point!("store::backup::rename", |_| Err(failed(
+        "failpoint store::backup::rename: no space left on device".into()
+    )));
     fs_err::rename(&tmp, &path).map_err(|e| failed(e.to_string()))?;
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() {

@@ -187,6 +187,9 @@ impl Store {
         };
         let value = f(&mut ctx)?;
         let Tx { tx, events, .. } = ctx;
+        fail_point!("store::commit", |_| Err(crate::tx::injected(
+            "store::commit"
+        )));
         tx.commit()?;
         self.events.extend(events);
         Ok(value)

@@ -235,6 +235,22 @@ impl Tx<'_> {
     }
 }
 
+/// The error an armed failpoint injects: SQLite's "database or disk is full". Dropping the
+/// transaction it interrupts rolls it back, as after a real failed commit.
+#[cfg(feature = "failpoints")]
+pub(crate) fn injected(point: &str) -> StoreError {
+    StoreError::Sqlite(injected_sqlite(point))
+}
+
+/// [`injected`], as SQLite's own error.
+#[cfg(feature = "failpoints")]
+pub(crate) fn injected_sqlite(point: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+        Some(format!("failpoint {point}: database or disk is full")),
+    )
+}
+
 pub(crate) fn approval_view(a: &ApprovalRecord) -> ApprovalView {
     ApprovalView {
         identity: ApprovalIdentity {

@@ -1,7 +1,8 @@
 //! Test support shared by planhost's tests and benchmarks, so they use one set of fixtures
 //! instead of copies: a scripted OpenAI-compatible streaming model server on 127.0.0.1 (no model
 //! service is reachable from tests), rule-driven replies for it, bounded polling, private
-//! installs of the real `pi` agent and a driver for pi's RPC mode.
+//! installs of the real `pi` agent, a driver for pi's RPC mode, and the swapper of swap-race
+//! tests ([`swap`]).
 //!
 //! ```
 //! use planhost_test_support::{ModelServer, Reply};
@@ -18,6 +19,7 @@ pub mod pi_rpc;
 mod poll;
 pub mod procs;
 pub mod responder;
+pub mod swap;
 
 pub use model::{ModelServer, Reply};
 pub use pi_install::{PiInstall, Version, ensure_pi};

@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use planhost_fs::{FsError, Workspace, WorkspacePath};
+use planhost_fs::{EntryKind, FsError, MissingDirs, Workspace, WorkspacePath};
 
 use crate::error::{Access, Result, ToolError};
 use crate::reserved::is_reserved;
@@ -115,28 +115,71 @@ impl ToolContext {
                 .workspace
                 .open_file(p)
                 .map_err(|e| ToolError::from_fs(e, Access::Read)),
-            ReadTarget::Outside(p) => {
-                let meta = std::fs::metadata(p).map_err(|e| read_io(p, &e))?;
-                if meta.is_dir() {
-                    return Err(ToolError::IsDirectory {
-                        path: p.display().to_string(),
-                    });
-                }
-                if !meta.is_file() {
-                    return Err(ToolError::invalid(format!(
-                        "not a regular file: {}",
-                        p.display()
-                    )));
-                }
-                File::open(p).map_err(|e| read_io(p, &e))
-            }
+            ReadTarget::Outside(p) => open_outside(p),
         }
     }
 
-    /// Requires `target` to be an existing directory or file (for Glob and Grep roots).
-    pub(crate) fn require_exists(&self, target: &ReadTarget) -> Result<std::fs::Metadata> {
-        std::fs::metadata(target.absolute()).map_err(|e| read_io(target.absolute(), &e))
+    /// Requires `target` to be an existing directory or file (for Glob and Grep roots) and
+    /// says whether it is a directory. Inside the workspace it is looked at through handles
+    /// (`fstatat` without following, from the parent reached by `O_NOFOLLOW` opens), so a
+    /// directory swapped for a symlink on the way is refused rather than followed out.
+    pub(crate) fn require_exists(&self, target: &ReadTarget) -> Result<bool> {
+        match target {
+            ReadTarget::Inside(p) if p.is_root() => Ok(true),
+            ReadTarget::Inside(p) => {
+                let read_err = |e| ToolError::from_fs(e, Access::Read);
+                let (walked, leaf) = self
+                    .workspace
+                    .open_parent(p, MissingDirs::Refuse)
+                    .map_err(read_err)?;
+                match walked.dir.kind_of(leaf).map_err(read_err)? {
+                    None => Err(ToolError::NotFound {
+                        path: p.absolute().display().to_string(),
+                    }),
+                    Some(EntryKind::Symlink) => Err(ToolError::SymlinkRefused {
+                        path: p.absolute().display().to_string(),
+                    }),
+                    Some(kind) => Ok(kind == EntryKind::Directory),
+                }
+            }
+            ReadTarget::Outside(p) => std::fs::metadata(p)
+                .map(|m| m.is_dir())
+                .map_err(|e| read_io(p, &e)),
+        }
     }
+}
+
+/// Opens a granted outside path for reading. The open is non-blocking and the file's type is
+/// checked on the opened descriptor (`fstat`), not on the path beforehand: a FIFO swapped in
+/// after a `stat` would otherwise block the call until some writer came. Only regular files
+/// are read (`TOOL_PATH_IS_DIRECTORY` for a directory, `TOOL_INVALID_INPUT` for anything else).
+fn open_outside(p: &Path) -> Result<File> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = rustix::fs::open(p, flags, Mode::empty()).map_err(|e| read_io(p, &e.into()))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| read_io(p, &e.into()))?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Directory => {
+            return Err(ToolError::IsDirectory {
+                path: p.display().to_string(),
+            });
+        }
+        FileType::Symlink
+        | FileType::Fifo
+        | FileType::Socket
+        | FileType::CharacterDevice
+        | FileType::BlockDevice
+        | FileType::Unknown => {
+            return Err(ToolError::invalid(format!(
+                "not a regular file: {}",
+                p.display()
+            )));
+        }
+    }
+    // Regular files ignore O_NONBLOCK; clear it so the reader sees ordinary semantics.
+    rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(|e| read_io(p, &e.into()))?;
+    Ok(File::from(fd))
 }
 
 pub(crate) fn read_io(path: &Path, e: &std::io::Error) -> ToolError {

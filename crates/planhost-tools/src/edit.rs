@@ -1,15 +1,17 @@
 //! Edit: exact `oldString` → `newString` replacement that keeps the file's line endings.
 
 use std::io::Read as _;
+use std::os::unix::fs::PermissionsExt as _;
 
 use memchr::memmem;
+use planhost_fs::{MissingDirs, Permissions};
 use serde::{Deserialize, Serialize};
 
 use crate::context::ToolContext;
 use crate::error::{Access, Result, ToolError};
 use crate::read::READ_MAX_FILE_BYTES;
 use crate::text::looks_binary;
-use crate::write::write_bytes;
+use crate::write::KEPT_PERMISSION_BITS;
 
 /// `Edit { path, oldString, newString, replaceAll? }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,12 +64,24 @@ pub fn edit(ctx: &ToolContext, request: &EditRequest) -> Result<EditResult> {
     }
     let path = ctx.resolve_write(&request.path)?;
     let shown = path.relative().to_owned();
-    let file = ctx
+    let read_err = |e| ToolError::from_fs(e, Access::Read);
+    // One walk: the file is read, and later replaced, through the same directory handle, so a
+    // directory swapped on the path in between cannot redirect the write to another file.
+    let (walked, leaf) = ctx
         .workspace()
-        .open_file(&path)
-        .map_err(|e| ToolError::from_fs(e, Access::Read))?;
+        .open_parent(&path, MissingDirs::Refuse)
+        .map_err(read_err)?;
+    let dir = walked.dir;
+    let file = dir.open_file(leaf).map_err(read_err)?;
+    let metadata = file
+        .metadata()
+        .map_err(|e| crate::context::read_io(path.absolute(), &e))?;
+    // The permission bits of the file read, not of whatever holds the name by the time of the
+    // write (setuid, setgid and sticky are dropped, as Write drops them).
+    let permissions = Permissions::Exact(metadata.permissions().mode() & KEPT_PERMISSION_BITS);
     let mut bytes = Vec::new();
-    file.take(READ_MAX_FILE_BYTES + 1)
+    (&file)
+        .take(READ_MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| crate::context::read_io(path.absolute(), &e))?;
     if bytes.len() as u64 > READ_MAX_FILE_BYTES {
@@ -102,7 +116,15 @@ pub fn edit(ctx: &ToolContext, request: &EditRequest) -> Result<EditResult> {
         (_, false) => return Err(ToolError::EditNotUnique { path: shown, count }),
     }
     let edited = replace(&bytes, old.as_bytes(), new.as_bytes());
-    write_bytes(ctx, &path, &edited)?;
+    let write_err = |e| ToolError::from_fs(e, Access::Write);
+    // Replaced only if the name still holds the very file that was read (same device and
+    // inode, compared atomically by exchanging the names); otherwise nothing is written.
+    if !dir
+        .replace_if_holds(leaf, &file, &edited, permissions)
+        .map_err(write_err)?
+    {
+        return Err(ToolError::FileChanged { path: shown });
+    }
     Ok(EditResult {
         path: shown,
         replacements: count as u64,

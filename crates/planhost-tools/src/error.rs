@@ -79,6 +79,13 @@ pub enum ToolError {
         /// How many times it occurs.
         count: usize,
     },
+    /// The name Edit read from no longer holds the file it read (replaced, renamed or swapped
+    /// while Edit worked); nothing was written. Code `TOOL_FILE_CHANGED`; Edit.
+    #[error("file changed while it was being edited; nothing was written: {path}")]
+    FileChanged {
+        /// The file.
+        path: String,
+    },
     /// Writing failed at the OS level; the target is unchanged. Code `TOOL_WRITE_FAILED`;
     /// Write, Edit.
     #[error("write failed: {source}")]
@@ -155,6 +162,7 @@ impl ToolError {
             Self::NonUtf8Path { .. } => planhost_core::ErrorCode::ToolNonUtf8Path,
             Self::EditNoMatch { .. } => planhost_core::ErrorCode::ToolEditNoMatch,
             Self::EditNotUnique { .. } => planhost_core::ErrorCode::ToolEditNotUnique,
+            Self::FileChanged { .. } => planhost_core::ErrorCode::ToolFileChanged,
             Self::WriteFailed { .. } => planhost_core::ErrorCode::ToolWriteFailed,
             Self::ReadFailed { .. } => planhost_core::ErrorCode::ToolReadFailed,
             Self::SymlinkRefused { .. } => planhost_core::ErrorCode::ToolSymlinkRefused,

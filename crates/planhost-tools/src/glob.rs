@@ -69,7 +69,7 @@ pub fn glob(ctx: &ToolContext, request: &GlobRequest) -> Result<GlobResult> {
             target.display()
         ))
     };
-    if !ctx.require_exists(&target)?.is_dir() {
+    if !ctx.require_exists(&target)? {
         return Err(not_a_directory());
     }
     // The walk lists each directory through its own handle, opened without following links

@@ -8,7 +8,7 @@ use crate::error::{Access, Result, ToolError};
 
 /// Permission bits carried over from a replaced file. setuid, setgid and sticky are dropped:
 /// rewriting a file's content must not silently keep a privilege bit attached to new bytes.
-const KEPT_PERMISSION_BITS: u32 = 0o777;
+pub(crate) const KEPT_PERMISSION_BITS: u32 = 0o777;
 
 /// `Write { path, content }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

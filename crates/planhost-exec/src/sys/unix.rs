@@ -19,8 +19,69 @@ pub(crate) use crate::tree_pgroup::Tree;
 /// A started shell and the handle that can end its whole tree.
 #[derive(Debug)]
 pub(crate) struct Spawned {
-    pub(crate) child: tokio::process::Child,
+    pub(crate) child: Child,
     pub(crate) tree: Tree,
+}
+
+/// The shell process, however it was started.
+#[derive(Debug)]
+pub(crate) enum Child {
+    /// std's spawn (fork and exec), reaped by tokio.
+    Std(tokio::process::Child),
+    /// Born in its run cgroup by `clone3` (see [`super::direct`]).
+    #[cfg(target_os = "linux")]
+    Direct(super::direct::Child),
+}
+
+impl Child {
+    /// Waits for the shell to exit (cancel-safe; returns the same status once it has exited).
+    pub(crate) async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Self::Std(c) => c.wait().await,
+            #[cfg(target_os = "linux")]
+            Self::Direct(c) => c.wait().await,
+        }
+    }
+
+    /// The parent's ends of stdout and stderr (once).
+    pub(crate) fn take_output(
+        &mut self,
+    ) -> (
+        Option<tokio::process::ChildStdout>,
+        Option<tokio::process::ChildStderr>,
+    ) {
+        match self {
+            Self::Std(c) => (c.stdout.take(), c.stderr.take()),
+            #[cfg(target_os = "linux")]
+            Self::Direct(c) => {
+                let out = c.stdout.take().and_then(|fd| {
+                    adopt(tokio::process::ChildStdout::from_std(
+                        std::process::ChildStdout::from(fd),
+                    ))
+                });
+                let err = c.stderr.take().and_then(|fd| {
+                    adopt(tokio::process::ChildStderr::from_std(
+                        std::process::ChildStderr::from(fd),
+                    ))
+                });
+                (out, err)
+            }
+        }
+    }
+
+    fn id(&self) -> Option<u32> {
+        match self {
+            Self::Std(c) => c.id(),
+            #[cfg(target_os = "linux")]
+            Self::Direct(c) => u32::try_from(c.id()).ok(),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn adopt<T>(r: std::io::Result<T>) -> Option<T> {
+    r.map_err(|e| tracing::warn!(error = %e, "cannot read the shell's output"))
+        .ok()
 }
 
 /// A marker unique to this run within this host's lifetime and across hosts.
@@ -58,12 +119,39 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         Containment::ProcfsOnly => None,
     };
 
-    let mut cmd = tokio::process::Command::new(&spec.shell.executable);
-    for arg in shell_args(spec.shell.dialect, &spec.command) {
-        match arg {
-            Arg::Plain(a) | Arg::Raw(a) => cmd.arg(a),
-        };
+    let args: Vec<String> = shell_args(spec.shell.dialect, &spec.command)
+        .into_iter()
+        .map(|arg| match arg {
+            Arg::Plain(a) | Arg::Raw(a) => a,
+        })
+        .collect();
+
+    #[cfg(target_os = "linux")]
+    if let Some(cg) = &cgroup
+        && let Some(plan) = super::direct::Plan::new(
+            &spec.shell.executable,
+            args.iter().map(std::ffi::OsStr::new),
+            spec.env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .chain([(RUN_MARKER_VAR, marker.as_str())]),
+            &spec.cwd,
+        )
+    {
+        match super::direct::spawn(&plan, cg.dir_fd()) {
+            Ok(child) => return Ok(started(Child::Direct(child), marker, cgroup)),
+            Err(super::direct::Refused::Failed(source)) => {
+                return Err(ExecError::SpawnFailed {
+                    program: spec.shell.executable.clone(),
+                    source,
+                });
+            }
+            Err(super::direct::Refused::Unsupported) => {}
+        }
     }
+
+    let mut cmd = tokio::process::Command::new(&spec.shell.executable);
+    cmd.args(&args);
     cmd.env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(RUN_MARKER_VAR, &marker)
@@ -88,21 +176,35 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|source| ExecError::SpawnFailed {
+    #[cfg(target_os = "linux")]
+    let child = crate::tree::forking(|| cmd.spawn());
+    #[cfg(not(target_os = "linux"))]
+    let child = cmd.spawn();
+    let child = child.map_err(|source| ExecError::SpawnFailed {
         program: spec.shell.executable.clone(),
         source,
     })?;
-    let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
-        // Only possible if it was already reaped, which nothing did yet.
-        return Err(ExecError::SpawnFailed {
-            program: spec.shell.executable.clone(),
-            source: std::io::Error::other("spawned process has no pid"),
-        });
-    };
+    #[cfg(target_os = "linux")]
+    return Ok(started(Child::Std(child), marker, cgroup));
+    #[cfg(not(target_os = "linux"))]
+    return Ok(started(Child::Std(child), marker));
+}
+
+/// Starts following the tree of a freshly spawned shell.
+fn started(
+    child: Child,
+    marker: String,
+    #[cfg(target_os = "linux")] cgroup: Option<crate::tree::RunCgroup>,
+) -> Spawned {
+    // A child that was not reaped yet always has its pid.
+    let pid = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .unwrap_or(i32::MAX);
     #[cfg(target_os = "linux")]
     let tree = Tree::new(pid, format!("{RUN_MARKER_VAR}={marker}"), cgroup);
     #[cfg(not(target_os = "linux"))]
     let tree = Tree::new(pid);
     tracing::debug!(pid, marker, "spawned");
-    Ok(Spawned { child, tree })
+    Spawned { child, tree }
 }

@@ -2,6 +2,7 @@
 //! `cgroup.kill` to end all of it at once. Used only where the host may create one.
 
 use std::fs::File;
+use std::os::fd::OwnedFd;
 
 use fs_err as fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,24 @@ fn base() -> Option<&'static Path> {
     BASE.get_or_init(discover).as_deref()
 }
 
+/// The host's own cgroup path, as `/proc/<pid>/cgroup` names it (set by [`discover`]).
+static OWN: OnceLock<String> = OnceLock::new();
+
+/// Whether `pid` is in a run cgroup of any host (or below one), by its `/proc/<pid>/cgroup`.
+pub(crate) fn in_run_cgroup(pid: i32) -> bool {
+    let (Some(_), Some(own)) = (base(), OWN.get()) else {
+        return false;
+    };
+    let Ok(theirs) = fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+        return false;
+    };
+    let prefix = format!("{own}/planhost-");
+    theirs
+        .lines()
+        .filter_map(|l| l.strip_prefix("0::"))
+        .any(|p| p.starts_with(&prefix))
+}
+
 fn discover() -> Option<PathBuf> {
     let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
     // Fields: id parent maj:min root mountpoint opts ... - fstype source superopts
@@ -26,6 +45,7 @@ fn discover() -> Option<PathBuf> {
     })?;
     let own = fs::read_to_string("/proc/self/cgroup").ok()?;
     let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let _ = OWN.set(rel.trim_end_matches('/').to_owned());
     let dir = mount.join(rel.trim_start_matches('/'));
     // Probe once: can we create a child, and does it offer cgroup.kill?
     let probe = dir.join(format!("planhost-probe-{}", std::process::id()));
@@ -45,6 +65,8 @@ fn discover() -> Option<PathBuf> {
 #[derive(Debug)]
 pub(crate) struct RunCgroup {
     dir: PathBuf,
+    /// The directory itself, for `clone3(CLONE_INTO_CGROUP)`.
+    dir_fd: OwnedFd,
     procs: Arc<File>,
 }
 
@@ -56,13 +78,17 @@ impl RunCgroup {
             tracing::debug!(error = %e, "cannot create run cgroup");
             return None;
         }
-        match fs::OpenOptions::new()
-            .write(true)
-            .open(dir.join("cgroup.procs"))
-        {
-            Ok(f) => Some(Self {
+        let opened = fs::File::open(&dir).and_then(|d| {
+            let procs = fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?;
+            Ok((OwnedFd::from(d.into_parts().0), procs))
+        });
+        match opened {
+            Ok((dir_fd, procs)) => Some(Self {
                 dir,
-                procs: Arc::new(f.into_parts().0),
+                dir_fd,
+                procs: Arc::new(procs.into_parts().0),
             }),
             Err(e) => {
                 tracing::debug!(error = %e, "cannot open cgroup.procs");
@@ -70,6 +96,11 @@ impl RunCgroup {
                 None
             }
         }
+    }
+
+    /// The cgroup's directory, open.
+    pub(crate) fn dir_fd(&self) -> &OwnedFd {
+        &self.dir_fd
     }
 
     /// The open `cgroup.procs` (close-on-exec): the child writes `0` to it to join before exec.

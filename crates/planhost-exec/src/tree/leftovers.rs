@@ -167,7 +167,7 @@ impl Watchdog {
             });
         }
         Ok(Self {
-            child: cmd.spawn()?,
+            child: super::forking(|| cmd.spawn())?,
         })
     }
 

@@ -18,11 +18,13 @@ mod procfs;
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
 
+use crate::runner::RUN_MARKER_VAR;
 pub(crate) use cgroup::RunCgroup;
 pub use leftovers::{
     HostIdentity, Leftovers, WATCHDOG_VAR, Watchdog, Whose, kill_leftovers, watch_host,
@@ -37,6 +39,37 @@ const REAP_WAIT: Duration = Duration::from_secs(5);
 /// Poll interval bounds while waiting for processes to change state.
 const POLL_MIN: Duration = Duration::from_millis(1);
 const POLL_MAX: Duration = Duration::from_millis(20);
+
+/// Set by [`claim_unmarked_orphans`].
+static CLAIM_UNMARKED: AtomicBool = AtomicBool::new(false);
+/// std spawns (fork, then exec) started so far, and those not finished: between its fork and its
+/// exec a child carries neither a run marker nor (on that path) a run cgroup.
+static FORKS_STARTED: AtomicU64 = AtomicU64::new(0);
+static FORKS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs a std spawn (fork and exec) of this process, so that no scan mistakes the child, before
+/// its exec, for an escapee.
+pub(crate) fn forking<T>(spawn: impl FnOnce() -> T) -> T {
+    FORKS_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    FORKS_STARTED.fetch_add(1, Ordering::SeqCst);
+    let out = spawn();
+    FORKS_IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    out
+}
+
+/// Declares that this process starts child processes only through planhost-exec (its runs and
+/// its [`Watchdog`]), as `planhost serve` does. From then on, a child of this process that
+/// carries no run marker, sits in no run cgroup and started during a run is taken for an
+/// escapee of that run (it orphaned itself, left the run's cgroup and cleared its environment:
+/// possible as root) and is killed with the run, along with its descendants.
+///
+/// It holds only while shells are born in their run cgroups (`clone3`): where the host must fork
+/// and then move the child, or has no cgroups, the rule stays off, because a fresh shell of
+/// another run looks exactly like such an escapee until its exec. An escapee of a concurrent run
+/// may be killed when the first of the overlapping runs ends.
+pub fn claim_unmarked_orphans() {
+    CLAIM_UNMARKED.store(true, Ordering::SeqCst);
+}
 
 /// Makes the host a child subreaper once; returns whether it is one.
 pub(crate) fn ensure_subreaper() -> bool {
@@ -72,6 +105,8 @@ pub(crate) struct Tree {
     host: i32,
     session: i32,
     marker_entry: Vec<u8>,
+    /// The shell's start time: every process of the run started at or after it.
+    started: Option<u64>,
     root: Option<Root>,
     cgroup: Option<RunCgroup>,
     members: HashMap<i32, Member>,
@@ -104,6 +139,7 @@ impl Tree {
             host: rustix::process::getpid().as_raw_nonzero().get(),
             session: root_pid,
             marker_entry: marker_entry.into_bytes(),
+            started: root.as_ref().map(|r| r.start),
             root,
             cgroup,
             members: HashMap::new(),
@@ -133,6 +169,13 @@ impl Tree {
         loop {
             let live = self.scan();
             if live.is_empty() {
+                // Nothing of the run is alive, so nothing can fork: no second scan is needed, and
+                // a cgroup that still reports members (zombies) only waits for the reap.
+                if termed.is_empty() && !self.cgroup.as_ref().is_some_and(RunCgroup::populated) {
+                    self.reap().await;
+                    self.finished = true;
+                    return;
+                }
                 break;
             }
             let fresh: Vec<i32> = live.into_iter().filter(|p| termed.insert(*p)).collect();
@@ -199,6 +242,8 @@ impl Tree {
 
     /// Records every process of the run and returns those still alive (the shell included).
     fn scan(&mut self) -> Vec<i32> {
+        let forks_before = FORKS_STARTED.load(Ordering::SeqCst);
+        let forks_were_running = FORKS_IN_FLIGHT.load(Ordering::SeqCst) != 0;
         let procs = procfs::all();
         let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
         let mut by_pid = HashMap::with_capacity(procs.len());
@@ -212,20 +257,31 @@ impl Tree {
             .filter(|r| by_pid.get(&r.pid).is_some_and(|st| st.start == r.start))
             .map(|r| r.pid);
         let mut seeds: Vec<i32> = root.into_iter().collect();
+        let mut unmarked = Vec::new();
         for p in &procs {
             if p.ppid != self.host || Some(p.pid) == root || self.members.contains_key(&p.pid) {
                 continue;
             }
             // An orphan of this run: alive it carries the marker; dead, its environment is gone
             // but it still names the run's session (a pid that cannot be reused while named).
-            let ours = if p.is_dead() {
-                p.session == self.session && p.pid != p.session
-            } else {
-                procfs::environ_has(p.pid, &self.marker_entry)
-            };
-            if ours {
+            if p.is_dead() {
+                if p.session == self.session && p.pid != p.session {
+                    seeds.push(p.pid);
+                }
+            } else if procfs::environ_has(p.pid, &self.marker_entry) {
                 seeds.push(p.pid);
+            } else if self.may_claim(p) {
+                unmarked.push(p.pid);
             }
+        }
+        // Valid only if no fork-and-exec child could have been among them.
+        if !unmarked.is_empty()
+            && !forks_were_running
+            && FORKS_IN_FLIGHT.load(Ordering::SeqCst) == 0
+            && FORKS_STARTED.load(Ordering::SeqCst) == forks_before
+        {
+            tracing::warn!(?unmarked, "killing unmarked escapees with this run");
+            seeds.extend(unmarked);
         }
         if let Some(cg) = &self.cgroup {
             seeds.extend(cg.pids());
@@ -255,6 +311,18 @@ impl Tree {
             }
         }
         live
+    }
+
+    /// Whether the live child `p` of the host, without this run's marker, is taken for an
+    /// escapee of this run (see [`claim_unmarked_orphans`]).
+    fn may_claim(&self, p: &procfs::ProcStat) -> bool {
+        CLAIM_UNMARKED.load(Ordering::SeqCst)
+            && crate::sys::born_in_cgroups()
+            && self.cgroup.is_some()
+            && self.started.is_some_and(|s| p.start >= s)
+            && procfs::environ_value(p.pid, RUN_MARKER_VAR).is_none()
+            && procfs::environ_value(p.pid, WATCHDOG_VAR).is_none()
+            && !cgroup::in_run_cgroup(p.pid)
     }
 
     /// Opens a pidfd for a newly seen process; false when it vanished or its pid was reused.

@@ -44,17 +44,65 @@ pub(crate) fn parse_stat(line: &str) -> Option<ProcStat> {
 
 /// The stat of one process, or `None` when it no longer exists.
 pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
-    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    read_stat_at(rustix::fs::CWD, &format!("/proc/{pid}/stat"))
+}
+
+/// Reads a stat file into a stack buffer: the tree walk reads one per process on the machine,
+/// so it allocates nothing per file.
+fn read_stat_at(dir: impl rustix::fd::AsFd, path: &str) -> Option<ProcStat> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    // comm is at most 64 bytes and the 52 numeric fields fit well within the rest.
+    let mut buf = [0u8; 1024];
+    let mut len = 0;
+    loop {
+        match rustix::io::read(&fd, &mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n;
+                if len == buf.len() {
+                    break;
+                }
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    match std::str::from_utf8(&buf[..len]) {
+        Ok(line) => parse_stat(line),
+        // A comm that is not UTF-8: only the numbers after it matter.
+        Err(_) => parse_stat(&String::from_utf8_lossy(&buf[..len])),
+    }
 }
 
 /// Every process visible in `/proc` (thread-group leaders only).
 pub(crate) fn all() -> Vec<ProcStat> {
-    let Ok(dir) = fs::read_dir("/proc") else {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(proc) = rustix::fs::open(
+        "/proc",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
         return Vec::new();
     };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(read_stat)
-        .collect()
+    let Ok(dir) = rustix::fs::Dir::read_from(&proc) else {
+        return Vec::new();
+    };
+    let mut path = String::with_capacity(24);
+    let mut out = Vec::with_capacity(256);
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_bytes();
+        if name.is_empty() || !name.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        path.clear();
+        path.push_str(std::str::from_utf8(name).unwrap_or_default());
+        path.push_str("/stat");
+        if let Some(st) = read_stat_at(&proc, &path) {
+            out.push(st);
+        }
+    }
+    out
 }
 
 /// The value of `name` in `/proc/<pid>/environ`, if the process has it (and it is readable).

@@ -228,3 +228,25 @@ async fn cgroup_catches_an_escapee_that_also_drops_the_marker() {
     assert!(!alive(pid), "escapee {pid} survived");
     assert_eq!(survivors(&[pid]).await, Vec::<i32>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_starts_with_default_signal_handling() {
+    // The host ignores SIGPIPE (Rust's runtime does); a child must not inherit that, or `yes |
+    // head` would spin on EPIPE instead of dying of SIGPIPE (exit 141).
+    let dir = tempfile::tempdir().unwrap();
+    let tag = unique_tag("sigs");
+    let _reaper = Reaper(tag.clone());
+    let (res, _) = run_collect(
+        spec(
+            r#"yes | head -n1 >/dev/null; echo "pipe:${PIPESTATUS[0]}"; grep -E '^Sig(Blk|Ign)' /proc/$$/status"#,
+            dir.path(),
+            &tag,
+        ),
+        CancellationToken::new(),
+        |_, _| {},
+    )
+    .await;
+    let out = res.unwrap().stdout.kept;
+    assert!(out.contains("pipe:141"), "{out}");
+    assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
+}

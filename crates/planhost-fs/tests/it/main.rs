@@ -10,4 +10,6 @@
 mod artifact;
 mod dir;
 mod publish;
+mod swap_races;
+mod validator_props;
 mod workspace;

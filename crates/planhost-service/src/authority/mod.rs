@@ -151,6 +151,16 @@ fn now(svc: &Inner) -> Timestamp {
     svc.clock.now()
 }
 
+/// Records a decision and waits until it is committed: a decision that could not be recorded
+/// (a full disk, an I/O error) is never answered, so no tool call is allowed unaudited.
+async fn record_decision(svc: &Inner, row: AuditRow) -> Result<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    svc.audit.record_confirmed(row, move |written| {
+        let _ = tx.send(written);
+    });
+    Ok(rx.await.map_err(|_| ServiceError::Stopped)??)
+}
+
 impl ToolAuthority {
     /// The session's policy view for `turn_id`, from the cache or (once per change) the store.
     async fn policy_view(svc: &Inner, session_id: &str, turn_id: &str) -> Result<PolicyView> {
@@ -217,9 +227,10 @@ impl ToolAuthority {
                     input_sha256: digest,
                     by: GrantedBy::Policy,
                 };
+                // Granted only once recorded. execute re-checks the durable turn and policy, so
+                // a change committed while this waited still wins.
+                record_decision(svc, audit_row(AuditAction::ToolAllow, Value::Null)).await?;
                 lock(&self.grants).insert(key, grant);
-                svc.audit
-                    .record(audit_row(AuditAction::ToolAllow, Value::Null));
                 AuthorizeResult {
                     decision: DecisionKind::Allow,
                     code: None,
@@ -230,10 +241,14 @@ impl ToolAuthority {
             }
             Decision::Deny { rule, code, reason } => {
                 lock(&self.grants).remove(&key);
-                svc.audit.record(audit_row(
-                    AuditAction::ToolDeny,
-                    json!({ "code": code.as_str(), "reason": reason }),
-                ));
+                record_decision(
+                    svc,
+                    audit_row(
+                        AuditAction::ToolDeny,
+                        json!({ "code": code.as_str(), "reason": reason }),
+                    ),
+                )
+                .await?;
                 AuthorizeResult {
                     decision: DecisionKind::Deny,
                     code: Some(*code),

@@ -58,6 +58,7 @@ pub(crate) async fn list(svc: &Inner, p: PublicationsFilter) -> Result<Publicati
     let limit = super::limit(p.limit);
     let rows = svc
         .engine(move |e| {
+            e.settle_stale_publications();
             Ok(e.store().publications_matching(
                 p.session_id.as_ref().map(|s| s.as_str()),
                 p.status.as_deref(),

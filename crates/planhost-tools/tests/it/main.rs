@@ -60,69 +60,88 @@ pub fn listing(root: &Path) -> Vec<String> {
     out
 }
 
-/// How long a swap-race test keeps the swapper running (well under CI's patience).
-pub const SWAP_RACE_FOR: std::time::Duration = std::time::Duration::from_millis(1500);
+pub use planhost_test_support::swap::{SWAP_RACE_FOR, snapshot};
 
 /// Outside files a swap-race test plants; every name holds this marker and nothing inside does.
 pub const OUTSIDE_MARKER: &str = "OUTSIDE_SECRET";
 
-/// Races `probe` against a swapper that, as fast as it can, exchanges the workspace directory
-/// `sub` (a real directory holding `inside.txt`) with `link`, a symlink to an outside directory
-/// holding files named with [`OUTSIDE_MARKER`]: by `renameat2(RENAME_EXCHANGE)`, or where the
-/// filesystem lacks it by renames (`sub -> parked`, `link -> sub`, `sub -> link`,
-/// `parked -> sub`). Runs until `probe` returns `Some(leak)` or [`SWAP_RACE_FOR`]
-/// passes; returns the first leak and how many probes ran.
-pub fn swap_race(mut probe: impl FnMut(&ToolContext) -> Option<String>) -> (Option<String>, u64) {
-    use std::sync::atomic::{AtomicBool, Ordering};
+/// A swap-race fixture: a workspace whose `sub` is a real directory, an outside directory, and
+/// `link`, a symlink in the workspace to that outside directory.
+#[derive(Debug)]
+pub struct SwapFixture {
+    /// The workspace root (kept alive for the race).
+    pub tmp: tempfile::TempDir,
+    /// The outside directory `link` points at.
+    pub outside: tempfile::TempDir,
+    /// A context on the workspace, outside access denied.
+    pub ctx: ToolContext,
+}
 
-    let (tmp, ctx) = workspace(&[("sub/inside.txt", b"needle inside\n")]);
-    let outside = tempfile::tempdir().unwrap();
-    for n in 0..20 {
-        let name = format!("{OUTSIDE_MARKER}_{n}.txt");
-        fs_err::write(outside.path().join(name), b"needle outside\n").unwrap();
+impl SwapFixture {
+    /// `inside` is written under the workspace (`sub/...` paths make `sub`), `outside` under the
+    /// outside directory; then `link` is made.
+    pub fn new(inside: &[(&str, &[u8])], outside: &[(&str, &[u8])]) -> Self {
+        let (tmp, ctx) = workspace(inside);
+        let out = tempfile::tempdir().unwrap();
+        for (path, bytes) in outside {
+            let full = out.path().join(path);
+            fs_err::create_dir_all(full.parent().unwrap()).unwrap();
+            fs_err::write(full, bytes).unwrap();
+        }
+        fs_err::os::unix::fs::symlink(out.path(), tmp.path().join("link")).unwrap();
+        Self {
+            tmp,
+            outside: out,
+            ctx,
+        }
     }
-    let root = tmp.path().to_path_buf();
+
+    /// A path in the workspace.
+    pub fn inside(&self, relative: &str) -> std::path::PathBuf {
+        self.tmp.path().join(relative)
+    }
+
+    /// Races `probe` against a swapper exchanging the workspace names `a` and `b` for
+    /// [`SWAP_RACE_FOR`]; returns the first leak and how many probes ran.
+    pub fn race(
+        &self,
+        a: &str,
+        b: &str,
+        mut probe: impl FnMut(&ToolContext) -> Option<String>,
+    ) -> (Option<String>, u64) {
+        let race = planhost_test_support::swap::swap_race(
+            &self.inside(a),
+            &self.inside(b),
+            SWAP_RACE_FOR,
+            || probe(&self.ctx),
+        );
+        eprintln!(
+            "{}: {a} <-> {b}: {} probes, {} swaps",
+            std::thread::current().name().unwrap_or("race"),
+            race.probes,
+            race.swaps
+        );
+        (race.leak, race.probes)
+    }
+}
+
+/// Races `probe` (Glob and Grep) against a swapper that, as fast as it can, exchanges the
+/// workspace directory `sub` (a real directory holding `inside.txt`) with `link`, a symlink to an
+/// outside directory holding files named with [`OUTSIDE_MARKER`] (see
+/// [`planhost_test_support::swap::swap_race`]). Runs until `probe` returns `Some(leak)` or
+/// [`SWAP_RACE_FOR`] passes; returns the first leak and how many probes ran.
+pub fn swap_race(probe: impl FnMut(&ToolContext) -> Option<String>) -> (Option<String>, u64) {
+    let names: Vec<String> = (0..20)
+        .map(|n| format!("{OUTSIDE_MARKER}_{n}.txt"))
+        .collect();
+    let outside: Vec<(&str, &[u8])> = names
+        .iter()
+        .map(|n| (n.as_str(), &b"needle outside\n"[..]))
+        .collect();
+    let fixture = SwapFixture::new(&[("sub/inside.txt", b"needle inside\n")], &outside);
     // Siblings of `sub` widen the window between listing the root and entering `sub`.
     for n in 0..200 {
-        fs_err::write(root.join(format!("filler_{n}.txt")), b"filler\n").unwrap();
+        fs_err::write(fixture.inside(&format!("filler_{n}.txt")), b"filler\n").unwrap();
     }
-    fs_err::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let swapper = scope.spawn(|| {
-            let (sub, link, parked) = (root.join("sub"), root.join("link"), root.join("parked"));
-            let exchange = || {
-                use rustix::fs::{CWD, RenameFlags, renameat_with};
-                renameat_with(CWD, &sub, CWD, &link, RenameFlags::EXCHANGE).is_ok()
-            };
-            let mut swaps = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                // One atomic exchange per swap where the filesystem has it (sub is then a
-                // symlink half the time); four plain renames where it does not.
-                if !exchange() {
-                    fs_err::rename(&sub, &parked).unwrap();
-                    fs_err::rename(&link, &sub).unwrap();
-                    fs_err::rename(&sub, &link).unwrap();
-                    fs_err::rename(&parked, &sub).unwrap();
-                }
-                swaps += 1;
-            }
-            // Leave `sub` a real directory, whatever the last exchange did.
-            if fs_err::symlink_metadata(&sub).unwrap().is_symlink() {
-                assert!(exchange(), "an exchange that worked stopped working");
-            }
-            swaps
-        });
-        let deadline = std::time::Instant::now() + SWAP_RACE_FOR;
-        let mut probes = 0u64;
-        let mut leak = None;
-        while leak.is_none() && std::time::Instant::now() < deadline {
-            leak = probe(&ctx);
-            probes += 1;
-        }
-        stop.store(true, Ordering::Relaxed);
-        let swaps = swapper.join().unwrap();
-        assert!(swaps > 0, "the swapper never ran");
-        (leak, probes)
-    })
+    fixture.race("sub", "link", probe)
 }

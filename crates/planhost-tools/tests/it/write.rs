@@ -61,3 +61,51 @@ fn setuid_bit_is_not_carried_over() {
         0o755
     );
 }
+
+/// Issue 10, races: `sub` is swapped with a symlink to an outside directory while Write replaces
+/// `sub/inside.txt`, creates new files in `sub` and creates `sub/deeper/` on the way. Nothing
+/// outside is ever created or changed.
+#[test]
+fn write_never_creates_or_changes_an_outside_file_during_a_directory_swap_race() {
+    let fixture = crate::read::race_fixture();
+    let before = crate::snapshot(fixture.outside.path());
+    let mut wrote = 0u64;
+    let mut n = 0u64;
+    let (leak, probes) = fixture.race("sub", "link", |ctx| {
+        n += 1;
+        let path = match n % 3 {
+            0 => "sub/inside.txt".to_owned(),
+            1 => format!("sub/new-{n}.txt"),
+            _ => format!("sub/deeper/new-{n}.txt"),
+        };
+        if write(ctx, &req(&path, &format!("written {n}\n"))).is_ok() {
+            wrote += 1;
+        }
+        let now = crate::snapshot(fixture.outside.path());
+        (now != before).then(|| format!("{path} changed the outside: {now:?}"))
+    });
+    assert_eq!(leak, None, "Write leaked after {probes} probes");
+    assert!(wrote > 0, "no Write of {probes} succeeded");
+}
+
+/// The last component swapped: `sub/target.txt` is exchanged with a symlink to an outside file.
+/// Write replaces the name, never the file behind the link.
+#[test]
+fn write_never_writes_through_a_file_swapped_for_an_outside_symlink_during_a_swap_race() {
+    let fixture = crate::read::race_fixture();
+    crate::read::arm_final_link(&fixture);
+    let before = crate::snapshot(fixture.outside.path());
+    let mut wrote = 0u64;
+    let mut n = 0u64;
+    let (leak, probes) = fixture.race("sub/target.txt", "sub/final-link", |ctx| {
+        n += 1;
+        if write(ctx, &req("sub/target.txt", &format!("written {n}\n"))).is_ok() {
+            wrote += 1;
+        }
+        crate::read::rearm_final_link(&fixture);
+        let now = crate::snapshot(fixture.outside.path());
+        (now != before).then(|| format!("the outside changed: {now:?}"))
+    });
+    assert_eq!(leak, None, "Write leaked after {probes} probes");
+    assert!(wrote > 0, "no Write of {probes} succeeded");
+}

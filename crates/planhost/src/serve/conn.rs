@@ -264,7 +264,8 @@ fn lenient_id(bytes: &[u8]) -> Option<RequestId> {
                 && w[5].is_ascii_hexdigit()
         });
         // An even run of backslashes before `\u` means the escape itself is escaped.
-        let escaped = bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1;
+        let escaped = escape.is_some()
+            && bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1;
         if escape.is_some() && !escaped {
             patched.extend_from_slice(b"\\ufffd");
             i += 6;

@@ -372,6 +372,9 @@ fn end_leftovers_and_watch() -> Option<planhost_exec::Watchdog> {
             "ended what a previous host left running"
         );
     }
+    // This process starts children only through planhost-exec: a child of it that no run
+    // marks and no run cgroup holds is a run's escapee.
+    planhost_exec::claim_unmarked_orphans();
     start_watchdog()
 }
 

@@ -1,7 +1,8 @@
 //! Disk full (issue 10): the state directory and the workspace each on a small tmpfs that is
-//! then filled. SubmitPlan, checkpoints and publication get a clear error with a stable code,
-//! nothing is half-written at a final name, the host keeps serving, and once space is back the
-//! database is intact and work goes on. Needs `mount` (root, as in CI); elsewhere it says so
+//! then filled. SubmitPlan, checkpoints, publication and the audit writer get a clear error
+//! with a stable code, nothing is half-written at a final name, no tool call is allowed
+//! unaudited, the host keeps serving, and once space is back the database is intact and work
+//! goes on. Needs `mount` (root, as in CI); elsewhere it says so
 //! and checks nothing.
 
 use std::path::{Path, PathBuf};
@@ -133,8 +134,44 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         "a publication at a final name"
     );
 
-    // The state directory is full too: a checkpoint cannot be committed.
+    // The state directory is full too. The audit writer: a tool decision that cannot be
+    // recorded is not answered (fail closed), so nothing is allowed unaudited. The WAL may hold
+    // room for a few rows already; the disk says no within a few calls.
     let state_filler = state.fill();
+    let read = json!({ "path": "notes.txt" });
+    let mut answered = Vec::new();
+    let refused = (0..200).find_map(|i| {
+        let call = format!("read-full-{i}");
+        let mut params = authorize_params(&sid, &turn, &call, "Read", 1);
+        params["input"] = read.clone();
+        match c.try_call("tools.authorize", params) {
+            Ok(r) => {
+                assert_eq!(r["decision"], "allow", "{r}");
+                answered.push(call);
+                None
+            }
+            Err(err) => Some((call, err)),
+        }
+    });
+    let (refused_call, err) = refused.expect("200 audit rows were written to a full disk");
+    eprintln!(
+        "disk full: {} tool decisions fitted before the audit insert failed",
+        answered.len()
+    );
+    assert_eq!(code_of(&err), "STORE_PERSISTENCE_FAILED", "{err:?}");
+    assert!(
+        answered.len() < 20,
+        "{} decisions fitted on a full disk",
+        answered.len()
+    );
+    // That call was granted nothing.
+    let err = c.call_err(
+        "tools.execute",
+        execute_params(&sid, &turn, &refused_call, "Read", read.clone()),
+    );
+    assert_eq!(code_of(&err), "TOOL_NOT_AUTHORIZED", "{err:?}");
+
+    // A checkpoint cannot be committed.
     let big = format!("# Plan: after\n\n{}\n", "x".repeat(256 * 1024));
     let err = c.call_err(
         "checkpoints.save",
@@ -152,6 +189,31 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     fs_err::remove_file(state_filler).unwrap();
     fs_err::remove_file(ws_filler).unwrap();
     assert_eq!(integrity_check(&env), "ok");
+    // Every decision that was answered is in the audit log; the refused one is not.
+    let log = c.call("audit.list", json!({ "sessionId": sid, "limit": 500 }));
+    let allowed: Vec<&str> = items(&log)
+        .iter()
+        .filter(|r| r["action"] == "tool.allow")
+        .filter_map(|r| r["toolCallId"].as_str())
+        .collect();
+    for call in &answered {
+        assert!(
+            allowed.contains(&call.as_str()),
+            "{call} was allowed unaudited"
+        );
+    }
+    assert!(!allowed.contains(&refused_call.as_str()), "{log}");
+    // The audit writer writes again: a new decision is answered, recorded, and runs.
+    fs_err::write(env.workspace().join("notes.txt"), "space is back\n").unwrap();
+    let mut params = authorize_params(&sid, &turn, "read-after", "Read", 1);
+    params["input"] = read.clone();
+    let allowed = c.call("tools.authorize", params);
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    let ran = c.call(
+        "tools.execute",
+        execute_params(&sid, &turn, "read-after", "Read", read),
+    );
+    assert!(ran.to_string().contains("space is back"), "{ran}");
     let saved = c.call(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),

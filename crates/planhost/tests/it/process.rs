@@ -126,3 +126,59 @@ fn closing_stdin_of_serve_stdio_mid_bash_kills_the_tree() {
     );
     host.assert_stdout_is_protocol();
 }
+
+/// Orphans itself, moves itself into the host's own cgroup, clears its environment, prints its
+/// pid and where it is, and sleeps (issue 10, defect 2).
+const ESCAPE: &str = r#"( env -i /bin/bash -c 'echo $$ > "$1/cgroup.procs" || exit 1
+    echo "esc $$"; grep "^0::" /proc/$$/cgroup; exec sleep 600' _ "$BASE" & )
+  sleep 0.5; echo done"#;
+
+#[test]
+fn a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_bash_call() {
+    let Some(base) = planhost_test_support::procs::cgroup_base() else {
+        eprintln!("no cgroup v2 here: nothing to escape from");
+        return;
+    };
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("not root: a command cannot leave its run cgroup");
+        return;
+    }
+    let env = Env::new();
+    let mut leftovers = Leftovers::default();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-escape");
+    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    c.call(
+        "sessions.configure",
+        json!({ "sessionId": sid, "permissionMode": "auto" }),
+    );
+    let turn = begin_turn(&mut c, &sid);
+    let command = format!("BASE='{}'\n{ESCAPE}", base.display());
+    let input = json!({ "command": command });
+    let allowed = authorize_input(&mut c, &sid, &turn, "x1", "Bash", input.clone());
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    let result = c.call(
+        "tools.execute",
+        execute_params(&sid, &turn, "x1", "Bash", input),
+    );
+    let text = result.to_string();
+    let pid = text
+        .split("esc ")
+        .nth(1)
+        .and_then(|rest| rest.split(|ch: char| !ch.is_ascii_digit()).next())
+        .and_then(|p| p.parse::<i32>().ok())
+        .unwrap_or_else(|| panic!("the escapee did not start: {result}"));
+    leftovers.0.push(pid);
+    let cgroup = text
+        .split("0::")
+        .nth(1)
+        .and_then(|rest| rest.split('\\').next())
+        .unwrap_or_default();
+    assert!(!cgroup.contains("planhost-"), "it did not leave: {result}");
+    assert!(text.contains("done"), "{result}");
+    // The call's result came back: by then every process of the run is dead, this one too.
+    assert!(
+        !alive(pid),
+        "escapee {pid} outlived its Bash call: {result}"
+    );
+}
