@@ -520,16 +520,7 @@ impl Dir {
         let done = match replace {
             Replace::Allow => rfs::renameat(&self.fd, from.as_str(), &to_dir.fd, to.as_str()),
             Replace::Forbid => {
-                let renamed = (|| {
-                    fail_point!("fs::noreplace_unsupported", |_| Err(Errno::INVAL));
-                    rfs::renameat_with(
-                        &self.fd,
-                        from.as_str(),
-                        &to_dir.fd,
-                        to.as_str(),
-                        rfs::RenameFlags::NOREPLACE,
-                    )
-                })();
+                let renamed = rename_noreplace(&self.fd, from, &to_dir.fd, to);
                 match renamed {
                     // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive
                     // (EEXIST, never replacing, never following) and as atomic; then the temp
@@ -562,6 +553,24 @@ impl Dir {
     pub fn sync(&self) -> Result<()> {
         rfs::fsync(&self.fd).map_err(|e| FsError::io("fsync", &self.path, e.into()))
     }
+}
+
+/// `renameat2(RENAME_NOREPLACE)`; the `fs::noreplace_unsupported` failpoint answers `EINVAL`, as
+/// a filesystem without the flag does.
+fn rename_noreplace(
+    from_dir: &OwnedFd,
+    from: Name<'_>,
+    to_dir: &OwnedFd,
+    to: Name<'_>,
+) -> rustix::io::Result<()> {
+    fail_point!("fs::noreplace_unsupported", |_| Err(Errno::INVAL));
+    rfs::renameat_with(
+        from_dir,
+        from.as_str(),
+        to_dir,
+        to.as_str(),
+        rfs::RenameFlags::NOREPLACE,
+    )
 }
 
 /// A file's identity (device and inode), used to tell whether a name was swapped under us.

@@ -665,3 +665,49 @@ pub(crate) fn publish(paths: &Paths, publication: &str, reject: bool) -> anyhow:
         }
     })
 }
+
+/// `planhost web`: the running host's page address with its token (and a browser, unless
+/// `--no-open`). `--rotate` makes a new token first; pages opened with the old one are refused.
+pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<ExitCode> {
+    let mut file = crate::web::WebFile::read(&paths.state_dir).map_err(|_| {
+        anyhow::anyhow!(
+            "the host for {} serves no web page: start it with `planhost serve --web`",
+            paths.state_dir.display()
+        )
+    })?;
+    if rotate {
+        file.token = crate::web::new_token()?;
+        file.write(&paths.state_dir)?;
+    }
+    let addr = file
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let answers = addr
+        .parse::<std::net::SocketAddr>()
+        .ok()
+        .and_then(|a| {
+            std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).ok()
+        })
+        .is_some();
+    if !answers {
+        anyhow::bail!(
+            "no web page answers at {} (the host for {} is not running with --web): start it with `planhost serve --web`",
+            file.url,
+            paths.state_dir.display()
+        );
+    }
+    let url = file.open_url();
+    println!("{url}");
+    if !no_open {
+        // Best effort: a machine without a desktop still has the printed address.
+        let _ = std::process::Command::new("xdg-open")
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+    Ok(ExitCode::SUCCESS)
+}

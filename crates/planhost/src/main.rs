@@ -12,6 +12,7 @@ mod cli;
 mod demo;
 mod paths;
 mod serve;
+mod web;
 
 /// The planhost command line.
 #[derive(Debug, Parser)]
@@ -45,6 +46,19 @@ enum Command {
         /// Serve JSON-RPC on stdin/stdout instead of the socket.
         #[arg(long)]
         stdio: bool,
+        /// Also serve the browser approval page, on loopback (default 127.0.0.1:7766; port 0
+        /// picks a free one). `planhost web` prints its address with the access token.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = web::DEFAULT_ADDR)]
+        web: Option<String>,
+    },
+    /// Print (and open in a browser) the address of the running host's web page, with its token.
+    Web {
+        /// Only print the address.
+        #[arg(long)]
+        no_open: bool,
+        /// Make a new token first: pages opened with the old one stop working.
+        #[arg(long)]
+        rotate: bool,
     },
     /// Host status: version, state directory, sessions, pending approvals.
     Status(cli::Output),
@@ -127,14 +141,18 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Serve { stdio } => {
+        Command::Serve { stdio, web } => {
             let transport = if stdio {
                 serve::Transport::Stdio
             } else {
                 serve::Transport::Socket
             };
-            serve::run(&paths, transport)
+            match web.as_deref().map(web::parse_addr).transpose() {
+                Ok(web) => serve::run(&paths, transport, web),
+                Err(error) => Err(error),
+            }
         }
+        Command::Web { no_open, rotate } => cli::web(&paths, no_open, rotate),
         Command::Status(out) => cli::status(&paths, out),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),

@@ -40,7 +40,11 @@ const STDOUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 pub(crate) const EXIT_LOCKED: u8 = 3;
 
 /// Runs the host until its input ends (stdio) or it is told to stop (socket).
-pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::process::ExitCode> {
+pub(crate) fn run(
+    paths: &Paths,
+    transport: Transport,
+    web: Option<std::net::SocketAddr>,
+) -> anyhow::Result<std::process::ExitCode> {
     create_private_dir(&paths.state_dir)
         .with_context(|| format!("creating state directory {}", paths.state_dir.display()))?;
     if let Some(problem) = state_dir_problem(&paths.state_dir) {
@@ -79,6 +83,9 @@ pub(crate) fn run(paths: &Paths, transport: Transport) -> anyhow::Result<std::pr
         .enable_all()
         .thread_name("planhost-rt")
         .build()?;
+    if let Some(addr) = web {
+        runtime.block_on(crate::web::start(svc.clone(), &paths.state_dir, addr))?;
+    }
     let result = match transport {
         Transport::Stdio => runtime.block_on(serve_stdio(svc.clone())),
         Transport::Socket => runtime.block_on(serve_socket(svc.clone(), &paths.socket)),

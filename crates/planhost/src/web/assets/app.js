@@ -1,0 +1,145 @@
+// planhost web page: live updates (SSE), the countdown, and answering without a reload.
+// Plain JavaScript, no build step. The server renders every string; this file has none.
+"use strict";
+
+(function () {
+  const serverNow = Number(document.querySelector('meta[name="server-now"]').content);
+  const skew = serverNow ? serverNow - Date.now() : 0;
+  const live = document.getElementById("live");
+  const cardsBox = document.getElementById("cards");
+
+  function fragment(html) {
+    const t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content;
+  }
+
+  async function get(url) {
+    const r = await fetch(url, { credentials: "same-origin", headers: { "x-planhost-fetch": "1" } });
+    if (!r.ok) throw new Error(url + ": " + r.status);
+    return r.text();
+  }
+
+  function pad(n) { return String(n).padStart(2, "0"); }
+
+  function tick() {
+    const now = Date.now() + skew;
+    let due = false;
+    document.querySelectorAll('article.card[data-status="pending"]').forEach((card) => {
+      const deadline = Date.parse(card.querySelector("time.deadline").getAttribute("datetime"));
+      const left = Math.max(0, Math.floor((deadline - now) / 1000));
+      const h = Math.floor(left / 3600), m = Math.floor((left % 3600) / 60), s = left % 60;
+      card.querySelector(".countdown").textContent = (h ? h + ":" + pad(m) : String(m)) + ":" + pad(s);
+      if (left === 0) due = true;
+    });
+    document.querySelectorAll('article.card:not([data-status="pending"]) .countdown').forEach((c) => {
+      c.textContent = "";
+    });
+    if (due) schedule(1000);
+  }
+
+  function showEmpty() {
+    const hasCard = cardsBox.querySelector("article.card");
+    let empty = cardsBox.querySelector("p.empty");
+    if (hasCard && empty) empty.remove();
+    if (!hasCard && !empty) {
+      empty = document.createElement("p");
+      empty.className = "empty";
+      empty.textContent = cardsBox.dataset.empty;
+      cardsBox.append(empty);
+    }
+  }
+
+  function replaceCard(old, html) {
+    const fresh = fragment(html).querySelector("article.card");
+    if (!fresh) return;
+    const hadFocus = old.contains(document.activeElement);
+    old.replaceWith(fresh);
+    if (hadFocus) {
+      const target = fresh.querySelector(".status") || fresh;
+      target.setAttribute("tabindex", "-1");
+      target.focus();
+    }
+  }
+
+  let pending = null;
+  function schedule(ms) {
+    if (pending) return;
+    pending = setTimeout(() => { pending = null; refresh().catch(() => {}); }, ms);
+  }
+
+  async function refresh() {
+    const fresh = fragment(await get("/cards"));
+    const freshIds = new Set();
+    fresh.querySelectorAll("article.card").forEach((card) => {
+      const id = card.dataset.approvalId;
+      freshIds.add(id);
+      if (!document.getElementById("card-" + id)) cardsBox.append(card);
+    });
+    // A card that left the pending list shows how it ended, until the page is reloaded.
+    for (const card of document.querySelectorAll('article.card[data-status="pending"]')) {
+      if (!freshIds.has(card.dataset.approvalId)) {
+        replaceCard(card, await get("/cards/" + encodeURIComponent(card.dataset.approvalId)));
+      }
+    }
+    showEmpty();
+    for (const [id, url] of [["sessions-box", "/sessions"], ["publications-box", "/publications"], ["asks-box", "/asks"]]) {
+      const box = document.getElementById(id);
+      // Never pull a control out from under the person using it.
+      if (box && !box.contains(document.activeElement)) box.innerHTML = await get(url);
+    }
+    tick();
+  }
+
+  document.addEventListener("submit", async (e) => {
+    const form = e.target;
+    const replace = form.dataset.replace;
+    if (!replace) return;
+    e.preventDefault();
+    const body = new URLSearchParams(new FormData(form));
+    if (e.submitter && e.submitter.name) body.set(e.submitter.name, e.submitter.value);
+    form.querySelectorAll("button, select").forEach((b) => { b.disabled = true; });
+    const card = replace === "card" ? form.closest("article.card") : null;
+    const box = replace === "card" ? null : document.getElementById(replace);
+    try {
+      const r = await fetch(form.action, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "x-planhost-fetch": "1", "content-type": "application/x-www-form-urlencoded" },
+        body,
+      });
+      const text = await r.text();
+      const isHtml = (r.headers.get("content-type") || "").startsWith("text/html");
+      if (isHtml && card && text.includes("article")) {
+        replaceCard(card, text);
+      } else if (isHtml && box && (r.ok || r.status === 409)) {
+        box.innerHTML = text;
+        const err = box.querySelector(".error");
+        if (err) { err.setAttribute("tabindex", "-1"); err.focus(); }
+      } else {
+        form.querySelectorAll("button, select").forEach((b) => { b.disabled = false; });
+      }
+    } catch (err) {
+      form.querySelectorAll("button, select").forEach((b) => { b.disabled = false; });
+    }
+    tick();
+  });
+
+  function connect() {
+    const source = new EventSource("/events");
+    source.addEventListener("open", () => {
+      live.textContent = live.dataset.connected;
+      live.dataset.state = "connected";
+      schedule(0);
+    });
+    source.addEventListener("change", () => schedule(100));
+    source.addEventListener("error", () => {
+      live.textContent = live.dataset.lost;
+      live.dataset.state = "lost";
+    });
+  }
+
+  tick();
+  setInterval(tick, 1000);
+  connect();
+})();

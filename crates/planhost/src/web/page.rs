@@ -1,0 +1,557 @@
+//! Server-rendered HTML: the page, its session list, and the plan cards. Every string comes from
+//! the language's catalog; every value from the host is escaped.
+
+use planhost_core::{ApprovalStatus, Mode, PlanState};
+use planhost_protocol::{ApprovalInfo, PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog};
+
+use super::i18n::Lang;
+use super::markdown;
+
+/// Escapes text for HTML content and double-quoted attributes.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One pending (or just answered) plan, with what the card shows.
+#[derive(Debug)]
+pub(crate) struct Card {
+    pub(crate) approval: ApprovalInfo,
+    /// The exact Markdown of the artifact.
+    pub(crate) markdown: String,
+    /// Whether the file on disk still holds those bytes.
+    pub(crate) intact: bool,
+    /// The session's previous plan, when there is one.
+    pub(crate) previous: Option<String>,
+    /// The error of an answer that was refused (stable code, message).
+    pub(crate) error: Option<(String, String)>,
+}
+
+/// What the page shows besides the plan cards.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    pub(crate) sessions: Vec<SessionInfo>,
+    pub(crate) publications: Vec<PublicationInfo>,
+    pub(crate) asks: Vec<PermissionAsk>,
+    pub(crate) shells: Option<ShellCatalog>,
+    /// A refused change to one session (its id, code, message).
+    pub(crate) session_error: Option<(String, String, String)>,
+    /// A refused answer to a publication or an ask (its id, code, message).
+    pub(crate) answer_error: Option<(String, String, String)>,
+}
+
+/// The whole page.
+pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms: i64) -> String {
+    let other = lang.other();
+    format!(
+        r#"<!doctype html>
+<html lang="{tag}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf" content="{csrf}">
+<meta name="server-now" content="{now_ms}">
+<title>{title}</title>
+<link rel="stylesheet" href="/app.css">
+<script src="/app.js" defer></script>
+</head>
+<body>
+<header>
+<h1>{heading}</h1>
+<span id="live" role="status" data-connected="{live_ok}" data-lost="{live_lost}"></span>
+<a class="lang-switch" href="/?lang={other_tag}" hreflang="{other_tag}" lang="{other_tag}" aria-label="{switch_label}">{switch}</a>
+</header>
+<main>
+<section aria-labelledby="cards-heading">
+<h2 id="cards-heading">{cards_heading}</h2>
+<div id="cards" data-empty="{cards_empty}">{cards}</div>
+</section>
+<section aria-labelledby="publications-heading">
+<h2 id="publications-heading">{publications_heading}</h2>
+<div id="publications-box">{publications}</div>
+</section>
+<section aria-labelledby="asks-heading">
+<h2 id="asks-heading">{asks_heading}</h2>
+<div id="asks-box">{asks}</div>
+</section>
+<section aria-labelledby="sessions-heading">
+<h2 id="sessions-heading">{sessions_heading}</h2>
+<div id="sessions-box">{sessions}</div>
+</section>
+<section aria-labelledby="shells-heading">
+<h2 id="shells-heading">{shells_heading}</h2>
+<div id="shells-box">{shells}</div>
+</section>
+</main>
+</body>
+</html>
+"#,
+        tag = lang.tag(),
+        csrf = esc(csrf),
+        title = lang.t("page.title"),
+        heading = lang.t("page.heading"),
+        live_ok = esc(lang.t("page.live.connected")),
+        live_lost = esc(lang.t("page.live.lost")),
+        other_tag = other.tag(),
+        switch_label = esc(lang.t("page.lang.switch.label")),
+        switch = lang.t("page.lang.switch"),
+        cards_heading = lang.t("cards.heading"),
+        cards_empty = esc(lang.t("cards.empty")),
+        cards = cards_html(lang, csrf, cards),
+        publications_heading = lang.t("publications.heading"),
+        publications = publications_html(lang, csrf, lists),
+        asks_heading = lang.t("asks.heading"),
+        asks = asks_html(lang, csrf, lists),
+        sessions_heading = lang.t("sessions.heading"),
+        sessions = sessions_html(lang, csrf, lists),
+        shells_heading = lang.t("shells.heading"),
+        shells = shells_html(lang, lists.shells.as_ref()),
+    )
+}
+
+fn error_line(lang: Lang, code: &str, message: &str) -> String {
+    format!(
+        r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {message}</p>"#,
+        code = esc(code),
+        heading = lang.t("error.heading"),
+        message = esc(message),
+    )
+}
+
+fn error_for(lang: Lang, of: Option<&(String, String, String)>, id: &str) -> String {
+    of.filter(|(which, _, _)| which == id)
+        .map_or(String::new(), |(_, code, message)| {
+            error_line(lang, code, message)
+        })
+}
+
+/// Pending publication approvals (`/plan save`), each with its answer.
+pub(crate) fn publications_html(lang: Lang, csrf: &str, lists: &Lists) -> String {
+    if lists.publications.is_empty() {
+        return format!(r#"<p class="empty">{}</p>"#, lang.t("publications.empty"));
+    }
+    lists
+        .publications
+        .iter()
+        .map(|p| {
+            let id = esc(p.publication_id.as_str());
+            let what = match &p.base_sha256 {
+                Some(base) => esc(&lang.fill("publication.update", &[("sha", &base[..base.len().min(12)])])),
+                None => lang.t("publication.new").to_owned(),
+            };
+            format!(
+                r#"<article class="publication" id="publication-{id}" data-publication-id="{id}" data-status="{status}">
+<p><span class="label">{path_l}</span> <code class="path">{path}</code> ({what})</p>
+<p><span class="label">{rev_l}</span> <span class="revision">{rev}</span> <code class="sha256">{sha}</code></p>
+{error}<form class="answer" method="post" action="/publications/{id}" data-replace="publications-box">
+<input type="hidden" name="csrf" value="{csrf}">
+<button type="submit" name="action" value="approve" class="approve">{approve}</button>
+<button type="submit" name="action" value="reject" class="reject">{reject}</button>
+</form></article>"#,
+                status = p.status.as_str(),
+                path_l = lang.t("publication.path"),
+                path = esc(&p.relative_path),
+                rev_l = lang.t("publication.revision"),
+                rev = p.revision,
+                sha = esc(&p.sha256),
+                error = error_for(lang, lists.answer_error.as_ref(), p.publication_id.as_str()),
+                csrf = esc(csrf),
+                approve = lang.t("publication.approve"),
+                reject = lang.t("publication.reject"),
+            )
+        })
+        .collect()
+}
+
+/// Open permission asks, with their exact input.
+pub(crate) fn asks_html(lang: Lang, csrf: &str, lists: &Lists) -> String {
+    if lists.asks.is_empty() {
+        return format!(r#"<p class="empty">{}</p>"#, lang.t("asks.empty"));
+    }
+    lists
+        .asks
+        .iter()
+        .map(|a| {
+            let id = esc(a.request_id.as_str());
+            let input = serde_json::to_string_pretty(&a.input).unwrap_or_default();
+            format!(
+                r#"<article class="ask" id="ask-{id}" data-ask-id="{id}">
+<p><span class="label">{tool_l}</span> <code class="tool">{tool}</code></p>
+<p><span class="label">{reason_l}</span> <span class="reason">{reason}</span></p>
+<p class="label">{input_l}</p><pre class="input">{input}</pre>
+{error}<form class="answer" method="post" action="/asks/{id}" data-replace="asks-box">
+<input type="hidden" name="csrf" value="{csrf}">
+<button type="submit" name="decision" value="allow" class="approve">{allow}</button>
+<button type="submit" name="decision" value="deny" class="reject">{deny}</button>
+</form></article>"#,
+                tool_l = lang.t("ask.tool"),
+                tool = esc(&a.tool_name),
+                reason_l = lang.t("ask.reason"),
+                reason = esc(&a.reason),
+                input_l = lang.t("ask.input"),
+                input = esc(&input),
+                error = error_for(lang, lists.answer_error.as_ref(), a.request_id.as_str()),
+                csrf = esc(csrf),
+                allow = lang.t("ask.allow"),
+                deny = lang.t("ask.deny"),
+            )
+        })
+        .collect()
+}
+
+/// The shell catalog: availability, the default, what is used now and whether that is a fallback.
+pub(crate) fn shells_html(lang: Lang, catalog: Option<&ShellCatalog>) -> String {
+    let Some(catalog) = catalog else {
+        return String::new();
+    };
+    let rows: String = catalog
+        .options
+        .iter()
+        .map(|o| {
+            format!(
+                r#"<tr data-shell-id="{id}" data-available="{available}"><td>{label}{default}</td><td>{avail}</td></tr>"#,
+                id = esc(o.id.as_str()),
+                available = o.available,
+                label = esc(&o.label),
+                default = if o.is_default {
+                    format!(r#" <span class="default">({})</span>"#, lang.t("shells.default"))
+                } else {
+                    String::new()
+                },
+                avail = if o.available { lang.t("shells.yes") } else { lang.t("shells.no") },
+            )
+        })
+        .collect();
+    let effective = catalog.effective.as_ref().map_or(String::new(), |e| {
+        format!(
+            r#"<p class="effective" data-shell-id="{id}" data-fallback="{fb}">{text}{fallback}</p>"#,
+            id = esc(e.id.as_str()),
+            fb = e.fallback,
+            text = esc(&lang.fill("shells.effective", &[("shell", e.id.as_str())])),
+            fallback = if e.fallback {
+                format!(" {}", lang.t("shells.fallback"))
+            } else {
+                String::new()
+            },
+        )
+    });
+    format!(
+        r#"<table id="shells"><thead><tr><th scope="col">{name}</th><th scope="col">{avail}</th></tr></thead><tbody>{rows}</tbody></table>{effective}"#,
+        name = lang.t("shells.name"),
+        avail = lang.t("shells.available"),
+    )
+}
+
+/// The cards, or the "nothing waiting" line.
+pub(crate) fn cards_html(lang: Lang, csrf: &str, cards: &[Card]) -> String {
+    if cards.is_empty() {
+        return format!(r#"<p class="empty">{}</p>"#, lang.t("cards.empty"));
+    }
+    cards.iter().map(|c| card(lang, csrf, c)).collect()
+}
+
+/// The session list; idle sessions offer the Agent | Plan selector and the shell.
+pub(crate) fn sessions_html(lang: Lang, csrf: &str, lists: &Lists) -> String {
+    let sessions = &lists.sessions;
+    if sessions.is_empty() {
+        return format!(
+            r#"<ul id="sessions"></ul><p class="empty">{}</p>"#,
+            lang.t("sessions.empty")
+        );
+    }
+    let items: String = sessions
+        .iter()
+        .map(|s| session(lang, csrf, s, lists))
+        .collect();
+    format!(r#"<ul id="sessions">{items}</ul>"#)
+}
+
+fn session(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
+    let mode = match s.mode {
+        Mode::Agent => lang.t("mode.agent"),
+        Mode::Plan => lang.t("mode.plan"),
+    };
+    let plan_state = match s.plan_state {
+        PlanState::Planning => lang.t("plan_state.planning"),
+        PlanState::AwaitingApproval => lang.t("plan_state.awaiting_approval"),
+        PlanState::Inactive => lang.t("plan_state.inactive"),
+        PlanState::Stopped => lang.t("plan_state.stopped"),
+    };
+    let turn = if s.active_turn.is_some() {
+        lang.t("sessions.turn.running")
+    } else {
+        lang.t("sessions.turn.idle")
+    };
+    let pending = s.pending_approval.as_ref().map_or(String::new(), |a| {
+        format!(
+            r##"<dt>{}</dt><dd class="pending"><a href="#card-{id}">{title}</a></dd>"##,
+            lang.t("sessions.pending"),
+            id = esc(a.proposal_id.as_str()),
+            title = esc(&a.title),
+        )
+    });
+    let execution = s.live_execution.as_ref().map_or(String::new(), |e| {
+        format!(
+            r#"<dt>{}</dt><dd class="execution">{}</dd>"#,
+            lang.t("sessions.execution"),
+            esc(e.state.as_str())
+        )
+    });
+    let controls = if s.active_turn.is_none() && s.live_execution.is_none() {
+        idle_controls(lang, csrf, s, lists.shells.as_ref())
+    } else {
+        String::new()
+    };
+    let error = error_for(lang, lists.session_error.as_ref(), s.id.as_str());
+    format!(
+        r#"<li class="session" data-session-id="{id}" data-idle="{idle}"><dl>
+<dt>{ws_l}</dt><dd class="workspace"><code>{ws}</code></dd>
+<dt>{mode_l}</dt><dd class="mode" data-mode="{mode_v}">{mode}</dd>
+<dt>{ps_l}</dt><dd class="plan-state" data-plan-state="{ps_v}">{plan_state}</dd>
+<dt>{turn_l}</dt><dd class="turn">{turn}</dd>
+{pending}{execution}</dl>{error}{controls}</li>"#,
+        id = esc(s.id.as_str()),
+        idle = s.active_turn.is_none(),
+        ws_l = lang.t("sessions.workspace"),
+        ws = esc(&s.workspace_root),
+        mode_l = lang.t("sessions.mode"),
+        mode_v = s.mode.as_str(),
+        ps_l = lang.t("sessions.plan_state"),
+        ps_v = s.plan_state.as_str(),
+        turn_l = lang.t("sessions.turn"),
+    )
+}
+
+fn idle_controls(lang: Lang, csrf: &str, s: &SessionInfo, shells: Option<&ShellCatalog>) -> String {
+    let id = esc(s.id.as_str());
+    let sel = |on: bool| if on { " selected" } else { "" };
+    let mode_form = format!(
+        r#"<form class="set-mode" method="post" action="/sessions/{id}/mode" data-replace="sessions-box">
+<input type="hidden" name="csrf" value="{csrf}">
+<label for="mode-select-{id}">{mode_l}</label>
+<select id="mode-select-{id}" name="mode">
+<option value="agent"{agent_sel}>{agent}</option>
+<option value="plan"{plan_sel}>{plan}</option>
+</select>
+<button type="submit">{set}</button></form>"#,
+        csrf = esc(csrf),
+        mode_l = lang.t("sessions.mode"),
+        agent_sel = sel(s.mode == Mode::Agent),
+        plan_sel = sel(s.mode == Mode::Plan),
+        agent = lang.t("mode.agent"),
+        plan = lang.t("mode.plan"),
+        set = lang.t("sessions.set_mode"),
+    );
+    let options: String = shells
+        .map(|c| {
+            c.options
+                .iter()
+                .map(|o| {
+                    let chosen = s.shell_id.as_ref().is_some_and(|x| x == &o.id);
+                    let unavailable = if o.available {
+                        String::new()
+                    } else {
+                        format!(" ({})", lang.t("sessions.shell.unavailable"))
+                    };
+                    format!(
+                        r#"<option value="{v}"{selected}>{label}{unavailable}</option>"#,
+                        v = esc(o.id.as_str()),
+                        selected = sel(chosen),
+                        label = esc(&o.label),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let shell_form = format!(
+        r#"<form class="set-shell" method="post" action="/sessions/{id}/shell" data-replace="sessions-box">
+<input type="hidden" name="csrf" value="{csrf}">
+<label for="shell-select-{id}">{shell_l}</label>
+<select id="shell-select-{id}" name="shell">
+<option value=""{default_sel}>{default}</option>
+{options}
+</select>
+<button type="submit">{set}</button></form>"#,
+        csrf = esc(csrf),
+        shell_l = lang.t("sessions.shell"),
+        default_sel = sel(s.shell_id.is_none()),
+        default = lang.t("sessions.shell.default"),
+        set = lang.t("sessions.set_shell"),
+    );
+    format!(
+        r#"<div class="idle-controls" role="group" aria-label="{l}">{mode_form}{shell_form}</div>"#,
+        l = esc(lang.t("sessions.idle_controls")),
+    )
+}
+
+/// One plan card: pending ones with their form, answered ones with their outcome.
+pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
+    let a = &c.approval;
+    let id = esc(a.proposal_id.as_str());
+    let deadline = rfc3339(a.expires_at.0);
+    let status = status_text(lang, a);
+    let form = if a.status == ApprovalStatus::Pending {
+        format!(
+            r#"<form class="resolve" method="post" action="/approvals/{id}" data-replace="card">
+<input type="hidden" name="csrf" value="{csrf}">
+<label for="mode-{id}">{mode_l}</label>
+<select id="mode-{id}" name="mode">
+<option value="ask" selected>{ask}</option>
+<option value="accept-edits">{edits}</option>
+<option value="auto">{auto}</option>
+</select>
+<button type="submit" name="action" value="approve" class="approve">{approve}</button>
+<button type="submit" name="action" value="reject" class="reject">{reject}</button>
+</form>"#,
+            csrf = esc(csrf),
+            mode_l = lang.t("card.mode.label"),
+            ask = lang.t("card.mode.ask"),
+            edits = lang.t("card.mode.accept_edits"),
+            auto = lang.t("card.mode.auto"),
+            approve = lang.t("card.approve"),
+            reject = lang.t("card.reject"),
+        )
+    } else {
+        String::new()
+    };
+    let error = c.error.as_ref().map_or(String::new(), |(code, message)| {
+        format!(
+            r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {message}</p>"#,
+            code = esc(code),
+            heading = lang.t("error.heading"),
+            message = esc(message),
+        )
+    });
+    let diff = c
+        .previous
+        .as_deref()
+        .map_or(String::new(), |prev| diff_html(lang, prev, &c.markdown));
+    format!(
+        r#"<article class="card" id="card-{id}" data-approval-id="{id}" data-status="{status_v}" data-intact="{intact}" aria-labelledby="title-{id}">
+<h3 class="title" id="title-{id}">{title}</h3>
+<p class="question"><span class="label">{q_l}</span> {question}</p>
+<p class="status" role="status"><span class="label">{status_l}</span> <span class="status-text">{status}</span></p>
+<p class="when"><span class="label">{deadline_l}</span> <time class="deadline" datetime="{deadline}">{deadline}</time>
+<span class="label">{left_l}</span> <span class="countdown" aria-live="off"></span></p>
+{error}{form}
+<section class="plan" aria-label="{plan_l}"><div class="rendered">{rendered}</div></section>
+{diff}
+<details class="raw"><summary>{raw_l}</summary><pre>{raw}</pre></details>
+<p class="file"><span class="label">{path_l}</span> <code class="path">{path}</code>
+<span class="label">{sha_l}</span> <code class="sha256">{sha}</code></p>
+</article>"#,
+        status_v = a.status.as_str(),
+        intact = c.intact,
+        title = esc(&a.title),
+        q_l = lang.t("card.question"),
+        question = esc(&a.question),
+        status_l = lang.t("card.status"),
+        deadline_l = lang.t("card.deadline"),
+        left_l = lang.t("card.time_left"),
+        plan_l = lang.t("card.plan"),
+        rendered = markdown::render(&c.markdown),
+        raw_l = lang.t("card.raw"),
+        raw = esc(&c.markdown),
+        path_l = lang.t("card.path"),
+        path = esc(&a.artifact_path),
+        sha_l = lang.t("card.sha256"),
+        sha = esc(&a.artifact_sha256),
+    )
+}
+
+fn status_text(lang: Lang, a: &ApprovalInfo) -> String {
+    let who = a
+        .resolved_by
+        .as_ref()
+        .map_or_else(|| "?".to_owned(), |r| r.client.clone());
+    let code = a.error_code.map_or("", |c| c.as_str());
+    let text = match a.status {
+        ApprovalStatus::Pending => lang.t("status.pending").to_owned(),
+        ApprovalStatus::Approved => lang.fill(
+            "status.approved",
+            &[
+                ("who", &who),
+                ("mode", a.target_permission_mode.map_or("?", |m| m.as_str())),
+            ],
+        ),
+        ApprovalStatus::Rejected => lang.fill("status.rejected", &[("who", &who)]),
+        ApprovalStatus::Expired => lang.fill("status.expired", &[("code", code)]),
+        ApprovalStatus::Interrupted => lang.fill("status.interrupted", &[("code", code)]),
+    };
+    esc(&text)
+}
+
+/// Line diff from the previous plan to this one.
+fn diff_html(lang: Lang, previous: &str, current: &str) -> String {
+    let diff = similar::TextDiff::from_lines(previous, current);
+    let mut lines = String::new();
+    for change in diff.iter_all_changes() {
+        let text = esc(change.value().trim_end_matches('\n'));
+        let line = match change.tag() {
+            similar::ChangeTag::Delete => format!("<del>- {text}</del>\n"),
+            similar::ChangeTag::Insert => format!("<ins>+ {text}</ins>\n"),
+            similar::ChangeTag::Equal => format!("<span>  {text}</span>\n"),
+        };
+        lines.push_str(&line);
+    }
+    format!(
+        r#"<section class="diff" aria-label="{l}"><h4>{l}</h4><pre>{lines}</pre></section>"#,
+        l = lang.t("card.diff"),
+    )
+}
+
+/// A page for a refused request: 401, 403, 404, 421.
+pub(crate) fn refusal(lang: Lang, id: &str, title: &'static str, body: &'static str) -> String {
+    format!(
+        r#"<!doctype html>
+<html lang="{tag}"><head><meta charset="utf-8"><title>{title}</title></head>
+<body><main id="{id}"><h1>{title}</h1><p>{body}</p></main></body></html>
+"#,
+        tag = lang.tag(),
+        id = esc(id),
+        title = lang.t(title),
+        body = lang.t(body),
+    )
+}
+
+/// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
+pub(crate) fn rfc3339(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup_and_quotes() {
+        assert_eq!(
+            esc(r#"<a href="x" onclick='y'>&</a>"#),
+            "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn every_language_renders_without_a_raw_key() {
+        for lang in [Lang::En, Lang::ZhCn] {
+            let html = page(lang, "c", &Lists::default(), &[], 0);
+            for prefix in ["page.", "cards.", "sessions.", "card.", "status."] {
+                assert!(!html.contains(&format!(">{prefix}")), "{lang:?}: {html}");
+            }
+            let refused = refusal(lang, "x", "forbidden.title", "forbidden.body");
+            assert!(!refused.contains("forbidden."), "{refused}");
+        }
+    }
+}
