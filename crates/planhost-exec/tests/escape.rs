@@ -20,8 +20,10 @@ fn alive(pid: i32) -> bool {
         .is_some_and(|state| state != b'Z' && state != b'X')
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_orphan_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_run() {
+/// Runs a command whose descendant orphans itself, moves into the host's own cgroup and replaces
+/// its environment by `env_prefix` (an `env -i …` invocation); asserts it is dead when `run`
+/// returns.
+async fn escapee_dies_with_its_run(env_prefix: &str) {
     let Some(base) = planhost_test_support::procs::cgroup_base() else {
         eprintln!("no cgroup v2 here: nothing to escape from");
         return;
@@ -33,12 +35,14 @@ async fn an_orphan_that_leaves_its_cgroup_and_clears_its_environment_dies_with_i
     planhost_exec::claim_unmarked_orphans();
     let dir = tempfile::tempdir().unwrap();
     let shell = effective_shell(Platform::current(), &probe(), None).unwrap();
-    // Orphan (the subshell exits), leave the cgroup for the host's own, clear the environment.
-    let command = r#"( env -i /bin/bash -c 'echo $$ > "$1/cgroup.procs" || exit 1
+    // Orphan (the subshell exits), leave the cgroup for the host's own, replace the environment.
+    let command = format!(
+        r#"( {env_prefix} /bin/bash -c 'echo $$ > "$1/cgroup.procs" || exit 1
                                         echo pid:$$; grep "^0::" /proc/$$/cgroup
                                         exec sleep 600' _ "$BASE" & )
-                     sleep 0.5; echo done"#;
-    let mut spec = CommandSpec::new(shell, command, dir.path());
+                     sleep 0.5; echo done"#
+    );
+    let mut spec = CommandSpec::new(shell, &command, dir.path());
     spec.env = vec![
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
         ("BASE".into(), base.display().to_string()),
@@ -65,7 +69,6 @@ async fn an_orphan_that_leaves_its_cgroup_and_clears_its_environment_dies_with_i
         !cgroup.contains("planhost-"),
         "still in a run cgroup: {cgroup}"
     );
-
     // Dead by the time the run returned, like every other process of the run.
     let survived = alive(pid);
     if survived {
@@ -75,4 +78,16 @@ async fn an_orphan_that_leaves_its_cgroup_and_clears_its_environment_dies_with_i
         );
     }
     assert!(!survived, "escapee {pid} outlived its run: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphan_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_run() {
+    escapee_dies_with_its_run("env -i").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escapee_that_poses_as_the_watchdog_or_another_run_still_dies_with_its_run() {
+    // What a process says about itself protects nothing: only this host's live runs' markers and
+    // its real watchdog count.
+    escapee_dies_with_its_run("env -i PLANHOST_WATCHDOG=1 PLANHOST_EXEC_RUN=1.2-3-00ff").await;
 }

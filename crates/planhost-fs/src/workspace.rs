@@ -144,8 +144,10 @@ impl Workspace {
 
     /// Follows `below` from the root one component at a time through [`Dir`] handles,
     /// expanding symlinks by `readlinkat` (at most [`MAX_SYMLINKS`]), and returns the canonical
-    /// components. Once a component is missing, the rest are taken lexically (a missing name
-    /// cannot be a symlink). Nothing outside the root is ever opened or examined.
+    /// components. Below a missing component names are taken lexically (a missing name cannot be
+    /// a symlink), and a `..` that climbs back out of the missing part returns to the disk: the
+    /// walk goes on from the last directory it holds, so `missing/../link` still meets `link`.
+    /// Nothing outside the root is ever opened or examined.
     fn walk_inside(
         &self,
         below: &Path,
@@ -163,7 +165,8 @@ impl Workspace {
         };
         let mut dirs = vec![self.open_root()?];
         let mut names: Vec<String> = Vec::new();
-        let mut missing = false;
+        // How many of the trailing `names` do not exist (0: the walk is on the disk).
+        let mut missing = 0usize;
         let mut links = 0;
         while let Some((component, via)) = pending.pop() {
             if component == ".." {
@@ -173,7 +176,9 @@ impl Workspace {
                     let target = via.map_or_else(|| self.root.join(".."), |l| l.target.clone());
                     return Err(escape(target));
                 }
-                if !missing {
+                if missing > 0 {
+                    missing -= 1;
+                } else {
                     dirs.pop();
                 }
                 continue;
@@ -185,7 +190,8 @@ impl Workspace {
                     path: path.join(&component),
                 });
             };
-            if missing {
+            if missing > 0 {
+                missing += 1;
                 names.push(text.to_owned());
                 continue;
             }
@@ -201,7 +207,7 @@ impl Workspace {
                             path: link.path.clone(),
                         });
                     }
-                    missing = true;
+                    missing = 1;
                     names.push(text.to_owned());
                 }
                 Some(EntryKind::Directory) => {

@@ -472,10 +472,10 @@ fn every_code_has_the_numeric_code_of_its_class() {
 }
 
 /// Found by `valid_requests_round_trip`: a float with 17 significant digits in any params (here
-/// a Read call's `input`) comes back one rounding step away after decode → encode → decode,
-/// because serde_json is built without `float_roundtrip`. Ignored until that is decided.
+/// a Read call's `input`) came back one rounding step away after decode → encode → decode,
+/// because serde_json was built without `float_roundtrip`: an ask would show a person input that
+/// differs from what the agent sent. The workspace now enables `float_roundtrip`.
 #[test]
-#[ignore = "known: serde_json without float_roundtrip re-rounds 17-digit floats"]
 fn floats_round_trip_exactly() {
     let line = r#"{"sessionId":"a","turnId":"A","toolCallId":"-","tool":"Read","input":[-2.5590725897034926e-144]}"#;
     let request =

@@ -108,7 +108,8 @@ impl Host {
                 return answers;
             }
             let text = self.lines.recv_timeout(WAIT).unwrap_or_else(|e| {
-                panic!("no answer to {:?}: {e}", String::from_utf8_lossy(line))
+                let shown = String::from_utf8_lossy(&line[..line.len().min(200)]);
+                panic!("no answer to {shown:?} ({} bytes): {e}", line.len())
             });
             let value: Value = serde_json::from_str(&text).unwrap();
             if value.get("method").is_some() {

@@ -77,7 +77,13 @@ impl Plan {
         for a in args {
             argv.push(CString::new(a.as_bytes()).ok()?);
         }
-        let envp = env
+        // As std does: a later entry for a name replaces an earlier one (the run marker last).
+        let mut entries: Vec<(&str, &str)> = Vec::new();
+        for (k, v) in env {
+            entries.retain(|(name, _)| *name != k);
+            entries.push((k, v));
+        }
+        let envp = entries
             .into_iter()
             .map(|(k, v)| CString::new(format!("{k}={v}")).ok())
             .collect::<Option<Vec<_>>>()?;
@@ -105,6 +111,8 @@ pub(crate) struct Child {
 pub(crate) enum Refused {
     /// `clone3` or `CLONE_INTO_CGROUP` is not available here: spawn the std way.
     Unsupported,
+    /// This run's cgroup would not take the shell: spawn this one the std way.
+    NotHere,
     /// The spawn itself failed (resources, or exec of the program).
     Failed(io::Error),
 }
@@ -175,6 +183,20 @@ pub(crate) fn spawn(plan: &Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
                 tracing::debug!(error = %e, "clone3 into a cgroup refused; using fork");
                 UNSUPPORTED.store(true, Ordering::SeqCst);
                 Refused::Unsupported
+            }
+            // This cgroup would not take a process (no write access to the common ancestor, a
+            // threaded or invalid domain, gone): the std spawn still runs the command, with the
+            // procfs walk in charge, as when its `cgroup.procs` write fails.
+            Some(
+                libc::EACCES
+                | libc::EBUSY
+                | libc::EOPNOTSUPP
+                | libc::ENODEV
+                | libc::ENOENT
+                | libc::EBADF,
+            ) => {
+                tracing::debug!(error = %e, "the run cgroup refused the shell; using fork");
+                Refused::NotHere
             }
             _ => Refused::Failed(e),
         });

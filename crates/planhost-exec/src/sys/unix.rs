@@ -114,6 +114,8 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
     crate::tree::ensure_subreaper();
     let marker = next_marker();
     #[cfg(target_os = "linux")]
+    let live = crate::tree::LiveMarker::register(&marker);
+    #[cfg(target_os = "linux")]
     let cgroup = match spec.containment {
         Containment::Auto => crate::tree::RunCgroup::create(&marker),
         Containment::ProcfsOnly => None,
@@ -139,14 +141,14 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         )
     {
         match super::direct::spawn(&plan, cg.dir_fd()) {
-            Ok(child) => return Ok(started(Child::Direct(child), marker, cgroup)),
+            Ok(child) => return Ok(started(Child::Direct(child), marker, live, cgroup)),
             Err(super::direct::Refused::Failed(source)) => {
                 return Err(ExecError::SpawnFailed {
                     program: spec.shell.executable.clone(),
                     source,
                 });
             }
-            Err(super::direct::Refused::Unsupported) => {}
+            Err(super::direct::Refused::Unsupported | super::direct::Refused::NotHere) => {}
         }
     }
 
@@ -185,7 +187,7 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         source,
     })?;
     #[cfg(target_os = "linux")]
-    return Ok(started(Child::Std(child), marker, cgroup));
+    return Ok(started(Child::Std(child), marker, live, cgroup));
     #[cfg(not(target_os = "linux"))]
     return Ok(started(Child::Std(child), marker));
 }
@@ -194,6 +196,7 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
 fn started(
     child: Child,
     marker: String,
+    #[cfg(target_os = "linux")] live: crate::tree::LiveMarker,
     #[cfg(target_os = "linux")] cgroup: Option<crate::tree::RunCgroup>,
 ) -> Spawned {
     // A child that was not reaped yet always has its pid.
@@ -202,7 +205,7 @@ fn started(
         .and_then(|p| i32::try_from(p).ok())
         .unwrap_or(i32::MAX);
     #[cfg(target_os = "linux")]
-    let tree = Tree::new(pid, format!("{RUN_MARKER_VAR}={marker}"), cgroup);
+    let tree = Tree::new(pid, format!("{RUN_MARKER_VAR}={marker}"), live, cgroup);
     #[cfg(not(target_os = "linux"))]
     let tree = Tree::new(pid);
     tracing::debug!(pid, marker, "spawned");

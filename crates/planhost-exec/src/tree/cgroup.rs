@@ -21,19 +21,25 @@ fn base() -> Option<&'static Path> {
 /// The host's own cgroup path, as `/proc/<pid>/cgroup` names it (set by [`discover`]).
 static OWN: OnceLock<String> = OnceLock::new();
 
-/// Whether `pid` is in a run cgroup of any host (or below one), by its `/proc/<pid>/cgroup`.
-pub(crate) fn in_run_cgroup(pid: i32) -> bool {
+/// The marker of the run cgroup `pid` is in (or below), by its `/proc/<pid>/cgroup`: the name
+/// right under the host's own cgroup, `planhost-<marker>`. Only a name; the caller decides
+/// whether it is a run's. `None` when the file cannot be read (or there are no run cgroups);
+/// `Some(None)` when it is in none.
+pub(crate) fn run_cgroup_of(pid: i32) -> Option<Option<String>> {
     let (Some(_), Some(own)) = (base(), OWN.get()) else {
-        return false;
+        return None;
     };
-    let Ok(theirs) = fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
-        return false;
-    };
+    let theirs = fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let prefix = format!("{own}/planhost-");
-    theirs
-        .lines()
-        .filter_map(|l| l.strip_prefix("0::"))
-        .any(|p| p.starts_with(&prefix))
+    Some(
+        theirs
+            .lines()
+            .filter_map(|l| l.strip_prefix("0::"))
+            .find_map(|p| {
+                let rest = p.strip_prefix(&prefix)?;
+                Some(rest.split('/').next().unwrap_or(rest).to_owned())
+            }),
+    )
 }
 
 fn discover() -> Option<PathBuf> {

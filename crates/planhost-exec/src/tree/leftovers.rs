@@ -166,9 +166,12 @@ impl Watchdog {
                 Ok(())
             });
         }
-        Ok(Self {
-            child: super::forking(|| cmd.spawn())?,
-        })
+        let child = super::forking(|| cmd.spawn())?;
+        // Exempt by identity: an escapee could set WATCHDOG_VAR too.
+        if let Ok(pid) = i32::try_from(child.id()) {
+            super::exempt(pid);
+        }
+        Ok(Self { child })
     }
 
     /// The watchdog's pid.

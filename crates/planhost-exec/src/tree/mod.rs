@@ -26,6 +26,7 @@ use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
 
 use crate::runner::RUN_MARKER_VAR;
 pub(crate) use cgroup::RunCgroup;
+
 pub use leftovers::{
     HostIdentity, Leftovers, WATCHDOG_VAR, Watchdog, Whose, kill_leftovers, watch_host,
 };
@@ -46,6 +47,55 @@ static CLAIM_UNMARKED: AtomicBool = AtomicBool::new(false);
 /// exec a child carries neither a run marker nor (on that path) a run cgroup.
 static FORKS_STARTED: AtomicU64 = AtomicU64::new(0);
 static FORKS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// What rule 4 ([`claim_unmarked_orphans`]) must leave alone: the markers of this process's runs
+/// that have not ended, and processes exempt by identity (the watchdog, survivors a `Keep` run
+/// released). By identity, never by what a process says about itself: an escapee can set any
+/// environment variable and name a cgroup anything.
+#[derive(Default)]
+struct Registry {
+    live_markers: HashSet<String>,
+    exempt: HashSet<(i32, u64)>,
+}
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    static REGISTRY: std::sync::OnceLock<std::sync::Mutex<Registry>> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A run's marker in the registry of live runs, from before its shell is spawned (a shell between
+/// `clone3` and its exec, or before its tree exists, must already be protected) until its tree is
+/// dropped.
+#[derive(Debug)]
+pub(crate) struct LiveMarker(String);
+
+impl LiveMarker {
+    pub(crate) fn register(marker: &str) -> Self {
+        registry().live_markers.insert(marker.to_owned());
+        Self(marker.to_owned())
+    }
+}
+
+impl Drop for LiveMarker {
+    fn drop(&mut self) {
+        registry().live_markers.remove(&self.0);
+    }
+}
+
+/// Exempts the process `pid` (if it is still the one that started at its current start time)
+/// from rule 4 for its whole life.
+pub(crate) fn exempt(pid: i32) {
+    if let Some(st) = procfs::read_stat(pid) {
+        let mut reg = registry();
+        // Forget the ones that are gone, so the set stays small.
+        reg.exempt
+            .retain(|&(p, start)| procfs::read_stat(p).is_some_and(|st| st.start == start));
+        reg.exempt.insert((pid, st.start));
+    }
+}
 
 /// Runs a std spawn (fork and exec) of this process, so that no scan mistakes the child, before
 /// its exec, for an escapee.
@@ -105,6 +155,8 @@ pub(crate) struct Tree {
     host: i32,
     session: i32,
     marker_entry: Vec<u8>,
+    /// Keeps the marker registered as live until the tree is dropped.
+    _live: LiveMarker,
     /// The shell's start time: every process of the run started at or after it.
     started: Option<u64>,
     root: Option<Root>,
@@ -116,7 +168,12 @@ pub(crate) struct Tree {
 impl Tree {
     /// Starts tracking the shell `root_pid`, spawned with `marker_entry` (`NAME=value`) in its
     /// environment, in its own session, and (if any) in `cgroup`.
-    pub(crate) fn new(root_pid: i32, marker_entry: String, cgroup: Option<RunCgroup>) -> Self {
+    pub(crate) fn new(
+        root_pid: i32,
+        marker_entry: String,
+        live: LiveMarker,
+        cgroup: Option<RunCgroup>,
+    ) -> Self {
         let root = procfs::read_stat(root_pid).and_then(|st| {
             let fd = open_verified(root_pid, st.start)?;
             Some(Root {
@@ -139,6 +196,7 @@ impl Tree {
             host: rustix::process::getpid().as_raw_nonzero().get(),
             session: root_pid,
             marker_entry: marker_entry.into_bytes(),
+            _live: live,
             started: root.as_ref().map(|r| r.start),
             root,
             cgroup,
@@ -155,6 +213,10 @@ impl Tree {
     /// Leaves the remaining descendants running ([`crate::BackgroundPolicy::Keep`]).
     pub(crate) fn release(mut self) {
         if let Some(cg) = &self.cgroup {
+            // They outlive the run by the caller's choice: rule 4 must not take them later.
+            for pid in cg.pids() {
+                exempt(pid);
+            }
             cg.release();
         }
         self.finished = true;
@@ -287,10 +349,12 @@ impl Tree {
             seeds.extend(cg.pids());
         }
         seeds.extend(
+            // Known members still alive as themselves: a pid reused meanwhile (pid_max can be
+            // 32768) is another process, no seed of this run.
             self.members
-                .keys()
-                .copied()
-                .filter(|p| by_pid.contains_key(p)),
+                .iter()
+                .filter(|(p, m)| by_pid.get(p).is_some_and(|st| st.start == m.start))
+                .map(|(p, _)| *p),
         );
 
         let mut seen = HashSet::new();
@@ -316,13 +380,31 @@ impl Tree {
     /// Whether the live child `p` of the host, without this run's marker, is taken for an
     /// escapee of this run (see [`claim_unmarked_orphans`]).
     fn may_claim(&self, p: &procfs::ProcStat) -> bool {
-        CLAIM_UNMARKED.load(Ordering::SeqCst)
+        if !(CLAIM_UNMARKED.load(Ordering::SeqCst)
             && crate::sys::born_in_cgroups()
             && self.cgroup.is_some()
-            && self.started.is_some_and(|s| p.start >= s)
-            && procfs::environ_value(p.pid, RUN_MARKER_VAR).is_none()
-            && procfs::environ_value(p.pid, WATCHDOG_VAR).is_none()
-            && !cgroup::in_run_cgroup(p.pid)
+            && self.started.is_some_and(|s| p.start >= s))
+        {
+            return false;
+        }
+        let reg = registry();
+        if reg.exempt.contains(&(p.pid, p.start)) {
+            return false;
+        }
+        // A marker only counts when it names a run of this host that is still going (that run
+        // takes it); an ended run's or a made-up one protects nothing. What cannot be read (a
+        // process mid-exec or exiting) protects: the rule only kills on positive knowledge.
+        let Some(environ) = procfs::environ(p.pid) else {
+            return false;
+        };
+        let Some(cgroup) = cgroup::run_cgroup_of(p.pid) else {
+            return false;
+        };
+        let marked_live = procfs::value_in(&environ, RUN_MARKER_VAR)
+            .and_then(|m| String::from_utf8(m).ok())
+            .is_some_and(|m| reg.live_markers.contains(&m));
+        let in_live_cgroup = cgroup.is_some_and(|m| reg.live_markers.contains(&m));
+        !marked_live && !in_live_cgroup
     }
 
     /// Opens a pidfd for a newly seen process; false when it vanished or its pid was reused.

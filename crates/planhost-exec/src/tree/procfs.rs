@@ -107,7 +107,16 @@ pub(crate) fn all() -> Vec<ProcStat> {
 
 /// The value of `name` in `/proc/<pid>/environ`, if the process has it (and it is readable).
 pub(crate) fn environ_value(pid: i32, name: &str) -> Option<Vec<u8>> {
-    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    value_in(&environ(pid)?, name)
+}
+
+/// `/proc/<pid>/environ`, `None` when it cannot be read.
+pub(crate) fn environ(pid: i32) -> Option<Vec<u8>> {
+    fs::read(format!("/proc/{pid}/environ")).ok()
+}
+
+/// The value of `name` in an environment block (`NAME=value` entries separated by NULs).
+pub(crate) fn value_in(env: &[u8], name: &str) -> Option<Vec<u8>> {
     let prefix = format!("{name}=");
     env.split(|&b| b == 0)
         .find_map(|e| e.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec))

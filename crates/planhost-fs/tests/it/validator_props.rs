@@ -466,13 +466,12 @@ fn names_are_single_components() {
 }
 
 /// Found by the `path_validator` fuzz target (issue 10): after a missing component and `..`,
-/// the rest of the path is joined without looking at the disk, so a symlink there is taken as
-/// a plain name and `missing/../out/secret` resolves to `<root>/out/secret` ("inside"), though
-/// `out` leads outside. Reads and writes still refuse it (their handle walks open `out` with
-/// `O_NOFOLLOW`), but `resolve` breaks its contract, and a caller that uses the absolute path by
-/// name (`metadata` in planhost-tools' `require_exists`, for Glob and Grep roots) follows it.
+/// the rest of the path was joined without looking at the disk, so a symlink there was taken as
+/// a plain name and `missing/../out/secret` resolved to `<root>/out/secret` ("inside"), though
+/// `out` leads outside. Reads and writes still refused it (their handle walks open `out` with
+/// `O_NOFOLLOW`), but `resolve` broke its contract. Fixed: a `..` that climbs back out of the
+/// missing part returns the walk to the disk.
 #[test]
-#[ignore = "known defect, not fixed yet: missing/../<symlink> is resolved lexically"]
 fn a_missing_directory_then_dotdot_does_not_hide_a_symlink() {
     let tree = Tree::new();
     for requested in [

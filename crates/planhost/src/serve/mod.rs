@@ -83,12 +83,17 @@ pub(crate) fn run(
         .enable_all()
         .thread_name("planhost-rt")
         .build()?;
-    if let Some(addr) = web {
-        runtime.block_on(crate::web::start(svc.clone(), &paths.state_dir, addr))?;
-    }
+    // The page starts once the host's own transport listens: a client that sees `web.json` can
+    // connect to the socket too.
+    let web = web.map(|addr| (addr, paths.state_dir.as_path()));
     let result = match transport {
-        Transport::Stdio => runtime.block_on(serve_stdio(svc.clone())),
-        Transport::Socket => runtime.block_on(serve_socket(svc.clone(), &paths.socket)),
+        Transport::Stdio => runtime.block_on(async {
+            if let Some((addr, dir)) = web {
+                crate::web::start(svc.clone(), dir, addr).await?;
+            }
+            serve_stdio(svc.clone()).await
+        }),
+        Transport::Socket => runtime.block_on(serve_socket(svc.clone(), &paths.socket, web)),
     };
     // Socket: connections get time to kill their tool trees. Stdio: the one connection has
     // already ended (and cancelled its tools); only a writer blocked on an unread stdout remains.
@@ -187,11 +192,21 @@ fn flush_retrying(out: &mut impl Write) -> std::io::Result<()> {
     }
 }
 
-async fn serve_socket(svc: Service, path: &Path) -> anyhow::Result<()> {
+async fn serve_socket(
+    svc: Service,
+    path: &Path,
+    web: Option<(std::net::SocketAddr, &Path)>,
+) -> anyhow::Result<()> {
     clear_stale_socket(path)?;
     let listener = tokio::net::UnixListener::bind(path)
         .with_context(|| format!("binding {}", path.display()))?;
     fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    if let Some((addr, state_dir)) = web
+        && let Err(error) = crate::web::start(svc.clone(), state_dir, addr).await
+    {
+        let _ = fs_err::remove_file(path);
+        return Err(error);
+    }
     tracing::info!(socket = %path.display(), "serving");
     eprintln!("planhost: serving on {}", path.display());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;

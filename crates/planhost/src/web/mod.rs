@@ -248,9 +248,11 @@ fn set_html(r: &mut Response) {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // Not `no-referrer`: with it browsers send `Origin: null` on form posts, and the same-origin
+    // check would refuse every answer made without the script.
     r.headers_mut().insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -816,6 +818,12 @@ struct ResolveForm {
     action: String,
     #[serde(default)]
     mode: Option<String>,
+    /// The approval's version and artifact digest as the person saw them: the host refuses the
+    /// answer if either moved since.
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    sha256: Option<String>,
 }
 
 /// Approve (with a permission mode, `ask` by default) or reject. Answers with the card as it is
@@ -871,8 +879,18 @@ async fn resolve(
                         session_id: a.session_id.clone(),
                         turn_id: a.turn_id.clone(),
                         tool_call_id: a.tool_call_id.clone(),
-                        version: Some(a.version),
-                        artifact_sha256: Some(a.artifact_sha256.clone()),
+                        version: Some(
+                            form.version
+                                .as_deref()
+                                .and_then(|v| v.parse().ok())
+                                .unwrap_or(a.version),
+                        ),
+                        artifact_sha256: Some(
+                            form.sha256
+                                .clone()
+                                .filter(|s| !s.is_empty())
+                                .unwrap_or_else(|| a.artifact_sha256.clone()),
+                        ),
                         action,
                         target_permission_mode: mode,
                         feedback: None,
@@ -929,8 +947,15 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
         Err(e) => return internal(e),
     };
     let stream = futures_util::stream::unfold((conn, notes), |(conn, mut notes)| async move {
+        // The service drops a connection that stops reading: end the stream then, so the page
+        // sees the loss and reconnects instead of showing a stale "live".
+        let closed = conn.closed_token();
         loop {
-            match notes.recv().await {
+            let note = tokio::select! {
+                () = closed.cancelled() => return None,
+                note = notes.recv() => note,
+            };
+            match note {
                 Some(ServerNotification::StateChanged(event)) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
                     let e = Event::default().event("change").data(data);

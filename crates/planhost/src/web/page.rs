@@ -404,6 +404,8 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
         format!(
             r#"<form class="resolve" method="post" action="/approvals/{id}" data-replace="card">
 <input type="hidden" name="csrf" value="{csrf}">
+<input type="hidden" name="version" value="{version}">
+<input type="hidden" name="sha256" value="{sha}">
 <label for="mode-{id}">{mode_l}</label>
 <select id="mode-{id}" name="mode">
 <option value="ask" selected>{ask}</option>
@@ -414,6 +416,8 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
 <button type="submit" name="action" value="reject" class="reject">{reject}</button>
 </form>"#,
             csrf = esc(csrf),
+            version = a.version,
+            sha = esc(&a.artifact_sha256),
             mode_l = lang.t("card.mode.label"),
             ask = lang.t("card.mode.ask"),
             edits = lang.t("card.mode.accept_edits"),

@@ -221,6 +221,43 @@ fn every_id_plans_prints_opens_its_plan() {
 }
 
 #[test]
+fn an_ambiguous_id_prefix_says_ambiguous_and_lists_the_candidates() {
+    // Issue 10: an ambiguous prefix used to say "not found".
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-cli-ambiguous");
+    let mut ids = Vec::new();
+    for title in ["One plan", "Another plan"] {
+        let s = open_session(&mut c, &env.workspace(), "interactive");
+        let (turn, approval) = submit_plan(&mut c, &s, title);
+        end_turn(&mut c, &s, &turn);
+        ids.push(approval["proposalId"].as_str().unwrap().to_owned());
+    }
+    // UUIDv7 ids made moments apart share their leading (time) digits.
+    let shared = ids[0]
+        .chars()
+        .zip(ids[1].chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    assert!(shared >= 8, "ids made together share a prefix: {ids:?}");
+    let prefix = &ids[0][..8];
+    for command in [["show", prefix], ["approve", prefix]] {
+        let run = cli(&env, &command);
+        assert_eq!(run.code, Some(1), "{run:#?}");
+        assert!(run.stderr.contains("ID_AMBIGUOUS"), "{run:#?}");
+        assert!(!run.stderr.contains("not found"), "{run:#?}");
+        for id in &ids {
+            assert!(
+                run.stderr.contains(id.as_str()),
+                "{id} not listed: {run:#?}"
+            );
+        }
+    }
+    // Nothing was approved.
+    assert_eq!(pending_plans(&mut c).len(), 2);
+}
+
+#[test]
 fn without_a_host_the_cli_says_so() {
     let env = Env::new();
     for args in [

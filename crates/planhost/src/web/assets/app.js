@@ -22,7 +22,19 @@
 
   function pad(n) { return String(n).padStart(2, "0"); }
 
+  // The absolute deadline in the reader's own time zone and language (the server sends UTC).
+  function localTimes() {
+    document.querySelectorAll("time.deadline:not([data-local])").forEach((t) => {
+      const at = new Date(t.getAttribute("datetime"));
+      if (!isNaN(at)) {
+        t.textContent = at.toLocaleString(document.documentElement.lang, { dateStyle: "medium", timeStyle: "medium" });
+        t.dataset.local = "1";
+      }
+    });
+  }
+
   function tick() {
+    localTimes();
     const now = Date.now() + skew;
     let due = false;
     document.querySelectorAll('article.card[data-status="pending"]').forEach((card) => {
@@ -102,7 +114,7 @@
     const card = replace === "card" ? form.closest("article.card") : null;
     const box = replace === "card" ? null : document.getElementById(replace);
     try {
-      const r = await fetch(form.action, {
+      const r = await fetch(form.getAttribute("action"), {
         method: "POST",
         credentials: "same-origin",
         headers: { "x-planhost-fetch": "1", "content-type": "application/x-www-form-urlencoded" },

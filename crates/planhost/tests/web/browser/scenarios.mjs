@@ -1,0 +1,397 @@
+// The browser scenarios of planhost's web page, one per Rust test in crates/planhost/tests/web
+// (see lib.mjs for how they are run and what they print). Each returns what it saw; the Rust side
+// asserts it, and asserts the host's own state over its socket.
+
+import { WAIT_MS, cardSelector, checkpoint, run, sessionSelector } from './lib.mjs';
+
+/** How long the page may take to show an answer given elsewhere (contract: within ~2 s). */
+const LIVE_MS = 5000;
+
+/** The card's status attribute and text, and whether its form is still there. */
+async function cardState(card) {
+  return {
+    status: await card.getAttribute('data-status'),
+    statusText: (await card.locator('.status').innerText()).trim(),
+    forms: await card.locator('form.resolve').count(),
+    errors: await card.locator('.error').evaluateAll((es) =>
+      es.map((e) => ({ code: e.getAttribute('data-code'), text: e.textContent.trim() })),
+    ),
+  };
+}
+
+/** Waits until the card of `id` has `data-status=status`; on timeout, says what it has. */
+async function waitStatus(page, id, status, timeout = LIVE_MS) {
+  const selector = `${cardSelector(id)}[data-status="${status}"]`;
+  try {
+    await page.waitForSelector(selector, { timeout, state: 'attached' });
+  } catch (error) {
+    const card = page.locator(cardSelector(id));
+    const seen = (await card.count()) > 0 ? await cardState(card) : 'the card is gone';
+    throw new Error(`the card never became ${status} within ${timeout} ms; it shows ${JSON.stringify(seen)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The pending card of the input's approval, once it is there. */
+async function pendingCard(page, input) {
+  const card = page.locator(cardSelector(input.approvalId));
+  await card.waitFor({ state: 'visible' });
+  return card;
+}
+
+/**
+ * Logs in and waits for the page's first live refresh (on the SSE stream's open it fetches
+ * /cards, /sessions, /publications, then /asks), so that no refresh replaces the session list
+ * under the scenario's hands afterwards.
+ */
+async function loginLive(page, login) {
+  const refreshed = page.waitForResponse((r) => new URL(r.url()).pathname === '/asks');
+  refreshed.catch(() => {});
+  await login();
+  await refreshed;
+}
+
+/** A session's row: its mode, whether it is idle, its forms and the shell select, its errors. */
+async function sessionState(row) {
+  return row.evaluate((li) => {
+    const shell = li.querySelector('form.set-shell select[name=shell]');
+    const mode = li.querySelector('form.set-mode select[name=mode]');
+    const options = (select) =>
+      select
+        ? [...select.options].map((o) => ({ value: o.value, selected: o.selected, selectedAttr: o.hasAttribute('selected') }))
+        : null;
+    return {
+      idle: li.getAttribute('data-idle'),
+      mode: li.querySelector('.mode')?.getAttribute('data-mode') ?? null,
+      modeText: li.querySelector('.mode')?.textContent.trim() ?? null,
+      modeForms: li.querySelectorAll('form.set-mode').length,
+      shellForms: li.querySelectorAll('form.set-shell').length,
+      modeValue: mode ? mode.value : null,
+      modeOptions: options(mode),
+      shellValue: shell ? shell.value : null,
+      shellOptions: options(shell),
+      errors: [...li.querySelectorAll('.error')].map((e) => ({ code: e.getAttribute('data-code'), text: e.textContent.trim() })),
+    };
+  });
+}
+
+/** Waits until the session's row has `selector` inside; on timeout, says what it shows. */
+async function waitSession(page, id, selector, what, timeout = LIVE_MS) {
+  try {
+    await page.waitForSelector(`${sessionSelector(id)} ${selector}`, { timeout, state: 'attached' });
+  } catch (error) {
+    const row = page.locator(sessionSelector(id));
+    const seen = (await row.count()) > 0 ? await sessionState(row) : 'the session is gone';
+    throw new Error(`the session never ${what} (${selector}) within ${timeout} ms; it shows ${JSON.stringify(seen)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The session's row, once it is there. */
+async function sessionRow(page, id) {
+  const row = page.locator(sessionSelector(id));
+  await row.waitFor({ state: 'visible' });
+  return row;
+}
+
+/** Approve or reject through the form with the mouse. */
+async function answerWithMouse({ page, input, login, screenshot }, action) {
+  await login();
+  const card = await pendingCard(page, input);
+  const before = await cardState(card);
+  const shots = [];
+  if (action === 'approve') shots.push(await screenshot(card, 'card-pending.png'));
+  if (input.mode) await card.locator('select[name=mode]').selectOption(input.mode);
+  await card.locator(`button[name=action][value=${action}]`).click();
+  const status = action === 'approve' ? 'approved' : 'rejected';
+  await waitStatus(page, input.approvalId, status);
+  const after = await cardState(card);
+  if (action === 'approve') shots.push(await screenshot(card, 'card-approved.png'));
+  return { before, after, screenshots: shots.filter(Boolean) };
+}
+
+/** The accessible name of every control of a card's form, and the mode options. */
+async function controlNames(card) {
+  const controls = await card.locator('form.resolve').evaluate((form) =>
+    [...form.querySelectorAll('select, button, input:not([type=hidden]), textarea')].map((c) => {
+      const byIds = (c.getAttribute('aria-labelledby') || '')
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((id) => document.getElementById(id)?.textContent || '')
+        .join(' ');
+      const labels = [...(c.labels || [])].map((l) => l.textContent).join(' ');
+      const own = c.tagName === 'BUTTON' ? c.textContent : '';
+      const name = [c.getAttribute('aria-label') || '', byIds, labels, own, c.getAttribute('title') || '']
+        .join(' ')
+        .trim();
+      return { tag: c.tagName.toLowerCase(), name: c.getAttribute('name'), accessibleName: name };
+    }),
+  );
+  const modes = await card
+    .locator('select[name=mode] option')
+    .evaluateAll((os) => os.map((o) => ({ value: o.value, selected: o.selected })));
+  return { controls, modes };
+}
+
+const scenarios = {
+  async approve_with_mode(ctx) {
+    return answerWithMouse(ctx, 'approve');
+  },
+
+  async reject(ctx) {
+    return answerWithMouse(ctx, 'reject');
+  },
+
+  /**
+   * A pending card comes back after a reload with its deadline; the CLI's answer then reaches the
+   * open page without a reload, and so does a new plan; after a reload the answered card is gone
+   * and the new one is there.
+   */
+  async reload_then_answered_elsewhere({ page, input, login }) {
+    await login();
+    let card = await pendingCard(page, input);
+    const deadline = await card.locator('time.deadline').getAttribute('datetime');
+    const countdown1 = (await card.locator('.countdown').innerText()).trim();
+    await page.waitForTimeout(1300);
+    const countdown2 = (await card.locator('.countdown').innerText()).trim();
+
+    await page.reload();
+    card = await pendingCard(page, input);
+    const deadlineAfterReload = await card.locator('time.deadline').getAttribute('datetime');
+    const statusAfterReload = await card.getAttribute('data-status');
+
+    // A mark that a reload or navigation would wipe.
+    await page.evaluate(() => {
+      window.__planhostNoReload = true;
+    });
+    await checkpoint('pending-seen', { deadline, deadlineAfterReload });
+    // The Rust side answered from the CLI: the open page must show it by itself.
+    await waitStatus(page, input.approvalId, 'approved');
+    const live = await cardState(card);
+    const { newApprovalId } = await checkpoint('answered-live');
+    // A plan submitted now appears by itself.
+    await waitStatus(page, newApprovalId, 'pending');
+    const sameDocument = await page.evaluate(() => window.__planhostNoReload === true);
+
+    await page.reload();
+    await page.locator('#cards').waitFor({ state: 'attached' });
+    await page.locator(cardSelector(newApprovalId)).waitFor({ state: 'visible' });
+    const cardsAfterReload = await page.locator(cardSelector(input.approvalId)).count();
+    const newCardsAfterReload = await page.locator(cardSelector(newApprovalId)).count();
+    return {
+      newCardsAfterReload,
+      deadline,
+      deadlineAfterReload,
+      statusAfterReload,
+      countdown1,
+      countdown2,
+      live,
+      sameDocument,
+      cardsAfterReload,
+    };
+  },
+
+  /**
+   * The approval's deadline passes while the page is open (the Rust side moves the host's test
+   * clock at the checkpoint): the card turns expired by itself, with the code, without a reload.
+   */
+  async expiry_seen_live({ page, input, login, screenshot }) {
+    await login();
+    const card = await pendingCard(page, input);
+    const before = await cardState(card);
+    // A mark that a reload or navigation would wipe.
+    await page.evaluate(() => {
+      window.__planhostNoReload = true;
+    });
+    await checkpoint('pending-seen');
+    await waitStatus(page, input.approvalId, 'expired');
+    const live = await cardState(card);
+    const sameDocument = await page.evaluate(() => window.__planhostNoReload === true);
+    const shots = [await screenshot(card, 'card-expired.png')].filter(Boolean);
+    return { before, live, sameDocument, screenshots: shots };
+  },
+
+  /** The shell catalog is shown; choosing bash in the session's form pins it. */
+  async shell_change({ page, input, login }) {
+    await loginLive(page, login);
+    const row = await sessionRow(page, input.sessionId);
+    const before = await sessionState(row);
+    const catalog = await page.evaluate(() => ({
+      rows: [...document.querySelectorAll('#shells tr[data-shell-id]')].map((r) => ({
+        id: r.getAttribute('data-shell-id'),
+        available: r.getAttribute('data-available'),
+      })),
+      effective: [...document.querySelectorAll('p.effective[data-fallback]')].map((p) => ({
+        id: p.getAttribute('data-shell-id'),
+        fallback: p.getAttribute('data-fallback'),
+      })),
+    }));
+    const bashAvailable = await page.locator('#shells tr[data-shell-id=bash][data-available=true]').count();
+    const form = row.locator('form.set-shell');
+    await form.locator('select[name=shell]').selectOption(input.shell);
+    await form.locator('button[type=submit]').click();
+    // The server's answer replaces the list: only then is `selected` an attribute (choosing sets
+    // the property alone).
+    await waitSession(page, input.sessionId, `form.set-shell select[name=shell] option[value="${input.shell}"][selected]`, 'showed the shell chosen');
+    const after = await sessionState(row);
+    return { before, catalog, bashAvailable, after };
+  },
+
+  /**
+   * A shell the page does not offer (a Windows one) forced into the select and submitted: the
+   * session's row shows the host's refusal.
+   */
+  async refused_shell({ page, input, login }) {
+    await loginLive(page, login);
+    const row = await sessionRow(page, input.sessionId);
+    const before = await sessionState(row);
+    await page.evaluate(
+      ({ selector, shell }) => {
+        const select = document.querySelector(`${selector} form.set-shell select[name=shell]`);
+        const option = document.createElement('option');
+        option.value = shell;
+        option.textContent = shell;
+        select.append(option);
+        select.value = shell;
+      },
+      { selector: sessionSelector(input.sessionId), shell: input.shell },
+    );
+    const forced = await row.locator('form.set-shell select[name=shell]').inputValue();
+    await row.locator('form.set-shell button[type=submit]').click();
+    await waitSession(page, input.sessionId, '.error[data-code]', 'showed a refusal');
+    const after = await sessionState(row);
+    return { before, forced, after };
+  },
+
+  /** The Agent | Plan selector: an idle session switched to Plan; a busy one offers none. */
+  async mode_selector({ page, input, login }) {
+    await loginLive(page, login);
+    const idle = await sessionRow(page, input.idleSessionId);
+    const busy = await sessionRow(page, input.busySessionId);
+    const before = { idle: await sessionState(idle), busy: await sessionState(busy) };
+    const form = idle.locator('form.set-mode');
+    await form.locator('select[name=mode]').selectOption('plan');
+    await form.locator('button[type=submit]').click();
+    await waitSession(page, input.idleSessionId, '.mode[data-mode="plan"]', 'showed Plan');
+    const after = { idle: await sessionState(idle), busy: await sessionState(busy) };
+    return { before, after };
+  },
+
+  /** Tab to the mode select, choose with the arrow keys, Tab to Approve, Enter. */
+  async keyboard_only_approval({ page, input, login }) {
+    await login();
+    const labels = await controlNames(await pendingCard(page, input));
+    const focused = () =>
+      page.evaluate((id) => {
+        const a = document.activeElement;
+        if (!a || a === document.body) return null;
+        const card = a.closest('article.card');
+        const style = getComputedStyle(a);
+        return {
+          tag: a.tagName.toLowerCase(),
+          name: a.getAttribute('name'),
+          value: a.value ?? null,
+          inCard: !!card && card.getAttribute('data-approval-id') === id,
+          focusVisible: a.matches(':focus-visible'),
+          outline: `${style.outlineStyle} ${style.outlineWidth}`,
+          boxShadow: style.boxShadow,
+        };
+      }, input.approvalId);
+
+    const path = [];
+    let onSelect = null;
+    for (let i = 0; i < 60 && !onSelect; i += 1) {
+      await page.keyboard.press('Tab');
+      const f = await focused();
+      path.push(f ? `${f.tag}${f.name ? `[name=${f.name}]` : ''}` : 'body');
+      if (f && f.inCard && f.tag === 'select' && f.name === 'mode') onSelect = f;
+    }
+    if (!onSelect) throw new Error(`Tab never reached the card's mode select; focus went ${path.join(' > ')}`);
+
+    // ask (the default) → accept-edits.
+    await page.keyboard.press('ArrowDown');
+    const chosen = await focused();
+    await page.keyboard.press('Tab');
+    const onApprove = await focused();
+    await page.keyboard.press('Enter');
+    await waitStatus(page, input.approvalId, 'approved');
+    const after = await cardState(page.locator(cardSelector(input.approvalId)));
+    return { labels, path, onSelect, chosen, onApprove, after };
+  },
+
+  /** zh-CN from Accept-Language, then the switch back to English. */
+  async chinese_locale({ page, input, login, screenshot }) {
+    await login();
+    const card = await pendingCard(page, input);
+    const zh = {
+      lang: await page.evaluate(() => document.documentElement.lang),
+      approve: (await card.locator('button[name=action][value=approve]').innerText()).trim(),
+      reject: (await card.locator('button[name=action][value=reject]').innerText()).trim(),
+    };
+    const shots = [await screenshot(card, 'card-zh.png')].filter(Boolean);
+    const toEnglish = page.locator('a.lang-switch[href*="lang=en"]');
+    const switches = await toEnglish.count();
+    let en = null;
+    if (switches > 0) {
+      await Promise.all([page.waitForURL((u) => u.pathname === '/', { timeout: WAIT_MS }), toEnglish.first().click()]);
+      await page.waitForLoadState('load');
+      const enCard = await pendingCard(page, input);
+      en = {
+        lang: await page.evaluate(() => document.documentElement.lang),
+        approve: (await enCard.locator('button[name=action][value=approve]').innerText()).trim(),
+      };
+    }
+    return { zh, en, switches, screenshots: shots };
+  },
+
+  /** A second submission's card shows what changed since the first plan. */
+  async diff_since_last_plan({ page, input, login }) {
+    await login();
+    const card = await pendingCard(page, input);
+    const diff = card.locator('section.diff');
+    const texts = (selector) => diff.locator(selector).evaluateAll((es) => es.map((e) => e.textContent));
+    return {
+      diffs: await diff.count(),
+      inserted: await texts('ins'),
+      deleted: await texts('del'),
+      firstCards: await page.locator(cardSelector(input.firstApprovalId)).count(),
+    };
+  },
+
+  /** A hostile plan renders inert. */
+  async xss_plan_is_inert({ page, input, login }) {
+    const dialogs = [];
+    page.on('dialog', async (d) => {
+      dialogs.push(d.message());
+      await d.dismiss().catch(() => {});
+    });
+    await login();
+    const card = await pendingCard(page, input);
+    // Give a broken image's onerror (or anything else) time to run.
+    await page.waitForTimeout(700);
+    const rendered = card.locator('.rendered');
+    const found = await rendered.evaluate((root) => {
+      const all = [...root.querySelectorAll('*')];
+      const urlAttrs = ['href', 'src', 'action', 'formaction', 'xlink:href', 'data'];
+      return {
+        scripts: root.querySelectorAll('script').length,
+        javascriptUrls: all
+          .flatMap((e) => urlAttrs.map((a) => e.getAttribute(a)).filter((v) => v !== null))
+          .filter((v) => /^\s*javascript:/i.test(v)),
+        handlers: all.flatMap((e) =>
+          [...e.attributes].filter((a) => /^on/i.test(a.name)).map((a) => `${e.tagName}.${a.name}`),
+        ),
+        iframes: root.querySelectorAll('iframe, object, embed').length,
+        html: root.innerHTML,
+      };
+    });
+    const raw = await card.locator('details.raw pre').textContent();
+    const pwned = await page.evaluate(() => (typeof window.pwned === 'undefined' ? null : String(window.pwned)));
+    const links = await rendered.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    return { ...found, raw, pwned, dialogs, links };
+  },
+};
+
+await run(scenarios);

@@ -1,0 +1,19 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::wildcard_enum_match_arm
+)]
+//! End-to-end tests of the browser approval page (`planhost serve --web`): the real binary in a
+//! temporary home, its state made and checked over the socket, the page driven by real Chromium
+//! (Debian's package, through playwright-core in `browser/`) or by plain HTTP.
+//!
+//! Needs node >= 20 and Chromium (`$CHROMIUM`, `/usr/lib/chromium/chromium` or
+//! `/usr/bin/chromium`); `npm ci` runs in `browser/` when its `node_modules` is missing.
+//! `PLANHOST_SCREENSHOTS=1` saves the card's screenshots into `docs/screenshots/`.
+
+mod browser;
+mod http;
+mod page;
+mod refusals;
+mod sessions;
+mod support;

@@ -1,0 +1,248 @@
+//! What the page refuses, over plain HTTP without a browser: no token, a foreign `Host`
+//! (DNS rebinding), a cross-origin POST, a POST without its CSRF value; and the token itself
+//! (the file's mode, the cookie's flags, `planhost web`, rotation).
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use serde_json::Value;
+
+use crate::http::{HttpResponse, Visitor, form, http, log_in};
+use crate::support::{Budget, PLAN, WebHost, agent, assert_resolved_by_the_page, pending_plan};
+
+/// `GET path` with the loopback `Host` and `extra` headers.
+fn get(host: &WebHost, path: &str, extra: &[(&str, &str)]) -> HttpResponse {
+    let hp = host.host_port();
+    let mut headers = vec![("Host", hp.as_str())];
+    headers.extend_from_slice(extra);
+    http(host, "GET", path, &headers, None)
+}
+
+/// `POST /approvals/ID` as a form, with exactly `headers` (Host included).
+fn post_answer(
+    host: &WebHost,
+    approval: &Value,
+    headers: &[(&str, &str)],
+    fields: &[(&str, &str)],
+) -> HttpResponse {
+    let id = approval["proposalId"].as_str().expect("proposal id");
+    http(
+        host,
+        "POST",
+        &format!("/approvals/{id}"),
+        headers,
+        Some(&form(fields)),
+    )
+}
+
+#[test]
+fn the_page_needs_the_token_and_its_strict_cookie() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+
+    // The token file: owner-only, 64 hex digits; the address is logged.
+    let web_json = host.state_dir().join("web.json");
+    let mode = fs_err::metadata(&web_json)
+        .expect("web.json")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "web.json has mode 0600");
+    assert_eq!(host.token.len(), 64, "{}", host.token);
+    assert!(
+        host.token.chars().all(|c| c.is_ascii_hexdigit()),
+        "{}",
+        host.token
+    );
+    let logged = format!("planhost web: {}?token={}", host.url, host.token);
+    crate::support::poll_until("the address on stderr", budget.left("stderr"), || {
+        host.stderr().contains(&logged).then_some(())
+    });
+
+    // Without the cookie, with a wrong token, with a made-up cookie: 401.
+    get(&host, "/", &[]).assert_refusal(401, "unauthorized");
+    let wrong = "0".repeat(64);
+    get(&host, &format!("/?token={wrong}"), &[]).assert_refusal(401, "unauthorized");
+    get(&host, "/", &[("Cookie", &format!("planhost_web={wrong}"))])
+        .assert_refusal(401, "unauthorized");
+    get(&host, "/events", &[]).assert_refusal(401, "unauthorized");
+
+    // The right token: 303 to / with an HttpOnly, SameSite=Strict cookie for /.
+    let visitor = log_in(&host, &host.token);
+    let flags: Vec<String> = visitor
+        .set_cookie
+        .split(';')
+        .skip(1)
+        .map(|f| f.trim().to_ascii_lowercase())
+        .collect();
+    for flag in ["httponly", "samesite=strict", "path=/"] {
+        assert!(
+            flags.iter().any(|f| f == flag),
+            "the cookie is {flag}: {}",
+            visitor.set_cookie
+        );
+    }
+    assert!(
+        visitor.page.body.contains("<html lang=\"en\""),
+        "English without Accept-Language: {}",
+        visitor.page.body
+    );
+    visitor.page.assert_no_cors();
+}
+
+#[test]
+fn a_non_loopback_host_header_is_refused_with_421() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let token_path = format!("/?token={}", host.token);
+    let port = host.port();
+    let visitor = log_in(&host, &host.token);
+
+    for bad in [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        http(&host, "GET", &token_path, &[("Host", &bad)], None).assert_refusal(421, "bad-host");
+        http(
+            &host,
+            "GET",
+            "/",
+            &[("Host", &bad), ("Cookie", &visitor.cookie)],
+            None,
+        )
+        .assert_refusal(421, "bad-host");
+    }
+    // Every loopback spelling is served.
+    for good in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        "localhost".to_owned(),
+        format!("[::1]:{port}"),
+    ] {
+        let first = http(&host, "GET", &token_path, &[("Host", &good)], None);
+        assert_eq!(first.status, 303, "Host {good}: {first:#?}");
+    }
+}
+
+#[test]
+fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let approval = pending_plan(&host, &mut agent, "Forged", PLAN);
+    let Visitor { cookie, csrf, .. } = log_in(&host, &host.token);
+    let hp = host.host_port();
+    let fields = [
+        ("action", "approve"),
+        ("mode", "auto"),
+        ("csrf", csrf.as_str()),
+    ];
+
+    // The right cookie and CSRF value, from another origin (or no Origin at all): 403.
+    let other_port = format!("http://127.0.0.1:{}", host.port().wrapping_add(1));
+    for origin in [
+        Some("http://evil.example"),
+        Some("null"),
+        Some(other_port.as_str()),
+        None,
+    ] {
+        let mut headers = vec![("Host", hp.as_str()), ("Cookie", cookie.as_str())];
+        if let Some(origin) = origin {
+            headers.push(("Origin", origin));
+        }
+        post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
+        assert_eq!(
+            agent.approval(&approval)["status"],
+            "pending",
+            "still pending after a POST from Origin {origin:?}"
+        );
+    }
+    // Same origin and CSRF value without the cookie: refused too. The contract has "any page
+    // without the cookie → 401" and "POSTs need the cookie … otherwise 403"; either refusal will do.
+    let origin = host.origin();
+    let no_cookie = post_answer(
+        &host,
+        &approval,
+        &[("Host", &hp), ("Origin", &origin)],
+        &fields,
+    );
+    match no_cookie.status {
+        401 => no_cookie.assert_refusal(401, "unauthorized"),
+        _ => no_cookie.assert_refusal(403, "forbidden"),
+    }
+    let still = agent.approval(&approval);
+    assert_eq!(still["status"], "pending", "{still}");
+    assert_eq!(still["resolvedBy"], Value::Null, "{still}");
+}
+
+#[test]
+fn a_post_without_the_csrf_value_is_refused_and_one_with_it_approves() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let approval = pending_plan(&host, &mut agent, "CSRF", PLAN);
+    let Visitor { cookie, csrf, .. } = log_in(&host, &host.token);
+    let hp = host.host_port();
+    let origin = host.origin();
+    let headers = [
+        ("Host", hp.as_str()),
+        ("Cookie", cookie.as_str()),
+        ("Origin", origin.as_str()),
+    ];
+
+    let wrong = format!("{csrf}x");
+    for fields in [
+        vec![("action", "approve"), ("mode", "ask")],
+        vec![("action", "approve"), ("mode", "ask"), ("csrf", "")],
+        vec![("action", "approve"), ("mode", "ask"), ("csrf", &wrong)],
+    ] {
+        post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
+        assert_eq!(agent.approval(&approval)["status"], "pending", "{fields:?}");
+    }
+
+    // The same request with the page's CSRF value is the person's answer.
+    let answered = post_answer(
+        &host,
+        &approval,
+        &headers,
+        &[
+            ("action", "approve"),
+            ("mode", "accept-edits"),
+            ("csrf", &csrf),
+        ],
+    );
+    assert!(answered.status < 400, "{answered:#?}");
+    answered.assert_no_cors();
+    let approved = agent.approval(&approval);
+    assert_eq!(approved["status"], "approved", "{approved}");
+    assert_eq!(
+        approved["targetPermissionMode"], "accept-edits",
+        "{approved}"
+    );
+    assert_resolved_by_the_page(&approved);
+}
+
+#[test]
+fn planhost_web_prints_the_address_and_rotate_retires_the_old_cookie() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let printed = host.cli(&["web", "--no-open"]);
+    assert_eq!(
+        printed.trim(),
+        format!("{}?token={}", host.url, host.token),
+        "{printed}"
+    );
+    let old = log_in(&host, &host.token);
+
+    host.cli(&["web", "--rotate", "--no-open"]);
+    get(&host, "/", &[("Cookie", &old.cookie)]).assert_refusal(401, "unauthorized");
+    get(&host, &format!("/?token={}", host.token), &[]).assert_refusal(401, "unauthorized");
+    let printed = host.cli(&["web", "--no-open"]);
+    let token = printed
+        .trim()
+        .rsplit_once("?token=")
+        .map(|(_, t)| t.to_owned())
+        .unwrap_or_else(|| panic!("an address with a token: {printed}"));
+    assert_ne!(token, host.token, "a new token");
+    log_in(&host, &token);
+}

@@ -1,0 +1,523 @@
+//! Harness: the real `planhost serve --web` in a temporary home and a protocol connection on its
+//! socket (plain HTTP is in `http`, the browser in `browser`). Every child is killed and reaped
+//! on drop, and every wait is bounded by the scenario's [`Budget`].
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use planhost_client::{Client, ClientError};
+use planhost_core::Role;
+use planhost_protocol::RpcError;
+use serde_json::{Value, json};
+
+pub(crate) use planhost_test_support::poll_until;
+
+/// No scenario may take longer than this, the host's start included.
+pub(crate) const SCENARIO_CAP: Duration = Duration::from_secs(30);
+
+/// The binary under test.
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_planhost")
+}
+
+/// One scenario's deadline: [`SCENARIO_CAP`] from its start.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    deadline: Instant,
+}
+
+impl Budget {
+    pub(crate) fn start() -> Self {
+        Self {
+            deadline: Instant::now() + SCENARIO_CAP,
+        }
+    }
+
+    /// Time left, panicking once it is spent.
+    #[track_caller]
+    pub(crate) fn left(&self, what: &str) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        assert!(
+            !left.is_zero(),
+            "the scenario's {SCENARIO_CAP:?} ran out before {what}"
+        );
+        left
+    }
+
+    /// The instant it runs out.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The smaller of `bound` and the time left.
+    pub(crate) fn at_most(&self, bound: Duration, what: &str) -> Duration {
+        bound.min(self.left(what))
+    }
+}
+
+// ---- children ----
+
+/// Lines a child wrote to a pipe, collected by a thread.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Captured(Arc<Mutex<String>>);
+
+impl Captured {
+    pub(crate) fn spawn(pipe: impl Read + Send + 'static) -> Self {
+        let captured = Self::default();
+        let sink = captured.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(pipe);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                sink.0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push_str(&line);
+                line.clear();
+            }
+        });
+        captured
+    }
+
+    pub(crate) fn text(&self) -> String {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// A child started as the leader of its own process group; the whole group is SIGKILLed and
+/// the child reaped on drop (node's Chromium goes with it).
+#[derive(Debug)]
+pub(crate) struct Group(pub(crate) Child, bool);
+
+impl Group {
+    pub(crate) fn spawn(cmd: &mut Command, what: &str) -> Self {
+        let child = cmd
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start {what}: {e}"));
+        Self(child, false)
+    }
+
+    /// SIGKILLs the group and reaps the leader, once.
+    pub(crate) fn kill(&mut self) {
+        if self.1 {
+            return;
+        }
+        self.1 = true;
+        if let Ok(pid) = i32::try_from(self.0.id())
+            && let Some(pid) = rustix::process::Pid::from_raw(pid)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs `cmd` to completion within `bound` (killing its process group after), with its output.
+pub(crate) fn run_bounded(cmd: &mut Command, bound: Duration, what: &str) -> Output {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Group::spawn(cmd, what);
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .0
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .0
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = poll_until(what, bound, || child.0.try_wait().expect("try_wait"));
+    // Whatever the command left behind goes with its group, so the pipes close.
+    child.kill();
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+// ---- the host ----
+
+/// How a scenario's host differs from the plain one ([`WebHost::start_with`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HostOptions {
+    /// The debug host's test clock: `PLANHOST_TEST_CLOCK_FILE` names a file in the temporary
+    /// home holding a millisecond offset added to the host's clock, 0 at the start; see
+    /// [`WebHost::set_clock_offset`].
+    pub(crate) test_clock: bool,
+}
+
+/// `planhost serve --web 127.0.0.1:0` in a temporary home, with its `web.json`.
+#[derive(Debug)]
+pub(crate) struct WebHost {
+    root: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+    /// The test clock's offset file, with [`HostOptions::test_clock`].
+    clock: Option<PathBuf>,
+    /// Killed with its process group on drop.
+    _child: Group,
+    pub(crate) stderr: Captured,
+    /// `http://127.0.0.1:PORT/`, from `web.json`.
+    pub(crate) url: String,
+    /// The access token, from `web.json`.
+    pub(crate) token: String,
+    /// The scenario's deadline, which bounds every wait on this host.
+    pub(crate) budget: Budget,
+}
+
+impl WebHost {
+    /// Starts the host and waits (within the budget) for `<state>/web.json` and its socket.
+    pub(crate) fn start(budget: &Budget) -> Self {
+        Self::start_with(budget, HostOptions::default())
+    }
+
+    /// [`WebHost::start`] with `options`.
+    pub(crate) fn start_with(budget: &Budget, options: HostOptions) -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("phweb")
+            .tempdir_in("/tmp")
+            .expect("temp root");
+        let workspace = tempfile::Builder::new()
+            .prefix("phwebws")
+            .tempdir_in("/tmp")
+            .expect("temp workspace");
+        let mut cmd = command_in(root.path());
+        cmd.args(["serve", "--web", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let clock = options.test_clock.then(|| {
+            if !cfg!(debug_assertions) {
+                panic!(
+                    "only a debug build of planhost reads PLANHOST_TEST_CLOCK_FILE (no --release)"
+                );
+            }
+            let file = root.path().join("clock-offset-ms");
+            fs_err::write(&file, "0\n").expect("write the clock offset");
+            cmd.env("PLANHOST_TEST_CLOCK_FILE", &file);
+            file
+        });
+        let mut child = Group::spawn(&mut cmd, "planhost serve --web");
+        let stderr = Captured::spawn(child.0.stderr.take().expect("stderr"));
+        let stdout = Captured::spawn(child.0.stdout.take().expect("stdout"));
+        let web_json = root.path().join("state").join("web.json");
+        let socket = root.path().join("s.sock");
+        let bound = budget.at_most(Duration::from_secs(10), "the host started");
+        // The host writes web.json once the page listens, and binds its socket just after.
+        let (url, token) = poll_until("<state>/web.json and the socket", bound, || {
+            if let Some(status) = child.0.try_wait().expect("try_wait") {
+                panic!(
+                    "`planhost serve --web 127.0.0.1:0` exited early with {status}; stderr:\n{}\nstdout:\n{}",
+                    stderr.text(),
+                    stdout.text()
+                );
+            }
+            let text = fs_err::read_to_string(&web_json).ok()?;
+            let value: Value = serde_json::from_str(&text).ok()?;
+            UnixStream::connect(&socket).ok()?;
+            Some((
+                value["url"].as_str()?.to_owned(),
+                value["token"].as_str()?.to_owned(),
+            ))
+        });
+        assert!(
+            url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+            "web.json's url is http://127.0.0.1:PORT/: {url:?}"
+        );
+        Self {
+            root,
+            workspace,
+            clock,
+            _child: child,
+            stderr,
+            url,
+            token,
+            budget: *budget,
+        }
+    }
+
+    pub(crate) fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.root.path().join("s.sock")
+    }
+
+    /// The workspace root as the host stores it (canonical).
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.workspace
+            .path()
+            .canonicalize()
+            .expect("canonical workspace")
+    }
+
+    /// `127.0.0.1:PORT`: the address to connect to and the loopback `Host` header.
+    pub(crate) fn host_port(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    /// The port alone.
+    pub(crate) fn port(&self) -> u16 {
+        self.host_port()
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .expect("a port in the url")
+    }
+
+    /// `http://127.0.0.1:PORT`: the page's origin.
+    pub(crate) fn origin(&self) -> String {
+        format!("http://{}", self.host_port())
+    }
+
+    /// Sets the test clock to `offset_ms` after the wall clock (the file is replaced whole, so
+    /// the host never reads half a number). The host reads it on every clock reading, but its
+    /// expiry timer sleeps until the next deadline (at most 30 s) and re-checks after each
+    /// request it serves: make one for it to notice a jump now.
+    pub(crate) fn set_clock_offset(&self, offset_ms: i64) {
+        let file = self
+            .clock
+            .as_ref()
+            .expect("a host started with HostOptions { test_clock: true }");
+        let next = file.with_extension("next");
+        fs_err::write(&next, format!("{offset_ms}\n")).expect("write the clock offset");
+        fs_err::rename(&next, file).expect("replace the clock offset");
+    }
+
+    /// What the host wrote on stderr so far.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// A `planhost` command with this host's `--state-dir` and `--socket`.
+    pub(crate) fn command(&self) -> Command {
+        command_in(self.root.path())
+    }
+
+    /// Runs a CLI command against this host within the budget; it must succeed.
+    pub(crate) fn cli(&self, args: &[&str]) -> String {
+        let what = format!("planhost {}", args.join(" "));
+        let out = run_bounded(
+            self.command().args(args),
+            self.budget.at_most(Duration::from_secs(10), &what),
+            &what,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "`{what}` exited with {}\nstdout:\n{stdout}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// An initialized connection on the socket declaring `roles`. It stops reading (and every
+    /// call on it fails) once the budget is spent, so a host that stops answering cannot hang
+    /// the test.
+    pub(crate) fn connect(&self, name: &str, roles: &[Role]) -> Conn {
+        let stream = UnixStream::connect(self.socket()).expect("connect to the socket");
+        stream
+            .set_read_timeout(Some(self.budget.left("connecting")))
+            .expect("read timeout");
+        let reader = stream.try_clone().expect("clone the stream");
+        let mut client = Client::from_streams(reader, stream);
+        let init = client
+            .initialize(name, roles)
+            .unwrap_or_else(|e| panic!("initialize {name}: {e}"));
+        assert_eq!(
+            init.roles, roles,
+            "the roles granted are the roles declared"
+        );
+        Conn(client)
+    }
+}
+
+fn command_in(root: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.arg("--state-dir")
+        .arg(root.join("state"))
+        .arg("--socket")
+        .arg(root.join("s.sock"))
+        .env_remove("PLANHOST_LOG")
+        .env_remove("PLANHOST_STATE_DIR")
+        .env_remove("PLANHOST_SOCKET")
+        .env_remove("PLANHOST_TEST_CLOCK_FILE")
+        // `planhost web` must never open a real browser from a test.
+        .env("BROWSER", "true")
+        .stdin(Stdio::null());
+    cmd
+}
+
+// ---- the socket ----
+
+/// One protocol connection.
+pub(crate) struct Conn(Client);
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Conn")
+    }
+}
+
+impl Conn {
+    pub(crate) fn try_call(&mut self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match self.0.call_raw::<Value, Value>(method, &params) {
+            Ok(value) => Ok(value),
+            Err(ClientError::Rpc(error)) => Err(error),
+            Err(other) => panic!("{method}: transport failure: {other}"),
+        }
+    }
+
+    /// A call that must succeed.
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
+        self.try_call(method, params.clone())
+            .unwrap_or_else(|e| panic!("{method} {params} failed: {e:?}"))
+    }
+
+    /// One approval as anyone reads it back (`plans.get`).
+    pub(crate) fn approval(&mut self, approval: &Value) -> Value {
+        let detail = self.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+        detail["approval"].clone()
+    }
+
+    pub(crate) fn session(&mut self, sid: &Value) -> Value {
+        self.call("sessions.get", json!({ "sessionId": sid }))
+    }
+}
+
+/// The agent's connection: what the tests use to make host state.
+pub(crate) fn agent(host: &WebHost) -> Conn {
+    host.connect("e2e-agent", &[Role::Agent, Role::Observer])
+}
+
+/// The markdown the scenarios submit unless they bring their own.
+pub(crate) const PLAN: &str =
+    "# Plan: web e2e\n\n1. Write `out.txt`.\n2. Run the tests.\n\n```sh\ncargo test\n```\n";
+
+/// A session in Plan mode whose agent submitted `markdown`: the pending plan approval.
+pub(crate) fn pending_plan(host: &WebHost, agent: &mut Conn, title: &str, markdown: &str) -> Value {
+    let sid = plan_session(host, agent);
+    submit(agent, &sid, "submit-1", title, markdown)
+}
+
+/// A new interactive session (in Agent mode, idle); its id.
+pub(crate) fn open_session(host: &WebHost, agent: &mut Conn) -> Value {
+    let session = agent.call(
+        "sessions.open",
+        json!({ "workspaceRoot": host.workspace().display().to_string(), "interactivity": "interactive" }),
+    );
+    session["id"].clone()
+}
+
+/// A new session, moved into Plan mode by a person; its id.
+pub(crate) fn plan_session(host: &WebHost, agent: &mut Conn) -> Value {
+    let sid = open_session(host, agent);
+    let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
+    person.call(
+        "sessions.setMode",
+        json!({ "sessionId": sid, "mode": "plan" }),
+    );
+    sid
+}
+
+/// One turn of a session in Plan mode: SubmitPlan allowed and submitted as tool call `call`;
+/// the pending approval.
+pub(crate) fn submit(
+    agent: &mut Conn,
+    sid: &Value,
+    call: &str,
+    title: &str,
+    markdown: &str,
+) -> Value {
+    let turn = agent.call("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    let allowed = agent.call(
+        "tools.authorize",
+        json!({
+            "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": "SubmitPlan",
+            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": {},
+        }),
+    );
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    let approval = agent.call(
+        "plans.submit",
+        json!({
+            "sessionId": sid, "turnId": turn, "toolCallId": call, "batchIndex": 0,
+            "batchSize": 1, "title": title, "markdown": markdown,
+            "question": "Shall I implement this plan?",
+        }),
+    );
+    assert_eq!(approval["status"], "pending", "{approval}");
+    agent.call(
+        "turns.end",
+        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
+    );
+    approval
+}
+
+/// A person's answer over the socket (`plans.resolve` naming exactly this approval).
+pub(crate) fn resolve(host: &WebHost, approval: &Value, action: &str) -> Value {
+    let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
+    person.call(
+        "plans.resolve",
+        json!({
+            "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
+            "turnId": approval["turnId"], "toolCallId": approval["toolCallId"],
+            "version": approval["version"], "artifactSha256": approval["artifactSha256"],
+            "action": action,
+        }),
+    )
+}
+
+/// Asserts that the web page answered this approval: `resolvedBy` is the page's own client
+/// (an approver, not one of the test's connections nor the CLI).
+#[track_caller]
+pub(crate) fn assert_resolved_by_the_page(approval: &Value) {
+    let by = &approval["resolvedBy"];
+    let client = by["client"].as_str().unwrap_or_default();
+    assert!(
+        client.to_ascii_lowercase().contains("web")
+            && !client.starts_with("e2e-")
+            && client != "planhost-cli",
+        "resolvedBy names the web client: {approval}"
+    );
+    assert!(
+        by["roles"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r == "approver")),
+        "the web client answers as an approver: {approval}"
+    );
+}
