@@ -932,10 +932,14 @@ async fn resolve(
 
 /// Live updates: one `change` event per committed state change (the page then refetches what it
 /// shows). The stream holds a connection of its own, dropped with the stream.
+/// How often an open event stream checks that its token is still the current one.
+const TOKEN_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn events(State(web): Shared, headers: HeaderMap) -> Response {
-    if let Err(r) = web.admit(&headers) {
-        return r;
-    }
+    let visitor = match web.admit(&headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
     let hello = InitializeParams {
         protocol_version: PROTOCOL_VERSION,
         client_name: CLIENT_NAME.into(),
@@ -946,20 +950,31 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
         Ok(c) => c,
         Err(e) => return internal(e),
     };
-    let stream = futures_util::stream::unfold((conn, notes), |(conn, mut notes)| async move {
+    let state = (conn, notes, Arc::clone(&web), visitor.token);
+    let stream = futures_util::stream::unfold(state, |(conn, mut notes, web, token)| async move {
         // The service drops a connection that stops reading: end the stream then, so the page
-        // sees the loss and reconnects instead of showing a stale "live".
+        // sees the loss and reconnects instead of showing a stale "live". A rotated token ends
+        // it too (the page's reconnect is then refused).
         let closed = conn.closed_token();
         loop {
             let note = tokio::select! {
                 () = closed.cancelled() => return None,
+                () = tokio::time::sleep(TOKEN_RECHECK) => {
+                    if web.token().is_none_or(|now| !same(&now, &token)) {
+                        return None;
+                    }
+                    continue;
+                }
                 note = notes.recv() => note,
             };
             match note {
                 Some(ServerNotification::StateChanged(event)) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
                     let e = Event::default().event("change").data(data);
-                    return Some((Ok::<_, std::convert::Infallible>(e), (conn, notes)));
+                    return Some((
+                        Ok::<_, std::convert::Infallible>(e),
+                        (conn, notes, web, token),
+                    ));
                 }
                 Some(_) => {}
                 None => return None,

@@ -1,6 +1,7 @@
 //! The page in real Chromium: answering a plan card, live updates and reloads, an expiry, the
-//! keyboard, the Chinese locale, a hostile plan. Each test prepares the host over its socket, runs one browser
-//! scenario (browser/scenarios.mjs) and then asserts the host's own state over the socket.
+//! keyboard, without JavaScript, at phone width, the Chinese locale, a hostile plan. Each test
+//! prepares the host over its socket, runs one browser scenario (browser/scenarios.mjs) and then
+//! asserts the host's own state over the socket.
 
 use serde_json::{Value, json};
 
@@ -322,6 +323,88 @@ fn a_second_submission_shows_what_changed_since_the_first_plan() {
         !has("inserted", "out.txt") && !has("deleted", "out.txt"),
         "an unchanged line is neither inserted nor deleted: {result:#}"
     );
+}
+
+#[test]
+fn without_javascript_the_approve_form_posts_same_origin_redirects_with_303_and_approves() {
+    let (_slot, budget) = browser_scenario();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let approval = pending_plan(&host, &mut agent, "Approve without JavaScript", PLAN);
+
+    let result = run_scenario(
+        &host,
+        "approve_without_javascript",
+        json!({ "approvalId": approval["proposalId"], "mode": "auto" }),
+    );
+    assert_eq!(result["before"]["status"], "pending", "{result:#}");
+    assert_eq!(
+        result["script"],
+        json!({ "live": null, "countdown": "" }),
+        "the page's script did not run: {result:#}"
+    );
+    let post = &result["post"];
+    // `Referrer-Policy: no-referrer` made Chromium send `Origin: null` here, which the
+    // same-origin check refused (403): the form must carry the page's own origin.
+    assert_eq!(post["origin"], host.origin(), "{result:#}");
+    assert_eq!(
+        post["fields"],
+        json!({ "action": "approve", "mode": "auto", "csrf": true }),
+        "{result:#}"
+    );
+    assert_eq!(post["status"], 303, "{result:#}");
+    assert_eq!(post["location"], "/", "{result:#}");
+    assert_eq!(result["landed"]["status"], 200, "{result:#}");
+    assert_eq!(
+        result["landed"]["url"],
+        format!("{}/", host.origin()),
+        "{result:#}"
+    );
+    assert_eq!(result["cardsAfter"], 0, "{result:#}");
+    assert_eq!(result["emptyAfter"], 1, "{result:#}");
+
+    let approved = agent.approval(&approval);
+    assert_eq!(approved["status"], "approved", "{approved}");
+    assert_eq!(approved["targetPermissionMode"], "auto", "{approved}");
+    assert_resolved_by_the_page(&approved);
+}
+
+#[test]
+fn at_phone_width_the_approve_button_is_reachable_without_sideways_scrolling_and_approves() {
+    let (_slot, budget) = browser_scenario();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let approval = pending_plan(&host, &mut agent, "Approve on a phone", PLAN);
+
+    let result = run_scenario(
+        &host,
+        "phone_width_approval",
+        json!({ "approvalId": approval["proposalId"] }),
+    );
+    for at in ["before", "atButton"] {
+        let m = &result[at];
+        assert_eq!(m["innerWidth"], 375, "{result:#}");
+        let scroll_width = m["scrollWidth"].as_f64().expect("scrollWidth");
+        assert!(
+            scroll_width <= 375.0,
+            "the page does not scroll sideways at 375 px ({at}): {result:#}"
+        );
+        assert_eq!(m["scrollX"], 0, "{at}: {result:#}");
+        let left = m["button"]["left"].as_f64().expect("left");
+        let right = m["button"]["right"].as_f64().expect("right");
+        assert!(
+            left >= 0.0 && right <= 375.0 && right > left,
+            "the Approve button lies within the width ({at}): {result:#}"
+        );
+    }
+    assert_eq!(result["atButton"]["visible"], true, "{result:#}");
+    assert_eq!(result["scrollXAfter"], 0, "{result:#}");
+    assert_card(&result["after"], "approved", &result);
+
+    let approved = agent.approval(&approval);
+    assert_eq!(approved["status"], "approved", "{approved}");
+    assert_eq!(approved["targetPermissionMode"], "ask", "{approved}");
+    assert_resolved_by_the_page(&approved);
 }
 
 /// A plan with a script, a `javascript:` link and an image with an `onerror` handler.

@@ -74,13 +74,23 @@ export function cardSelector(approvalId) {
   return `article.card[data-approval-id=${quoted(approvalId)}]`;
 }
 
+/** The pending publication (`/plan save`) of one id. */
+export function publicationSelector(publicationId) {
+  return `article.publication[data-publication-id=${quoted(publicationId)}]`;
+}
+
+/** The open permission ask of one id. */
+export function askSelector(requestId) {
+  return `article.ask[data-ask-id=${quoted(requestId)}]`;
+}
+
 /** The row of one session in the session list. */
 export function sessionSelector(sessionId) {
   return `li.session[data-session-id=${quoted(sessionId)}]`;
 }
 
 /**
- * Runs one scenario: `body({ page, context, browser, input, url, origin, login, screenshot })`
+ * Runs one scenario: `body({ page, context, browser, input, url, origin, login, newPage, screenshot })`
  * returns the result object. Everything is bounded by PLANHOST_E2E_BUDGET_MS.
  */
 export async function run(scenarios) {
@@ -114,36 +124,45 @@ export async function run(scenarios) {
       // A cold start on a busy machine is the slowest step.
       timeout: 2 * WAIT_MS,
     });
-    const context = await browser.newContext({
+    const defaults = {
       locale: input.locale || 'en-US',
       viewport: { width: 1000, height: 900 },
       deviceScaleFactor: 1,
-    });
-    context.setDefaultTimeout(WAIT_MS);
-    context.setDefaultNavigationTimeout(WAIT_MS);
-    const page = await context.newPage();
-    page.on('pageerror', (e) => consoleErrors.push(String(e)));
-    page.on('response', (r) => {
-      const req = r.request();
-      if (req.resourceType() !== 'eventsource') traffic.push(`${req.method()} ${r.url()} -> ${r.status()}`);
-    });
-    page.on('requestfailed', (req) => traffic.push(`${req.method()} ${req.url()} failed: ${req.failure()?.errorText}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-
-    /** First load with the token: 303 to `/` with the cookie, then the page itself. */
-    const login = async () => {
-      const response = await page.goto(`${url}?token=${encodeURIComponent(token)}`);
-      if (!response) throw new Error('no response to the first load');
-      if (response.status() !== 200) {
-        throw new Error(`the first load ended in HTTP ${response.status()} at ${page.url()}`);
-      }
-      if (page.url() !== `${origin}/`) {
-        throw new Error(`the first load should land on ${origin}/, not ${page.url()}`);
-      }
-      return response;
     };
+    /**
+     * A new context (the defaults overridden by `options`, e.g. `javaScriptEnabled: false` or a
+     * phone's `viewport`) and its page, bounded and watched like the first one, with its `login`.
+     */
+    const newPage = async (options = {}) => {
+      const context = await browser.newContext({ ...defaults, ...options });
+      context.setDefaultTimeout(WAIT_MS);
+      context.setDefaultNavigationTimeout(WAIT_MS);
+      const page = await context.newPage();
+      page.on('pageerror', (e) => consoleErrors.push(String(e)));
+      page.on('response', (r) => {
+        const req = r.request();
+        if (req.resourceType() !== 'eventsource') traffic.push(`${req.method()} ${r.url()} -> ${r.status()}`);
+      });
+      page.on('requestfailed', (req) => traffic.push(`${req.method()} ${req.url()} failed: ${req.failure()?.errorText}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+
+      /** First load with the token: 303 to `/` with the cookie, then the page itself. */
+      const login = async () => {
+        const response = await page.goto(`${url}?token=${encodeURIComponent(token)}`);
+        if (!response) throw new Error('no response to the first load');
+        if (response.status() !== 200) {
+          throw new Error(`the first load ended in HTTP ${response.status()} at ${page.url()}`);
+        }
+        if (page.url() !== `${origin}/`) {
+          throw new Error(`the first load should land on ${origin}/, not ${page.url()}`);
+        }
+        return response;
+      };
+      return { context, page, login };
+    };
+    const { context, page, login } = await newPage();
 
     const screenshotDir = process.env.PLANHOST_SCREENSHOT_DIR || '';
     /** Saves a screenshot of `locator` as `file` when screenshots were asked for. */
@@ -154,7 +173,7 @@ export async function run(scenarios) {
       return path;
     };
 
-    const result = await scenario({ page, context, browser, input, url, origin, login, screenshot });
+    const result = await scenario({ page, context, browser, input, url, origin, login, newPage, screenshot });
     emit({ result: { ...result, consoleErrors } });
     await browser.close();
     browser = null;

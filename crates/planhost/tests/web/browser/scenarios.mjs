@@ -2,7 +2,15 @@
 // (see lib.mjs for how they are run and what they print). Each returns what it saw; the Rust side
 // asserts it, and asserts the host's own state over its socket.
 
-import { WAIT_MS, cardSelector, checkpoint, run, sessionSelector } from './lib.mjs';
+import {
+  WAIT_MS,
+  askSelector,
+  cardSelector,
+  checkpoint,
+  publicationSelector,
+  run,
+  sessionSelector,
+} from './lib.mjs';
 
 /** How long the page may take to show an answer given elsewhere (contract: within ~2 s). */
 const LIVE_MS = 5000;
@@ -31,6 +39,84 @@ async function waitStatus(page, id, status, timeout = LIVE_MS) {
       cause: error,
     });
   }
+}
+
+/**
+ * Waits until the text of `selector` is no longer `before` (the countdown ticks once a second,
+ * but a busy machine may delay a tick); returns the new text.
+ */
+async function waitTextChange(page, selector, before, timeout = LIVE_MS) {
+  try {
+    const changed = await page.waitForFunction(
+      ({ selector, before }) => {
+        const text = document.querySelector(selector)?.textContent.trim() ?? '';
+        return text !== '' && text !== before ? text : null;
+      },
+      { selector, before },
+      { timeout },
+    );
+    return await changed.jsonValue();
+  } catch (error) {
+    const now = await page.locator(selector).textContent().catch(() => null);
+    throw new Error(`${selector} still showed ${JSON.stringify(now)} (was ${JSON.stringify(before)}) after ${timeout} ms`, {
+      cause: error,
+    });
+  }
+}
+
+/** The refusals shown in a list's box (`#publications-box`, `#asks-box`). */
+async function boxErrors(page, box) {
+  return page
+    .locator(`#${box} .error`)
+    .evaluateAll((es) => es.map((e) => ({ code: e.getAttribute('data-code'), text: e.textContent.trim() })));
+}
+
+/**
+ * Answers one item of a list (a publication or an ask) with the mouse: clicks its button
+ * `name=value`, waits for the server's answer to the form's POST, then until the item has left
+ * the list. Returns the POST's status and what the box shows after.
+ */
+async function answerListItem(page, { selector, box, name, value }) {
+  const item = page.locator(selector);
+  await item.waitFor({ state: 'visible' });
+  const action = await item.locator('form.answer').getAttribute('action');
+  const posted = page.waitForResponse(
+    (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === action,
+  );
+  posted.catch(() => {});
+  await item.locator(`button[name=${name}][value=${value}]`).click();
+  const response = await posted;
+  const errors = await boxErrors(page, box);
+  try {
+    await item.waitFor({ state: 'detached', timeout: LIVE_MS });
+  } catch (error) {
+    throw new Error(
+      `${selector} stayed in #${box} after POST ${action} -> ${response.status()}; errors: ${JSON.stringify(errors)}`,
+      { cause: error },
+    );
+  }
+  return { action, status: response.status(), errors, left: await page.locator(selector).count() };
+}
+
+/** A publication's row as shown: status, path, revision, digest, its buttons. */
+async function publicationState(page, id) {
+  return page.locator(publicationSelector(id)).evaluate((a) => ({
+    status: a.getAttribute('data-status'),
+    path: a.querySelector('code.path')?.textContent ?? null,
+    revision: a.querySelector('.revision')?.textContent ?? null,
+    sha256: a.querySelector('code.sha256')?.textContent ?? null,
+    buttons: [...a.querySelectorAll('form.answer button')].map((b) => `${b.name}=${b.value}`),
+  }));
+}
+
+/** An ask as shown: its tool, reason, the exact input text, its buttons. */
+async function askState(page, id) {
+  return page.locator(askSelector(id)).evaluate((a) => ({
+    tool: a.querySelector('code.tool')?.textContent ?? null,
+    reason: a.querySelector('.reason')?.textContent ?? null,
+    input: a.querySelector('pre.input')?.textContent ?? null,
+    buttons: [...a.querySelectorAll('form.answer button')].map((b) => `${b.name}=${b.value}`),
+  }));
 }
 
 /** The pending card of the input's approval, once it is there. */
@@ -154,8 +240,7 @@ const scenarios = {
     let card = await pendingCard(page, input);
     const deadline = await card.locator('time.deadline').getAttribute('datetime');
     const countdown1 = (await card.locator('.countdown').innerText()).trim();
-    await page.waitForTimeout(1300);
-    const countdown2 = (await card.locator('.countdown').innerText()).trim();
+    const countdown2 = await waitTextChange(page, `${cardSelector(input.approvalId)} .countdown`, countdown1);
 
     await page.reload();
     card = await pendingCard(page, input);
@@ -358,6 +443,141 @@ const scenarios = {
       deleted: await texts('del'),
       firstCards: await page.locator(cardSelector(input.firstApprovalId)).count(),
     };
+  },
+
+  /** Two pending publications (`/plan save`): the first approved, the second rejected. */
+  async answer_publications({ page, input, login }) {
+    await loginLive(page, login);
+    await page.locator(publicationSelector(input.rejectId)).waitFor({ state: 'visible' });
+    const before = {
+      approved: await publicationState(page, input.approveId),
+      rejected: await publicationState(page, input.rejectId),
+    };
+    const box = 'publications-box';
+    const approve = await answerListItem(page, {
+      selector: publicationSelector(input.approveId),
+      box,
+      name: 'action',
+      value: 'approve',
+    });
+    const rejectStillShown = await page.locator(publicationSelector(input.rejectId)).count();
+    const reject = await answerListItem(page, {
+      selector: publicationSelector(input.rejectId),
+      box,
+      name: 'action',
+      value: 'reject',
+    });
+    const empty = await page.locator(`#${box} p.empty`).count();
+    return { before, approve, rejectStillShown, reject, empty };
+  },
+
+  /** Two open permission asks with their exact input: the first allowed, the second denied. */
+  async answer_asks({ page, input, login }) {
+    await loginLive(page, login);
+    await page.locator(askSelector(input.denyId)).waitFor({ state: 'visible' });
+    const before = {
+      allowed: await askState(page, input.allowId),
+      denied: await askState(page, input.denyId),
+    };
+    const box = 'asks-box';
+    const allow = await answerListItem(page, {
+      selector: askSelector(input.allowId),
+      box,
+      name: 'decision',
+      value: 'allow',
+    });
+    const denyStillShown = await page.locator(askSelector(input.denyId)).count();
+    const deny = await answerListItem(page, {
+      selector: askSelector(input.denyId),
+      box,
+      name: 'decision',
+      value: 'deny',
+    });
+    const empty = await page.locator(`#${box} p.empty`).count();
+    return { before, allow, denyStillShown, deny, empty };
+  },
+
+  /**
+   * JavaScript off: the form itself posts (with the mode chosen), the server answers 303 to `/`,
+   * and the reloaded page no longer lists the card. What the browser sent as `Origin` is reported:
+   * with `Referrer-Policy: no-referrer` it was `null` and the server refused the answer.
+   */
+  async approve_without_javascript({ input, newPage }) {
+    const { page, login } = await newPage({ javaScriptEnabled: false });
+    await login();
+    const card = await pendingCard(page, input);
+    const before = await cardState(card);
+    // app.js would mark the live stream and fill the countdown: neither ran.
+    const script = {
+      live: await page.locator('#live').getAttribute('data-state'),
+      countdown: (await card.locator('.countdown').textContent()).trim(),
+    };
+    await card.locator('select[name=mode]').selectOption(input.mode);
+    const path = `/approvals/${input.approvalId}`;
+    const posted = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === path);
+    posted.catch(() => {});
+    const followed = page.waitForResponse((r) => {
+      const request = r.request();
+      return (
+        request.method() === 'GET' && new URL(r.url()).pathname === '/' && request.redirectedFrom()?.method() === 'POST'
+      );
+    });
+    followed.catch(() => {});
+    await card.locator('button[name=action][value=approve]').click();
+    const post = await posted;
+    const sent = await post.request().allHeaders();
+    const form = new URLSearchParams(post.request().postData() || '');
+    const landed = await followed;
+    await page.locator(cardSelector(input.approvalId)).waitFor({ state: 'detached' });
+    await page.locator('#cards').waitFor({ state: 'attached' });
+    return {
+      before,
+      script,
+      post: {
+        status: post.status(),
+        location: post.headers().location ?? null,
+        origin: sent.origin ?? null,
+        fields: { action: form.get('action'), mode: form.get('mode'), csrf: form.has('csrf') },
+      },
+      landed: { status: landed.status(), url: page.url() },
+      cardsAfter: await page.locator(cardSelector(input.approvalId)).count(),
+      emptyAfter: await page.locator('#cards p.empty').count(),
+    };
+  },
+
+  /**
+   * A phone's width (375 × 740): nothing makes the page scroll sideways, the card's Approve
+   * button lies within the viewport's width, and a click on it approves.
+   */
+  async phone_width_approval({ input, newPage }) {
+    const { page, login } = await newPage({ viewport: { width: 375, height: 740 } });
+    await login();
+    const card = await pendingCard(page, input);
+    const approve = card.locator('button[name=action][value=approve]');
+    const measure = () =>
+      approve.evaluate((button) => {
+        const width = window.innerWidth;
+        const r = button.getBoundingClientRect();
+        // What sticks out on the right, for the failure message.
+        const wide = [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+          .slice(0, 10)
+          .map((e) => `${e.tagName.toLowerCase()}${e.className ? `.${String(e.className).split(' ').join('.')}` : ''} right=${Math.round(e.getBoundingClientRect().right)}`);
+        return {
+          innerWidth: width,
+          scrollWidth: document.documentElement.scrollWidth,
+          scrollX: window.scrollX,
+          button: { left: r.left, right: r.right, width: r.width, height: r.height },
+          wide,
+        };
+      });
+    const before = await measure();
+    await approve.scrollIntoViewIfNeeded();
+    const atButton = { ...(await measure()), visible: await approve.isVisible() };
+    await approve.click();
+    await waitStatus(page, input.approvalId, 'approved');
+    const after = await cardState(card);
+    return { before, atButton, after, scrollXAfter: await page.evaluate(() => window.scrollX) };
   },
 
   /** A hostile plan renders inert. */
