@@ -314,6 +314,21 @@ impl Web {
         Ok(visitor)
     }
 
+    /// A request's checks (with its CSRF field when it changes state) and its connection.
+    #[allow(clippy::result_large_err)]
+    fn begin(
+        &self,
+        headers: &HeaderMap,
+        csrf: Option<&str>,
+    ) -> Result<(Visitor, Connection), Response> {
+        let visitor = match csrf {
+            Some(csrf) => self.admit_change(headers, csrf)?,
+            None => self.admit(headers)?,
+        };
+        let conn = self.connect().map_err(internal)?;
+        Ok((visitor, conn))
+    }
+
     /// A connection of the page's own, for one request.
     fn connect(&self) -> Result<Connection, planhost_service::ServiceError> {
         let hello = InitializeParams {
@@ -528,13 +543,9 @@ async fn index(State(web): Shared, headers: HeaderMap, Query(q): Query<IndexQuer
 }
 
 async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    let visitor = match web.admit(&headers) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, None) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     match web.pending_cards(&conn).await {
         Ok(cards) => html(page::cards_html(
@@ -551,13 +562,9 @@ async fn card_fragment(
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let visitor = match web.admit(&headers) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, None) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     match conn
         .call::<methods::PlansGet>(ProposalRef {
@@ -593,13 +600,9 @@ fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> String {
 }
 
 async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
-    let visitor = match web.admit(headers) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(headers, None) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     match web.lists(&conn).await {
         Ok(lists) => html(part_html(
@@ -692,13 +695,9 @@ async fn answer_publication(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let visitor = match web.admit_change(&headers, &form.csrf) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     let failed = match form.action.parse::<ApprovalAction>() {
         Ok(action) => conn
@@ -720,13 +719,9 @@ async fn answer_ask(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let visitor = match web.admit_change(&headers, &form.csrf) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     let failed = match form.decision.parse::<PermissionDecision>() {
         Ok(decision) => conn
@@ -750,13 +745,9 @@ async fn set_mode(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let visitor = match web.admit_change(&headers, &form.csrf) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     let failed = match form.mode.parse::<Mode>() {
         Ok(mode) => conn
@@ -779,13 +770,9 @@ async fn set_shell(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let visitor = match web.admit_change(&headers, &form.csrf) {
-        Ok(v) => v,
+    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+        Ok(begun) => begun,
         Err(r) => return r,
-    };
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
     };
     let shell = if form.shell.is_empty() {
         Ok(None)
