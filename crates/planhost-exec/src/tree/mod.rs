@@ -330,9 +330,16 @@ impl Tree {
                 if p.session == self.session && p.pid != p.session {
                     seeds.push(p.pid);
                 }
-            } else if procfs::environ_has(p.pid, &self.marker_entry) {
+                continue;
+            }
+            // Read once: the marker check and rule 4 both look at it.
+            let environ = procfs::environ(p.pid);
+            if environ
+                .as_deref()
+                .is_some_and(|env| env.split(|&b| b == 0).any(|e| e == self.marker_entry))
+            {
                 seeds.push(p.pid);
-            } else if self.may_claim(p) {
+            } else if self.may_claim(p, environ.as_deref()) {
                 unmarked.push(p.pid);
             }
         }
@@ -379,7 +386,7 @@ impl Tree {
 
     /// Whether the live child `p` of the host, without this run's marker, is taken for an
     /// escapee of this run (see [`claim_unmarked_orphans`]).
-    fn may_claim(&self, p: &procfs::ProcStat) -> bool {
+    fn may_claim(&self, p: &procfs::ProcStat, environ: Option<&[u8]>) -> bool {
         if !(CLAIM_UNMARKED.load(Ordering::SeqCst)
             && crate::sys::born_in_cgroups()
             && self.cgroup.is_some()
@@ -394,13 +401,13 @@ impl Tree {
         // A marker only counts when it names a run of this host that is still going (that run
         // takes it); an ended run's or a made-up one protects nothing. What cannot be read (a
         // process mid-exec or exiting) protects: the rule only kills on positive knowledge.
-        let Some(environ) = procfs::environ(p.pid) else {
+        let Some(environ) = environ else {
             return false;
         };
         let Some(cgroup) = cgroup::run_cgroup_of(p.pid) else {
             return false;
         };
-        let marked_live = procfs::value_in(&environ, RUN_MARKER_VAR)
+        let marked_live = procfs::value_in(environ, RUN_MARKER_VAR)
             .and_then(|m| String::from_utf8(m).ok())
             .is_some_and(|m| reg.live_markers.contains(&m));
         let in_live_cgroup = cgroup.is_some_and(|m| reg.live_markers.contains(&m));

@@ -122,12 +122,6 @@ pub(crate) fn value_in(env: &[u8], name: &str) -> Option<Vec<u8>> {
         .find_map(|e| e.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec))
 }
 
-/// Whether `/proc/<pid>/environ` holds exactly the entry `entry` (`NAME=value`).
-pub(crate) fn environ_has(pid: i32, entry: &[u8]) -> bool {
-    fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
