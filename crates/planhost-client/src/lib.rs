@@ -116,6 +116,7 @@ impl Client {
             client_name: client_name.into(),
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             roles: roles.to_vec(),
+            tool_activity: false,
         })
     }
 

@@ -164,6 +164,7 @@ error_codes! {
     CheckpointRevisionStale = "CHECKPOINT_REVISION_STALE", Refused, "`expectedRevision` is not the branch's current revision; the message names it.";
     CheckpointBranchInvalid = "CHECKPOINT_BRANCH_INVALID", Refused, "The branch path is empty or has an empty entry id.";
     CheckpointNone = "CHECKPOINT_NONE", Refused, "The branch has no plan checkpoint yet.";
+    CheckpointNotFound = "CHECKPOINT_NOT_FOUND", Refused, "The session has no checkpoint with this id, or its bytes have another SHA-256.";
     CheckpointChanged = "CHECKPOINT_CHANGED", Reason, "A publication approval was revoked because a newer checkpoint arrived.";
     CaptureEntryChanged = "CAPTURE_ENTRY_CHANGED", Refused, "The same transcript entry was offered again with other content.";
     CaptureNotEligible = "CAPTURE_NOT_ELIGIBLE", Reason, "The message may not be captured (not begun in planning, not a final stop, or it has tool calls).";

@@ -27,6 +27,10 @@ pub struct InitializeParams {
     pub client_version: Option<String>,
     /// What the connection is: at least one of `agent`, `approver`, `observer`.
     pub roles: Vec<Role>,
+    /// Also send this connection `tools.activity` notifications (every session's tool calls
+    /// as they are allowed, asked, run and finished). Needs the `observer` role.
+    #[serde(default)]
+    pub tool_activity: bool,
 }
 
 result! {

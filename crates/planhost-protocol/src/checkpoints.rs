@@ -3,7 +3,8 @@
 
 use planhost_core::{
     CheckpointId, CheckpointSource, ContentBlock, EntryId, ErrorCode, ExitOffer, HandoffPhase,
-    PlanCommand, PlanId, PublicationId, PublicationState, SessionId, StopReason, Timestamp, TurnId,
+    PlanCommand, PlanId, PublicationId, PublicationState, Resolver, SessionId, StopReason,
+    Timestamp, TurnId,
 };
 
 use crate::sessions::SessionInfo;
@@ -50,6 +51,23 @@ result! {
         pub anchor: EntryId,
         /// When.
         pub created_at: Timestamp,
+        /// When a person was last shown it (`checkpoints.seen`), if ever.
+        pub seen_at: Option<Timestamp>,
+        /// The client that showed it.
+        pub seen_by: Option<Resolver>,
+    }
+}
+
+params! {
+    /// `checkpoints.seen`: a person was just shown this checkpoint's exact bytes (pi's
+    /// `/plan preview`, the web page's draft). A later plan is then diffed against it.
+    pub struct SeenCheckpointParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// The checkpoint shown.
+        pub checkpoint_id: CheckpointId,
+        /// SHA-256 of the bytes shown; must be the checkpoint's.
+        pub sha256: String,
     }
 }
 

@@ -235,6 +235,7 @@ contract! {
     ToolsAuthorize = "tools.authorize", Agent, AuthorizeParams => AuthorizeResult, "May this tool call run? allow, deny or ask.";
     ToolsExecute = "tools.execute", Agent, ExecuteParams => ExecuteResult, "Run an authorized Read, Glob, Grep, Write, Edit or Bash call.";
     ToolsCancel = "tools.cancel", Agent, CancelParams => CancelResult, "Cancel a running tool call; kills its process tree.";
+    ToolsFinished = "tools.finished", Agent, FinishedParams => FinishedResult, "A tool the client ran itself after an allow finished: its grant is void.";
     PermissionsList = "permissions.list", Any, AsksFilter => AskList, "Permission asks, newest first.";
     PermissionsResolve = "permissions.resolve", Approver, ResolvePermissionParams => PermissionAsk, "A person answers an ask: allow or deny.";
     PlansEnter = "plans.enter", Agent, EnterPlanParams => SessionInfo, "The agent's EnterPlanMode tool.";
@@ -252,6 +253,7 @@ contract! {
     CheckpointsSave = "checkpoints.save", Agent, SaveCheckpointParams => SavedCheckpoint, "Save a complete plan snapshot (update_plan_draft) with an optimistic revision.";
     CheckpointsCapture = "checkpoints.capture", Agent, CaptureParams => CaptureResult, "Offer a final assistant message for <proposed_plan> capture.";
     CheckpointsLatest = "checkpoints.latest", Any, BranchRef => CheckpointDetail, "The branch's latest exact checkpoint (/plan preview).";
+    CheckpointsSeen = "checkpoints.seen", Approver, SeenCheckpointParams => CheckpointInfo, "A person was shown this checkpoint (/plan preview, the web draft): later plans are diffed against it.";
     CheckpointsProjection = "checkpoints.projection", Any, BranchRef => ProjectionResult, "The labelled latest checkpoint to inject into a model call.";
     PublicationsRequest = "publications.request", Agent, RequestPublicationParams => PublicationRequest, "Publish the latest checkpoint to .pi/plans (/plan save): synced, or a pending approval.";
     PublicationsList = "publications.list", Any, PublicationsFilter => PublicationList, "Publication approvals, newest first.";
@@ -280,6 +282,9 @@ pub mod notifications {
     pub const STATE_CHANGED: &str = "state.changed";
     /// One ordered chunk of a running tool's output: a [`crate::ToolOutput`].
     pub const TOOL_OUTPUT: &str = "tools.output";
+    /// A tool call changed state or finished: a [`crate::ToolActivity`], only to connections
+    /// that asked for it.
+    pub const TOOL_ACTIVITY: &str = "tools.activity";
 }
 
 /// Something the host sends without being asked.
@@ -289,6 +294,8 @@ pub enum ServerNotification {
     StateChanged(Event),
     /// A chunk of a running command's output, to the calling connection only.
     ToolOutput(ToolOutput),
+    /// A tool call changed state, to connections that asked for it.
+    ToolActivity(ToolActivity),
 }
 
 impl ServerNotification {
@@ -297,6 +304,7 @@ impl ServerNotification {
         match self {
             ServerNotification::StateChanged(_) => notifications::STATE_CHANGED,
             ServerNotification::ToolOutput(_) => notifications::TOOL_OUTPUT,
+            ServerNotification::ToolActivity(_) => notifications::TOOL_ACTIVITY,
         }
     }
 
@@ -305,6 +313,7 @@ impl ServerNotification {
         match self {
             ServerNotification::StateChanged(e) => serde_json::to_value(e),
             ServerNotification::ToolOutput(o) => serde_json::to_value(o),
+            ServerNotification::ToolActivity(a) => serde_json::to_value(a),
         }
     }
 
@@ -317,6 +326,9 @@ impl ServerNotification {
             notifications::TOOL_OUTPUT => serde_json::from_value(params)
                 .ok()
                 .map(ServerNotification::ToolOutput),
+            notifications::TOOL_ACTIVITY => serde_json::from_value(params)
+                .ok()
+                .map(ServerNotification::ToolActivity),
             _ => None,
         }
     }

@@ -26,6 +26,10 @@ pub fn protocol_schema() -> Value {
         notifications::TOOL_OUTPUT.into(),
         generator.subschema_for::<crate::ToolOutput>().to_value(),
     );
+    notes.insert(
+        notifications::TOOL_ACTIVITY.into(),
+        generator.subschema_for::<crate::ToolActivity>().to_value(),
+    );
     let error = generator.subschema_for::<crate::RpcError>().to_value();
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({

@@ -69,6 +69,11 @@ result! {
         pub pending_approval: Option<ApprovalInfo>,
         /// The queued or running execution, if any.
         pub live_execution: Option<ExecutionInfo>,
+        /// The running turn's unfinished tool calls, oldest first (in memory: none after a
+        /// restart).
+        pub tool_calls: Vec<crate::tools::ToolCallInfo>,
+        /// The most recent finished (completed or interrupted) execution, if any.
+        pub last_execution: Option<ExecutionInfo>,
         /// Creation.
         pub created_at: Timestamp,
         /// Last change.

@@ -247,3 +247,77 @@ result! {
         pub items: Vec<PermissionAsk>,
     }
 }
+
+wire_values! {
+    /// Where an unfinished tool call of a running turn stands, as the host knows it.
+    ToolCallState {
+        /// Allowed (by the policy or a person) and not yet run by the host, nor reported
+        /// finished by the client (`tools.finished`).
+        Allowed = "allowed",
+        /// Waiting for a person's answer.
+        Asking = "asking",
+        /// The host is running it (`tools.execute`).
+        Running = "running",
+    }
+}
+
+result! {
+    /// A tool call of the running turn that has not finished. Held in memory: after a restart
+    /// there are none (their turns were aborted).
+    pub struct ToolCallInfo {
+        /// The turn.
+        pub turn_id: TurnId,
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// The tool's name.
+        pub tool_name: String,
+        /// Allowed, asking or running.
+        pub state: ToolCallState,
+        /// When it entered that state.
+        pub since: Timestamp,
+    }
+}
+
+params! {
+    /// `tools.finished`: a tool the client ran itself, after an allow, has finished. The host
+    /// drops the call's grant (it can no longer be run with `tools.execute`) and records it.
+    pub struct FinishedParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// The running turn.
+        pub turn_id: TurnId,
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// Whether the tool reported an error.
+        #[serde(default)]
+        pub is_error: bool,
+    }
+}
+
+result! {
+    /// `tools.finished`.
+    pub struct FinishedResult {
+        /// True if the host held an unused grant for this call in this turn (now void); false
+        /// if it had none (never allowed, already run by the host, or its turn ended).
+        pub released: bool,
+    }
+}
+
+result! {
+    /// `tools.activity` notification, only to connections that asked for it in `initialize`
+    /// (`toolActivity`): a tool call of a running turn changed state or finished.
+    pub struct ToolActivity {
+        /// Session.
+        pub session_id: SessionId,
+        /// The turn.
+        pub turn_id: TurnId,
+        /// The tool call.
+        pub tool_call_id: ToolCallId,
+        /// The tool's name.
+        pub tool_name: String,
+        /// Its new state; `null` once it finished, was denied or withdrawn.
+        pub state: Option<ToolCallState>,
+        /// When.
+        pub at: Timestamp,
+    }
+}

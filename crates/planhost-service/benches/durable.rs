@@ -163,6 +163,7 @@ fn connect(service: &Service) -> (Connection, Notifications) {
         client_name: "bench".into(),
         client_version: None,
         roles: vec![Role::Agent, Role::Approver],
+        tool_activity: false,
     };
     let (conn, notes, _) = service.connect(&hello).unwrap();
     (conn, notes)

@@ -171,6 +171,7 @@ async fn dispatch(
         Q::ToolsAuthorize(p) => R::ToolsAuthorize(tools.authorize(svc, p).await?),
         Q::ToolsExecute(p) => R::ToolsExecute(tools.execute(svc, caller, p).await?),
         Q::ToolsCancel(p) => R::ToolsCancel(tools.cancel(&p)),
+        Q::ToolsFinished(p) => R::ToolsFinished(tools.finished(svc, &p)),
         Q::PermissionsList(p) => R::PermissionsList(tools.list_asks(&p)),
         Q::PermissionsResolve(p) => R::PermissionsResolve(tools.resolve(svc, caller, p).await?),
         Q::PlansEnter(p) => R::PlansEnter(plans::enter(svc, p).await?),
@@ -188,6 +189,7 @@ async fn dispatch(
         Q::CheckpointsSave(p) => R::CheckpointsSave(checkpoints::save(svc, p).await?),
         Q::CheckpointsCapture(p) => R::CheckpointsCapture(checkpoints::capture(svc, p).await?),
         Q::CheckpointsLatest(p) => R::CheckpointsLatest(checkpoints::latest(svc, p).await?),
+        Q::CheckpointsSeen(p) => R::CheckpointsSeen(checkpoints::seen(svc, caller, p).await?),
         Q::CheckpointsProjection(p) => {
             R::CheckpointsProjection(checkpoints::projection(svc, p).await?)
         }

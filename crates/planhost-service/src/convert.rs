@@ -82,9 +82,11 @@ pub(crate) fn session(
     active_turn: Option<TurnRecord>,
     pending: Option<ApprovalRecord>,
     live: Option<(ApprovalRecord, Option<TurnRecord>)>,
+    last: Option<(ApprovalRecord, Option<TurnRecord>)>,
 ) -> SessionInfo {
     let pending_approval = pending.map(|a| approval(a, &s.workspace_root));
     let live_execution = live.and_then(|(a, t)| execution(&a, t));
+    let last_execution = last.and_then(|(a, t)| execution(&a, t));
     SessionInfo {
         id: s.id.into(),
         external_id: s.external_id,
@@ -105,6 +107,8 @@ pub(crate) fn session(
         active_turn: active_turn.map(turn),
         pending_approval,
         live_execution,
+        tool_calls: Vec::new(),
+        last_execution,
         created_at: s.created_at,
         updated_at: s.updated_at,
     }
@@ -148,5 +152,7 @@ pub(crate) fn checkpoint(c: CheckpointRecord) -> CheckpointInfo {
         source: c.source,
         anchor: c.anchor.into(),
         created_at: planhost_core::Timestamp(c.created_at),
+        seen_at: c.seen_at.map(planhost_core::Timestamp),
+        seen_by: c.seen_by,
     }
 }

@@ -15,6 +15,8 @@ pub const CONNECTION_QUEUE: usize = 4096;
 struct Subscriber {
     queue: mpsc::Sender<ServerNotification>,
     kill: CancellationToken,
+    /// Whether it asked for `tools.activity`.
+    tool_activity: bool,
 }
 
 /// The connected clients.
@@ -36,8 +38,16 @@ impl Fanout {
         id: u64,
         queue: mpsc::Sender<ServerNotification>,
         kill: CancellationToken,
+        tool_activity: bool,
     ) {
-        self.lock().insert(id, Subscriber { queue, kill });
+        self.lock().insert(
+            id,
+            Subscriber {
+                queue,
+                kill,
+                tool_activity,
+            },
+        );
     }
 
     /// Forgets a connection.
@@ -47,8 +57,20 @@ impl Fanout {
 
     /// Sends `note` to every connection, dropping any whose queue is full.
     pub(crate) fn send_all(&self, note: &ServerNotification) {
-        self.lock()
-            .retain(|id, sub| match sub.queue.try_send(note.clone()) {
+        self.send_where(note, |_| true);
+    }
+
+    /// Sends `note` to the connections that asked for tool activity.
+    pub(crate) fn send_tool_activity(&self, note: &ServerNotification) {
+        self.send_where(note, |sub| sub.tool_activity);
+    }
+
+    fn send_where(&self, note: &ServerNotification, wants: impl Fn(&Subscriber) -> bool) {
+        self.lock().retain(|id, sub| {
+            if !wants(sub) {
+                return true;
+            }
+            match sub.queue.try_send(note.clone()) {
                 Ok(()) => true,
                 Err(TrySendError::Full(_)) => {
                     tracing::warn!(
@@ -60,6 +82,7 @@ impl Fanout {
                     false
                 }
                 Err(TrySendError::Closed(_)) => false,
-            });
+            }
+        });
     }
 }

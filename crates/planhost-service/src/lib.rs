@@ -26,6 +26,7 @@
 //!     client_name: "my-app".into(),
 //!     client_version: None,
 //!     roles: vec![Role::Agent],
+//!     tool_activity: false,
 //! };
 //! let (conn, _events, _) = service.connect(&hello).unwrap();
 //! let session = conn

@@ -195,10 +195,18 @@ impl Service {
             ));
         }
         roles.sort();
+        if hello.tool_activity && !roles.contains(&Role::Observer) {
+            return Err(ServiceError::refused(
+                planhost_core::ErrorCode::RoleForbidden,
+                "toolActivity needs the observer role",
+            ));
+        }
         let id = self.inner.next_connection.fetch_add(1, Ordering::Relaxed);
         let (queue, rx) = mpsc::channel(CONNECTION_QUEUE);
         let kill = CancellationToken::new();
-        self.inner.fanout.add(id, queue.clone(), kill.clone());
+        self.inner
+            .fanout
+            .add(id, queue.clone(), kill.clone(), hello.tool_activity);
         let caller = Caller {
             conn: id,
             by: Resolver {

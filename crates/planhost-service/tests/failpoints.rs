@@ -67,6 +67,7 @@ impl Host {
             client_name: "failpoints".into(),
             client_version: None,
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
+            tool_activity: false,
         };
         let (conn, _events, _) = rt.block_on(async { service.connect(&hello) }).unwrap();
         Self {

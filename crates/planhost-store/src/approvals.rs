@@ -316,6 +316,28 @@ impl Store {
     }
 }
 
+/// Which executions an [`ApprovalQuery`] wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecutionFilter {
+    /// Any row, with or without an execution.
+    #[default]
+    Any,
+    /// Only rows whose execution is queued or running.
+    Live,
+    /// Only rows whose execution completed or was interrupted.
+    Finished,
+}
+
+impl ExecutionFilter {
+    fn code(self) -> i64 {
+        match self {
+            ExecutionFilter::Any => 0,
+            ExecutionFilter::Live => 1,
+            ExecutionFilter::Finished => 2,
+        }
+    }
+}
+
 /// Which approvals to list: every condition given must hold.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApprovalQuery<'a> {
@@ -323,8 +345,8 @@ pub struct ApprovalQuery<'a> {
     pub session_id: Option<&'a str>,
     /// Only these statuses.
     pub statuses: Option<&'a [ApprovalStatus]>,
-    /// Only rows whose execution is queued or running.
-    pub live_execution: bool,
+    /// Only rows whose execution is in this phase.
+    pub execution: ExecutionFilter,
     /// At most this many, newest first (0 is no limit).
     pub limit: usize,
 }
@@ -346,17 +368,13 @@ impl Store {
                 "SELECT {APPROVAL_COLUMNS} FROM plan_approvals \
                  WHERE (?1 IS NULL OR session_id = ?1) \
                  AND (?2 IS NULL OR status IN (SELECT value FROM json_each(?2))) \
-                 AND (?3 = 0 OR execution_state IN ('queued', 'running')) \
+                 AND (?3 = 0 OR (?3 = 1 AND execution_state IN ('queued', 'running')) \
+                      OR (?3 = 2 AND execution_state IN ('completed', 'interrupted'))) \
                  ORDER BY created_at DESC, request_id DESC LIMIT ?4"
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(
-                params![
-                    query.session_id,
-                    statuses,
-                    i64::from(query.live_execution),
-                    limit
-                ],
+                params![query.session_id, statuses, query.execution.code(), limit],
                 approval_from_row,
             )?;
             rows.map(|r| r?).collect()

@@ -19,6 +19,9 @@ pub enum StoreError {
     /// A branch path was empty (the last entry is the checkpoint's anchor).
     #[error("branchPath must name at least the current branch leaf")]
     BranchInvalid,
+    /// No checkpoint of the session has this id and SHA-256.
+    #[error("{0}")]
+    CheckpointNotFound(String),
     /// A captured entry was offered again with different content (seed 004: one entry, one capture).
     #[error("entry {0} was already captured with other content")]
     CaptureEntryChanged(String),
@@ -112,6 +115,7 @@ impl StoreError {
                 planhost_core::ErrorCode::SessionWorkspaceMismatch
             }
             StoreError::BranchInvalid => planhost_core::ErrorCode::CheckpointBranchInvalid,
+            StoreError::CheckpointNotFound(_) => planhost_core::ErrorCode::CheckpointNotFound,
             StoreError::CaptureEntryChanged(_) => planhost_core::ErrorCode::CaptureEntryChanged,
             StoreError::PublicationNotFound(_) => planhost_core::ErrorCode::PublicationNotFound,
             StoreError::PublicationOpen(_) => planhost_core::ErrorCode::PublicationPending,

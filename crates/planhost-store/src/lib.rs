@@ -53,7 +53,8 @@ mod turns;
 mod tx;
 
 pub use approvals::{
-    ApprovalFilter, ApprovalQuery, ArtifactRef, PLAN_APPROVAL_TIMEOUT, SubmitContext,
+    ApprovalFilter, ApprovalQuery, ArtifactRef, ExecutionFilter, PLAN_APPROVAL_TIMEOUT,
+    SubmitContext,
 };
 pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use blobs::Stored;

@@ -51,6 +51,10 @@ pub struct CheckpointRecord {
     pub source: CheckpointSource,
     /// When.
     pub created_at: i64,
+    /// When a person was last shown it (`checkpoints.seen`).
+    pub seen_at: Option<i64>,
+    /// Which client showed it.
+    pub seen_by: Option<planhost_core::Resolver>,
 }
 
 /// The result of saving a checkpoint.
@@ -125,7 +129,7 @@ pub struct PublicationRecord {
 }
 
 const CHECKPOINT_COLUMNS: &str =
-    "id, session_id, revision, anchor, sha256, size_bytes, source, created_at";
+    "id, session_id, revision, anchor, sha256, size_bytes, source, created_at, seen_at, seen_by";
 
 fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointRecord> {
     let source: String = r.get(6)?;
@@ -139,6 +143,19 @@ fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointReco
         // The column's CHECK admits only the three sources.
         source: source.parse().unwrap_or(CheckpointSource::Draft),
         created_at: r.get(7)?,
+        seen_at: r.get(8)?,
+        seen_by: r
+            .get::<_, Option<String>>(9)?
+            .map(|v| {
+                serde_json::from_str(&v).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        9,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -347,6 +364,84 @@ impl Store {
             let record = t.checkpoint(id)?;
             let bytes = blobs::get(&t.tx, &record.sha256)?;
             Ok((record, bytes))
+        })
+    }
+
+    /// Records that a person was shown checkpoint `id` of `session_id`, whose exact bytes have
+    /// `sha256`; the latest showing wins.
+    pub fn checkpoint_seen(
+        &mut self,
+        session_id: &str,
+        id: i64,
+        sha256: &str,
+        by: &planhost_core::Resolver,
+    ) -> Result<CheckpointRecord> {
+        let by_json = serde_json::to_string(by).unwrap_or_default();
+        self.transact(|t| {
+            t.session(session_id)?;
+            let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints WHERE id = ?1");
+            let record =
+                t.tx.prepare_cached(&sql)?
+                    .query_row([id], checkpoint_from_row)
+                    .optional()?
+                    .filter(|r| r.session_id == session_id)
+                    .ok_or_else(|| {
+                        StoreError::CheckpointNotFound(format!(
+                            "session {session_id} has no checkpoint {id}"
+                        ))
+                    })?;
+            if record.sha256 != sha256 {
+                return Err(StoreError::CheckpointNotFound(format!(
+                    "checkpoint {id} holds SHA-256 {}, not {sha256}",
+                    record.sha256
+                )));
+            }
+            t.tx.prepare_cached(
+                "UPDATE plan_checkpoints SET seen_at = ?2, seen_by = ?3 WHERE id = ?1",
+            )?
+            .execute(params![id, t.now.0, by_json])?;
+            t.audit(
+                AuditSubject {
+                    session_id: Some(session_id),
+                    ..AuditSubject::default()
+                },
+                planhost_core::AuditAction::PlanCheckpointSeen,
+                &serde_json::json!({ "checkpointId": id, "revision": record.revision,
+                                     "sha256": sha256, "by": by }),
+            )?;
+            Ok(CheckpointRecord {
+                seen_at: Some(t.now.0),
+                seen_by: Some(by.clone()),
+                ..record
+            })
+        })
+    }
+
+    /// The newest checkpoint of the session a person was shown at or before `at`, created at
+    /// or before `at`, whose bytes are not `other_than`; with its exact bytes.
+    pub fn last_seen_checkpoint(
+        &mut self,
+        session_id: &str,
+        at: i64,
+        other_than: &str,
+    ) -> Result<Option<(CheckpointRecord, Vec<u8>)>> {
+        self.read(|t| {
+            let sql = format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints \
+                 WHERE session_id = ?1 AND seen_at IS NOT NULL AND seen_at <= ?2 \
+                 AND created_at <= ?2 AND sha256 <> ?3 ORDER BY id DESC LIMIT 1"
+            );
+            let record =
+                t.tx.prepare_cached(&sql)?
+                    .query_row(params![session_id, at, other_than], checkpoint_from_row)
+                    .optional()?;
+            match record {
+                Some(record) => {
+                    let bytes = blobs::get(&t.tx, &record.sha256)?;
+                    Ok(Some((record, bytes)))
+                }
+                None => Ok(None),
+            }
         })
     }
 

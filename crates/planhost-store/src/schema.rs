@@ -5,7 +5,7 @@
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
 /// captured entry is unique per session whatever its fingerprint.
-pub const CURRENT_VERSION: u32 = 5;
+pub const CURRENT_VERSION: u32 = 6;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -184,6 +184,14 @@ ALTER TABLE turns ADD COLUMN policy_preset TEXT CHECK (policy_preset IN ('host',
 pub(crate) const SCHEMA_V5: &str = r#"
 ALTER TABLE plan_approvals ADD COLUMN resolved_by TEXT;
 ALTER TABLE publication_approvals ADD COLUMN resolved_by TEXT;
+"#;
+
+/// v5 → v6: when a person was first shown a checkpoint, and by which client (`checkpoints.seen`),
+/// so a later plan can be diffed against what the person last saw.
+pub(crate) const SCHEMA_V6: &str = r#"
+ALTER TABLE plan_checkpoints ADD COLUMN seen_at INTEGER;
+ALTER TABLE plan_checkpoints ADD COLUMN seen_by TEXT;
+CREATE INDEX checkpoints_seen ON plan_checkpoints(session_id, seen_at) WHERE seen_at IS NOT NULL;
 "#;
 
 /// v3 → v4: whether the client's own session is persisted (seed 003's `/plan status` reports it).

@@ -8,7 +8,9 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
-use crate::schema::{CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5};
+use crate::schema::{
+    CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+};
 use crate::tx::Tx;
 use crate::{Result, settings};
 
@@ -33,6 +35,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 4,
             apply: v4_to_v5,
         },
+        Migration {
+            from: 5,
+            apply: v5_to_v6,
+        },
     ],
     validate: validate_current,
 };
@@ -42,7 +48,12 @@ fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V2)?;
     tx.execute_batch(SCHEMA_V3)?;
     tx.execute_batch(SCHEMA_V4)?;
-    tx.execute_batch(SCHEMA_V5)
+    tx.execute_batch(SCHEMA_V5)?;
+    tx.execute_batch(SCHEMA_V6)
+}
+
+fn v5_to_v6(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V6)
 }
 
 fn v4_to_v5(tx: &Transaction<'_>) -> rusqlite::Result<()> {

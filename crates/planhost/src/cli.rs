@@ -679,14 +679,8 @@ pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<
         file.token = crate::web::new_token()?;
         file.write(&paths.state_dir)?;
     }
-    let addr = file
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    let answers = addr
-        .parse::<std::net::SocketAddr>()
-        .ok()
+    let answers = file
+        .socket_addr()
         .and_then(|a| {
             std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).ok()
         })
@@ -700,6 +694,9 @@ pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<
     }
     let url = file.open_url();
     println!("{url}");
+    if let Some(fallback) = file.fallback_url() {
+        eprintln!("(if your browser cannot open planhost.localhost: {fallback})");
+    }
     if !no_open {
         // Best effort: a machine without a desktop still has the printed address.
         let _ = std::process::Command::new("xdg-open")

@@ -153,6 +153,17 @@ export default function planhost(pi: ExtensionAPI): void {
 
   pi.on("tool_call", async (event, ctx) => authorize(s, event, ctx));
 
+  // A tool pi ran itself has finished: the host voids its grant and the web page stops showing
+  // it as in flight. Not awaited; a call the host ran (bash) or denied is a no-op there.
+  pi.on("tool_execution_end", async (event) => {
+    const sessionId = s.sessionId;
+    const turnId = s.turnId;
+    if (!sessionId || !turnId) return;
+    void s
+      .call("tools.finished", { sessionId, turnId, toolCallId: event.toolCallId, isError: Boolean(event.isError) })
+      .catch(() => {});
+  });
+
   // Seed 004: a finished assistant message is offered for <proposed_plan> capture.
   pi.on("turn_end", async (event, ctx) => {
     const message: any = event.message;

@@ -260,6 +260,19 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
   });
 }
 
+/** The person was shown this checkpoint: a later plan's card shows what changed since. */
+async function markSeen(
+  s: PlanhostSession,
+  ctx: ExtensionContext,
+  sessionId: string,
+  checkpoint: { checkpointId: number; sha256: string },
+): Promise<void> {
+  if (!ctx.hasUI) return;
+  await s
+    .call("checkpoints.seen", { sessionId, checkpointId: checkpoint.checkpointId, sha256: checkpoint.sha256 })
+    .catch(() => {});
+}
+
 async function exitPlan(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
   const sessionId = s.requireSession();
   const before = pi.getActiveTools();
@@ -323,6 +336,7 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
           case "preview": {
             const latest = await s.call("checkpoints.latest", { sessionId, branchPath: s.branchPath(ctx) });
             ctx.ui.notify(`Revision ${latest.checkpoint.revision}:\n${latest.markdown}`, "info");
+            await markSeen(s, ctx, sessionId, latest.checkpoint);
             return;
           }
           case "save":
@@ -341,6 +355,7 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
               if (choice === "preview") {
                 const latest = await s.call("checkpoints.latest", { sessionId, branchPath: s.branchPath(ctx) });
                 ctx.ui.notify(latest.markdown, "info");
+                await markSeen(s, ctx, sessionId, latest.checkpoint);
                 continue;
               }
               if (choice === "createOrUpdatePlan") {

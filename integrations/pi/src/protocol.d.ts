@@ -62,7 +62,7 @@ export type AsksFilter = { limit?: number | null; sessionId?: SessionId | null; 
 /**
  * What an audit row records.
  */
-export type AuditAction = "session.opened" | "session.mode_set" | "session.configured" | "settings.set" | "turn.started" | "turn.ended" | "plan.entered" | "plan.checkpoint" | "plan.exited" | "plan.branch_switched" | "approval.pending" | "approval.approved" | "approval.rejected" | "approval.expired" | "approval.interrupted" | "execution.claimed" | "execution.finished" | "execution.interrupted" | "fence.approval_interrupted" | "fence.execution_interrupted" | "fence.publication_interrupted" | "fence.turn_aborted" | "handoff.step" | "handoff.retry" | "publication.pending" | "publication.approved" | "publication.completed" | "publication.rejected" | "publication.revoked" | "publication.conflict" | "publication.failed" | "publication.interrupted" | "tool.allow" | "tool.deny" | "tool.ask" | "tool.ask_answered" | "tool.executed" | "tools.enter" | "tools.conflict" | "tools.resolved" | "tools.exit";
+export type AuditAction = "session.opened" | "session.mode_set" | "session.configured" | "settings.set" | "turn.started" | "turn.ended" | "plan.entered" | "plan.checkpoint" | "plan.checkpoint_seen" | "plan.exited" | "plan.branch_switched" | "approval.pending" | "approval.approved" | "approval.rejected" | "approval.expired" | "approval.interrupted" | "execution.claimed" | "execution.finished" | "execution.interrupted" | "fence.approval_interrupted" | "fence.execution_interrupted" | "fence.publication_interrupted" | "fence.turn_aborted" | "handoff.step" | "handoff.retry" | "publication.pending" | "publication.approved" | "publication.completed" | "publication.rejected" | "publication.revoked" | "publication.conflict" | "publication.failed" | "publication.interrupted" | "tool.allow" | "tool.deny" | "tool.ask" | "tool.ask_answered" | "tool.executed" | "tool.finished" | "tools.enter" | "tools.conflict" | "tools.resolved" | "tools.exit";
 
 /**
  * One audit row.
@@ -143,7 +143,7 @@ export type CheckpointId = number;
 /**
  * A stored checkpoint.
  */
-export type CheckpointInfo = { anchor: EntryId; checkpointId: CheckpointId; createdAt: Timestamp; revision: number; sha256: string; sizeBytes: number; source: CheckpointSource; };
+export type CheckpointInfo = { anchor: EntryId; checkpointId: CheckpointId; createdAt: Timestamp; revision: number; seenAt?: Timestamp | null; seenBy?: Resolver | null; sha256: string; sizeBytes: number; source: CheckpointSource; };
 
 /**
  * How a plan checkpoint arrived (DESIGN.md "How a plan arrives").
@@ -220,7 +220,7 @@ export type EntryId = string;
 /**
  * A stable code: the string a client matches on, paired with its class.
  */
-export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "MALFORMED_MESSAGE";
+export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "MALFORMED_MESSAGE";
 
 /**
  * The machine-readable part of an error.
@@ -293,6 +293,17 @@ export type ExitPlanParams = { availableTools?: string[] | null; sessionId: Sess
 export type ExitPlanResult = { restoreTools?: string[] | null; revokedPublications: PublicationId[]; session: SessionInfo; };
 
 /**
+ * `tools.finished`: a tool the client ran itself, after an allow, has finished. The host
+ * drops the call's grant (it can no longer be run with `tools.execute`) and records it.
+ */
+export type FinishedParams = { isError?: boolean; sessionId: SessionId; toolCallId: ToolCallId; turnId: TurnId; };
+
+/**
+ * `tools.finished`.
+ */
+export type FinishedResult = { released: boolean; };
+
+/**
  * The seed 004 handoff state.
  */
 export type HandoffInfo = { phase: HandoffPhase; restarted: boolean; token?: string | null; };
@@ -321,7 +332,7 @@ export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash";
  * `initialize`: the first request on every connection. Unknown fields are ignored, so a newer
  * client that sends one more field can still talk to this host.
  */
-export type InitializeParams = { clientName: string; clientVersion?: string | null; protocolVersion: number; roles: Role[]; };
+export type InitializeParams = { clientName: string; clientVersion?: string | null; protocolVersion: number; roles: Role[]; toolActivity?: boolean; };
 
 /**
  * The host's side of the handshake.
@@ -386,7 +397,7 @@ export type PlanCommand = "enter" | "save" | "preview" | "exit" | "status" | "he
 /**
  * `plans.get`: the approval and the exact submitted Markdown.
  */
-export type PlanDetail = { approval: ApprovalInfo; artifactIntact: boolean; markdown: string; };
+export type PlanDetail = { approval: ApprovalInfo; artifactIntact: boolean; lastSeen?: CheckpointDetail | null; markdown: string; };
 
 /**
  * The stable plan identity of a session (UUID v7).
@@ -550,6 +561,12 @@ export type SaveCheckpointParams = { branchPath: EntryId[]; expectedRevision: nu
 export type SavedCheckpoint = { checkpoint: CheckpointInfo; };
 
 /**
+ * `checkpoints.seen`: a person was just shown this checkpoint's exact bytes (pi's
+ * `/plan preview`, the web page's draft). A later plan is then diffed against it.
+ */
+export type SeenCheckpointParams = { checkpointId: CheckpointId; sessionId: SessionId; sha256: string; };
+
+/**
  * A host session (UUID v7).
  */
 export type SessionId = string;
@@ -557,7 +574,7 @@ export type SessionId = string;
 /**
  * A session as the host holds it.
  */
-export type SessionInfo = { activeTurn?: TurnInfo | null; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; updatedAt: Timestamp; workspaceRoot: string; };
+export type SessionInfo = { activeTurn?: TurnInfo | null; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
 
 /**
  * `sessions.list`.
@@ -630,9 +647,26 @@ export type TargetPermissionMode = "ask" | "accept-edits" | "auto";
 export type Timestamp = number;
 
 /**
+ * `tools.activity` notification, only to connections that asked for it in `initialize`
+ * (`toolActivity`): a tool call of a running turn changed state or finished.
+ */
+export type ToolActivity = { at: Timestamp; sessionId: SessionId; state?: ToolCallState | null; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
+
+/**
  * The client's id for one tool call (pi's `toolCallId`).
  */
 export type ToolCallId = string;
+
+/**
+ * A tool call of the running turn that has not finished. Held in memory: after a restart
+ * there are none (their turns were aborted).
+ */
+export type ToolCallInfo = { since: Timestamp; state: ToolCallState; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
+
+/**
+ * Where an unfinished tool call of a running turn stands, as the host knows it.
+ */
+export type ToolCallState = "allowed" | "asking" | "running";
 
 /**
  * `tools.output` notification: one ordered chunk of a running command, to the calling
@@ -708,6 +742,8 @@ export interface Methods {
   "tools.execute": { params: ExecuteParams; result: ExecuteResult };
   /** Cancel a running tool call; kills its process tree. */
   "tools.cancel": { params: CancelParams; result: CancelResult };
+  /** A tool the client ran itself after an allow finished: its grant is void. */
+  "tools.finished": { params: FinishedParams; result: FinishedResult };
   /** Permission asks, newest first. */
   "permissions.list": { params: AsksFilter; result: AskList };
   /** A person answers an ask: allow or deny. */
@@ -742,6 +778,8 @@ export interface Methods {
   "checkpoints.capture": { params: CaptureParams; result: CaptureResult };
   /** The branch's latest exact checkpoint (/plan preview). */
   "checkpoints.latest": { params: BranchRef; result: CheckpointDetail };
+  /** A person was shown this checkpoint (/plan preview, the web draft): later plans are diffed against it. */
+  "checkpoints.seen": { params: SeenCheckpointParams; result: CheckpointInfo };
   /** The labelled latest checkpoint to inject into a model call. */
   "checkpoints.projection": { params: BranchRef; result: ProjectionResult };
   /** Publish the latest checkpoint to .pi/plans (/plan save): synced, or a pending approval. */
@@ -792,6 +830,7 @@ export interface MethodAccess {
   "tools.authorize": "agent";
   "tools.execute": "agent";
   "tools.cancel": "agent";
+  "tools.finished": "agent";
   "permissions.list": "any";
   "permissions.resolve": "approver";
   "plans.enter": "agent";
@@ -809,6 +848,7 @@ export interface MethodAccess {
   "checkpoints.save": "agent";
   "checkpoints.capture": "agent";
   "checkpoints.latest": "any";
+  "checkpoints.seen": "approver";
   "checkpoints.projection": "any";
   "publications.request": "agent";
   "publications.list": "any";
@@ -829,6 +869,7 @@ export interface MethodAccess {
 /** Every notification and its payload. */
 export interface Notifications {
   "state.changed": Event;
+  "tools.activity": ToolActivity;
   "tools.output": ToolOutput;
 }
 

@@ -19,7 +19,8 @@ use planhost_core::{
 };
 use planhost_protocol::{
     AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
-    DecisionKind, ExecuteParams, ExecuteResult, PermissionAsk, ResolvePermissionParams,
+    DecisionKind, ExecuteParams, ExecuteResult, FinishedParams, FinishedResult, PermissionAsk,
+    ResolvePermissionParams, ServerNotification, ToolActivity, ToolCallInfo, ToolCallState,
 };
 use planhost_store::{AskRecord, AuditRow};
 use serde_json::{Value, json};
@@ -46,6 +47,7 @@ struct Grant {
     tool_name: String,
     input_sha256: String,
     by: GrantedBy,
+    since: Timestamp,
 }
 
 struct Ask {
@@ -56,6 +58,9 @@ struct Ask {
 struct Running {
     cancel: CancellationToken,
     conn: u64,
+    turn_id: String,
+    tool_name: String,
+    since: Timestamp,
 }
 
 /// Key of a tool call: (session, tool call).
@@ -147,6 +152,25 @@ fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance
     }
 }
 
+/// Tells the connections that watch tool activity that a call changed state.
+fn activity(
+    svc: &Inner,
+    (session_id, tool_call_id): &CallKey,
+    turn_id: &str,
+    tool_name: &str,
+    state: Option<ToolCallState>,
+) {
+    svc.fanout
+        .send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
+            session_id: session_id.as_str().into(),
+            turn_id: turn_id.into(),
+            tool_call_id: tool_call_id.as_str().into(),
+            tool_name: tool_name.to_owned(),
+            state,
+            at: now(svc),
+        }));
+}
+
 fn now(svc: &Inner) -> Timestamp {
     svc.clock.now()
 }
@@ -221,16 +245,24 @@ impl ToolAuthority {
         };
         Ok(match &decision {
             Decision::Allow { rule } => {
+                // Granted only once recorded. execute re-checks the durable turn and policy, so
+                // a change committed while this waited still wins.
+                record_decision(svc, audit_row(AuditAction::ToolAllow, Value::Null)).await?;
                 let grant = Grant {
                     turn_id: p.turn_id.0.clone(),
                     tool_name: p.tool_name.clone(),
                     input_sha256: digest,
                     by: GrantedBy::Policy,
+                    since: now(svc),
                 };
-                // Granted only once recorded. execute re-checks the durable turn and policy, so
-                // a change committed while this waited still wins.
-                record_decision(svc, audit_row(AuditAction::ToolAllow, Value::Null)).await?;
-                lock(&self.grants).insert(key, grant);
+                lock(&self.grants).insert(key.clone(), grant);
+                activity(
+                    svc,
+                    &key,
+                    p.turn_id.as_str(),
+                    &p.tool_name,
+                    Some(ToolCallState::Allowed),
+                );
                 AuthorizeResult {
                     decision: DecisionKind::Allow,
                     code: None,
@@ -278,6 +310,13 @@ impl ToolAuthority {
                     info,
                     input_sha256: digest,
                 });
+                activity(
+                    svc,
+                    &key,
+                    p.turn_id.as_str(),
+                    &p.tool_name,
+                    Some(ToolCallState::Asking),
+                );
                 AuthorizeResult {
                     decision: DecisionKind::Ask,
                     code: None,
@@ -340,18 +379,23 @@ impl ToolAuthority {
         slot.info.decision = Some(p.decision);
         slot.info.resolved_by = Some(caller.by.clone());
         let answered = slot.info.clone();
-        match p.decision {
+        drop(asks);
+        let key = (ask.session_id.0.clone(), ask.tool_call_id.0.clone());
+        let state = match p.decision {
             PermissionDecision::Allow => {
                 let grant = Grant {
                     turn_id: ask.turn_id.0.clone(),
                     tool_name: ask.tool_name.clone(),
                     input_sha256: digest,
                     by: GrantedBy::Person,
+                    since: now(svc),
                 };
-                lock(&self.grants).insert((ask.session_id.0, ask.tool_call_id.0), grant);
+                lock(&self.grants).insert(key.clone(), grant);
+                Some(ToolCallState::Allowed)
             }
-            PermissionDecision::Deny => {}
-        }
+            PermissionDecision::Deny => None,
+        };
+        activity(svc, &key, ask.turn_id.as_str(), &ask.tool_name, state);
         Ok(answered)
     }
 
@@ -435,11 +479,23 @@ impl ToolAuthority {
                 Running {
                     cancel: cancel.clone(),
                     conn: caller.conn,
+                    turn_id: grant.turn_id.clone(),
+                    tool_name: grant.tool_name.clone(),
+                    since: now(svc),
                 },
             );
         }
+        let tool = p.tool.as_str();
+        activity(
+            svc,
+            &key,
+            &grant.turn_id,
+            tool,
+            Some(ToolCallState::Running),
+        );
         let outcome = execute::run(svc, caller, &p, grant.by, cancel).await;
         lock(&self.running).remove(&key);
+        activity(svc, &key, &grant.turn_id, tool, None);
         let summary = match &outcome {
             Ok(v) => json!({ "tool": p.tool.as_str(), "ok": true, "exit": v.output.get("exit") }),
             Err(e) => json!({ "tool": p.tool.as_str(), "ok": false, "code": e.code() }),
@@ -453,6 +509,90 @@ impl ToolAuthority {
             detail: summary.to_string(),
         });
         outcome
+    }
+
+    /// A host method that is itself the tool (`plans.submit`, `plans.enter`) completed its call.
+    pub(crate) fn release(&self, svc: &Inner, key: &(String, String)) {
+        let released = lock(&self.grants).remove(key);
+        if let Some(grant) = released {
+            activity(svc, key, &grant.turn_id, &grant.tool_name, None);
+        }
+    }
+
+    /// `tools.finished`: the client ran an allowed call itself and it ended; its grant is void.
+    pub(crate) fn finished(&self, svc: &Inner, p: &FinishedParams) -> FinishedResult {
+        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let released = {
+            let mut grants = lock(&self.grants);
+            match grants.get(&key) {
+                Some(g) if g.turn_id == p.turn_id.as_str() => grants.remove(&key),
+                Some(_) | None => None,
+            }
+        };
+        let Some(grant) = released else {
+            return FinishedResult { released: false };
+        };
+        activity(svc, &key, &grant.turn_id, &grant.tool_name, None);
+        svc.audit.record(AuditRow {
+            at: now(svc),
+            session_id: Some(p.session_id.0.clone()),
+            turn_id: Some(p.turn_id.0.clone()),
+            tool_call_id: Some(p.tool_call_id.0.clone()),
+            action: AuditAction::ToolFinished,
+            detail: json!({ "tool": grant.tool_name, "ok": !p.is_error, "ranBy": "client" })
+                .to_string(),
+        });
+        FinishedResult { released: true }
+    }
+
+    /// The unfinished tool calls of a session, oldest first: open asks, unused grants and
+    /// calls the host is running.
+    pub(crate) fn in_flight(&self, session_id: &str) -> Vec<ToolCallInfo> {
+        let info = |(_, call): &CallKey, turn: &str, tool: &str, state, since| ToolCallInfo {
+            turn_id: turn.into(),
+            tool_call_id: call.as_str().into(),
+            tool_name: tool.to_owned(),
+            state,
+            since,
+        };
+        let mut calls: Vec<ToolCallInfo> = Vec::new();
+        for (key, g) in lock(&self.grants).iter().filter(|(k, _)| k.0 == session_id) {
+            calls.push(info(
+                key,
+                &g.turn_id,
+                &g.tool_name,
+                ToolCallState::Allowed,
+                g.since,
+            ));
+        }
+        for (key, r) in lock(&self.running)
+            .iter()
+            .filter(|(k, _)| k.0 == session_id)
+        {
+            calls.push(info(
+                key,
+                &r.turn_id,
+                &r.tool_name,
+                ToolCallState::Running,
+                r.since,
+            ));
+        }
+        for a in lock(&self.asks)
+            .iter()
+            .filter(|a| a.info.session_id == session_id && a.info.decision.is_none())
+        {
+            calls.push(ToolCallInfo {
+                turn_id: a.info.turn_id.clone(),
+                tool_call_id: a.info.tool_call_id.clone(),
+                tool_name: a.info.tool_name.clone(),
+                state: ToolCallState::Asking,
+                since: a.info.asked_at,
+            });
+        }
+        calls.sort_by(|a, b| {
+            (a.since, a.tool_call_id.as_str()).cmp(&(b.since, b.tool_call_id.as_str()))
+        });
+        calls
     }
 
     /// `tools.cancel`.

@@ -6,12 +6,14 @@ use planhost_core::{
 };
 use planhost_protocol::{
     AcceptHandoffParams, ApplyToolsetParams, BranchRef, CaptureParams, CaptureResult,
-    CheckpointDetail, ExitOptions, ExitPlanParams, ExitPlanResult, HandoffInfo, ParseCommandParams,
-    ParsedCommand, PlanStatusResult, ProjectionResult, SaveCheckpointParams, SavedCheckpoint,
-    SessionRef, SwitchBranchResult, ToolsetInfo, ToolsetParams,
+    CheckpointDetail, CheckpointInfo, ExitOptions, ExitPlanParams, ExitPlanResult, HandoffInfo,
+    ParseCommandParams, ParsedCommand, PlanStatusResult, ProjectionResult, SaveCheckpointParams,
+    SavedCheckpoint, SeenCheckpointParams, SessionRef, SwitchBranchResult, ToolsetInfo,
+    ToolsetParams,
 };
 use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, PlanIdentity, new_id};
 
+use crate::connection::Caller;
 use crate::convert;
 use crate::service::Inner;
 use crate::{Result, ServiceError};
@@ -115,6 +117,21 @@ pub(crate) async fn latest(svc: &Inner, p: BranchRef) -> Result<CheckpointDetail
     .await
 }
 
+pub(crate) async fn seen(
+    svc: &Inner,
+    caller: &Caller,
+    p: SeenCheckpointParams,
+) -> Result<CheckpointInfo> {
+    let by = caller.by.clone();
+    svc.engine(move |e| {
+        let c =
+            e.store()
+                .checkpoint_seen(p.session_id.as_str(), p.checkpoint_id.0, &p.sha256, &by)?;
+        Ok(convert::checkpoint(c))
+    })
+    .await
+}
+
 pub(crate) async fn projection(svc: &Inner, p: BranchRef) -> Result<ProjectionResult> {
     svc.engine(move |e| {
         let (text, revision) = e.projection(p.session_id.as_str(), &branch(p.branch_path))?;
@@ -168,6 +185,10 @@ pub(crate) async fn exit(svc: &Inner, p: ExitPlanParams) -> Result<ExitPlanResul
         })
     })
     .await
+    .map(|mut r| {
+        r.session = super::sessions::with_tool_calls(svc, r.session);
+        r
+    })
 }
 
 pub(crate) fn parse_command(p: &ParseCommandParams) -> ParsedCommand {

@@ -4,9 +4,9 @@
 use planhost_core::{BatchPosition, ErrorCode, IdMatch, ResolveRequest, SubmitPlanInput, match_id};
 use planhost_fs::ArtifactOnDisk;
 use planhost_protocol::{
-    ApprovalInfo, ApprovalList, ClaimedExecution, EndExecutionParams, EnterPlanParams,
-    ExecutionInfo, ExecutionRef, PlanDetail, PlansFilter, ProposalRef, ResolvePlanParams,
-    SessionInfo, SubmitPlanParams,
+    ApprovalInfo, ApprovalList, CheckpointDetail, ClaimedExecution, EndExecutionParams,
+    EnterPlanParams, ExecutionInfo, ExecutionRef, PlanDetail, PlansFilter, ProposalRef,
+    ResolvePlanParams, SessionInfo, SubmitPlanParams,
 };
 use planhost_store::{ApprovalQuery, SubmitContext};
 
@@ -42,45 +42,55 @@ pub(crate) fn resolve_proposal_id(e: &mut Engine, typed: &str) -> Result<String>
 }
 
 pub(crate) async fn enter(svc: &Inner, p: EnterPlanParams) -> Result<SessionInfo> {
-    svc.engine(move |e| {
-        let batch = BatchPosition {
-            index: p.batch_index,
-            size: p.batch_size,
-        };
-        e.store().enter_plan(
-            p.session_id.as_str(),
-            p.turn_id.as_str(),
-            p.tool_call_id.as_str(),
-            batch,
-        )?;
-        super::sessions::info(e, p.session_id.as_str())
-    })
-    .await
+    let call = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+    let info = svc
+        .engine(move |e| {
+            let batch = BatchPosition {
+                index: p.batch_index,
+                size: p.batch_size,
+            };
+            e.store().enter_plan(
+                p.session_id.as_str(),
+                p.turn_id.as_str(),
+                p.tool_call_id.as_str(),
+                batch,
+            )?;
+            super::sessions::info(e, p.session_id.as_str())
+        })
+        .await?;
+    // The EnterPlanMode call is done (entering Plan voided the session's grants anyway).
+    svc.tools.release(svc, &call);
+    Ok(super::sessions::with_tool_calls(svc, info))
 }
 
 pub(crate) async fn submit(svc: &Inner, p: SubmitPlanParams) -> Result<ApprovalInfo> {
-    svc.engine(move |e| {
-        let ctx = SubmitContext {
-            session_id: p.session_id.0,
-            turn_id: p.turn_id.0,
-            tool_call_id: p.tool_call_id.0,
-            batch: BatchPosition {
-                index: p.batch_index,
-                size: p.batch_size,
-            },
-        };
-        let input = SubmitPlanInput {
-            title: p.title,
-            markdown: p.markdown,
-            question: p.question,
-        };
-        let branch: Option<Vec<String>> = p
-            .branch_path
-            .map(|b| b.into_iter().map(|id| id.0).collect());
-        let a = e.submit_plan(&ctx, &input, branch.as_deref())?;
-        approval_info(e, a)
-    })
-    .await
+    let call = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+    let submitted = svc
+        .engine(move |e| {
+            let ctx = SubmitContext {
+                session_id: p.session_id.0,
+                turn_id: p.turn_id.0,
+                tool_call_id: p.tool_call_id.0,
+                batch: BatchPosition {
+                    index: p.batch_index,
+                    size: p.batch_size,
+                },
+            };
+            let input = SubmitPlanInput {
+                title: p.title,
+                markdown: p.markdown,
+                question: p.question,
+            };
+            let branch: Option<Vec<String>> = p
+                .branch_path
+                .map(|b| b.into_iter().map(|id| id.0).collect());
+            let a = e.submit_plan(&ctx, &input, branch.as_deref())?;
+            approval_info(e, a)
+        })
+        .await?;
+    // The SubmitPlan call is done: it is no longer in flight.
+    svc.tools.release(svc, &call);
+    Ok(submitted)
 }
 
 pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
@@ -89,7 +99,7 @@ pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
         let rows = e.store().approvals_matching(&ApprovalQuery {
             session_id: p.session_id.as_ref().map(|s| s.as_str()),
             statuses: p.status.as_deref(),
-            live_execution: false,
+            execution: planhost_store::ExecutionFilter::Any,
             limit,
         })?;
         let items = rows
@@ -107,10 +117,20 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
         let a = e.store().approval(&id)?;
         let markdown = e.store().submitted_plan(&id)?.markdown;
         let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
+        let sha256 = planhost_core::sha256_hex(markdown.as_bytes());
+        let last_seen = e
+            .store()
+            .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)?
+            .map(|(c, bytes)| CheckpointDetail {
+                checkpoint: convert::checkpoint(c),
+                // Checkpoints are stored from UTF-8 text; anything else is not a plan.
+                markdown: String::from_utf8_lossy(&bytes).into_owned(),
+            });
         Ok(PlanDetail {
             approval: approval_info(e, a)?,
             markdown,
             artifact_intact,
+            last_seen,
         })
     })
     .await

@@ -5,7 +5,7 @@ use planhost_protocol::{
     BeginOrigin, BeginTurnParams, ConfigureParams, EndTurnParams, OpenSessionParams, SessionInfo,
     SessionList, SessionsFilter, SetModeParams, TurnInfo, TurnOutcome,
 };
-use planhost_store::{ApprovalQuery, Configure};
+use planhost_store::{ApprovalQuery, Configure, ExecutionFilter};
 
 use crate::convert;
 use crate::engine::Engine;
@@ -20,34 +20,45 @@ pub(crate) fn info(e: &mut Engine, id: &str) -> Result<SessionInfo> {
     let rows = store.approvals_matching(&ApprovalQuery {
         session_id: Some(id),
         statuses: Some(&[planhost_core::ApprovalStatus::Pending]),
-        live_execution: false,
+        execution: ExecutionFilter::Any,
         limit: 1,
     })?;
     let pending = rows.into_iter().next();
-    let live = store
-        .approvals_matching(&ApprovalQuery {
-            session_id: Some(id),
-            statuses: None,
-            live_execution: true,
-            limit: 1,
-        })?
-        .into_iter()
-        .next();
-    let live = match live {
-        Some(a) => {
-            let turn = match &a.execution_turn_id {
-                Some(t) => Some(store.turn(t)?),
-                None => None,
-            };
-            Some((a, turn))
-        }
-        None => None,
+    let mut execution = |filter| -> Result<_> {
+        let row = store
+            .approvals_matching(&ApprovalQuery {
+                session_id: Some(id),
+                statuses: None,
+                execution: filter,
+                limit: 1,
+            })?
+            .into_iter()
+            .next();
+        Ok(match row {
+            Some(a) => {
+                let turn = match &a.execution_turn_id {
+                    Some(t) => Some(store.turn(t)?),
+                    None => None,
+                };
+                Some((a, turn))
+            }
+            None => None,
+        })
     };
-    Ok(convert::session(s, turn, pending, live))
+    let live = execution(ExecutionFilter::Live)?;
+    let last = execution(ExecutionFilter::Finished)?;
+    Ok(convert::session(s, turn, pending, live, last))
+}
+
+/// `info` with the tool calls only the authority knows (not the engine's state).
+pub(crate) fn with_tool_calls(svc: &Inner, mut info: SessionInfo) -> SessionInfo {
+    info.tool_calls = svc.tools.in_flight(info.id.as_str());
+    info
 }
 
 pub(crate) async fn get(svc: &Inner, id: String) -> Result<SessionInfo> {
-    svc.engine(move |e| info(e, &id)).await
+    let info = svc.engine(move |e| info(e, &id)).await?;
+    Ok(with_tool_calls(svc, info))
 }
 
 pub(crate) async fn open(svc: &Inner, p: OpenSessionParams) -> Result<SessionInfo> {
@@ -61,6 +72,7 @@ pub(crate) async fn open(svc: &Inner, p: OpenSessionParams) -> Result<SessionInf
         info(e, &s.id)
     })
     .await
+    .map(|info| with_tool_calls(svc, info))
 }
 
 pub(crate) async fn list(svc: &Inner, p: SessionsFilter) -> Result<SessionList> {
@@ -76,6 +88,13 @@ pub(crate) async fn list(svc: &Inner, p: SessionsFilter) -> Result<SessionList> 
         Ok(SessionList { items })
     })
     .await
+    .map(|list| SessionList {
+        items: list
+            .items
+            .into_iter()
+            .map(|info| with_tool_calls(svc, info))
+            .collect(),
+    })
 }
 
 pub(crate) async fn set_mode(svc: &Inner, p: SetModeParams) -> Result<SessionInfo> {
@@ -84,6 +103,7 @@ pub(crate) async fn set_mode(svc: &Inner, p: SetModeParams) -> Result<SessionInf
         info(e, p.session_id.as_str())
     })
     .await
+    .map(|info| with_tool_calls(svc, info))
 }
 
 pub(crate) async fn configure(svc: &Inner, p: ConfigureParams) -> Result<SessionInfo> {
@@ -102,6 +122,7 @@ pub(crate) async fn configure(svc: &Inner, p: ConfigureParams) -> Result<Session
         info(e, p.session_id.as_str())
     })
     .await
+    .map(|info| with_tool_calls(svc, info))
 }
 
 pub(crate) async fn begin_turn(svc: &Inner, p: BeginTurnParams) -> Result<TurnInfo> {

@@ -29,7 +29,7 @@ fn expired_in(notes: &[ServerNotification]) -> Vec<ProposalId> {
                 } => Some(proposal_id.clone()),
                 _ => None,
             },
-            ServerNotification::ToolOutput(_) => None,
+            ServerNotification::ToolOutput(_) | ServerNotification::ToolActivity(_) => None,
         })
         .collect()
 }
@@ -64,6 +64,7 @@ fn actor_expires_at_the_deadline_not_before() {
             client_name: "timer-test".into(),
             client_version: None,
             roles: vec![Role::Agent, Role::Approver],
+            tool_activity: false,
         };
         let (conn, mut notes, _) = service.connect(&hello).unwrap();
 

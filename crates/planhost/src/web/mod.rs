@@ -43,13 +43,20 @@ use page::{Card, Lists};
 pub(crate) const DEFAULT_ADDR: &str = "127.0.0.1:7766";
 /// The client name answers from the page carry (`resolvedBy.client`).
 pub(crate) const CLIENT_NAME: &str = "planhost-web";
-const TOKEN_COOKIE: &str = "planhost_web";
+/// The name the page is opened under. Browsers resolve every `*.localhost` name to loopback
+/// themselves, and keep cookies per host name: a cookie set here is never sent to another
+/// server the person opens on `127.0.0.1` or `localhost` (cookies ignore ports).
+pub(crate) const PAGE_HOST: &str = "planhost.localhost";
 const LANG_COOKIE: &str = "planhost_lang";
 
 /// `<state dir>/web.json`: where the running page is and the token it accepts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct WebFile {
+    /// The address a person opens (on [`PAGE_HOST`] for 127.0.0.1 and ::1).
     pub(crate) url: String,
+    /// The socket address it listens on (absent in files of older planhosts: the url's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) addr: Option<String>,
     pub(crate) token: String,
 }
 
@@ -78,6 +85,41 @@ impl WebFile {
     pub(crate) fn open_url(&self) -> String {
         format!("{}?token={}", self.url, self.token)
     }
+
+    /// The same by the listening address itself, for a client that cannot resolve
+    /// [`PAGE_HOST`] (its cookie is then scoped to the bare address).
+    pub(crate) fn fallback_url(&self) -> Option<String> {
+        let addr = self.addr.as_deref()?;
+        let url = format!("http://{addr}/");
+        (url != self.url).then(|| format!("{url}?token={}", self.token))
+    }
+
+    /// Where the page listens.
+    pub(crate) fn socket_addr(&self) -> Option<SocketAddr> {
+        match &self.addr {
+            Some(addr) => addr.parse().ok(),
+            None => self
+                .url
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .parse()
+                .ok(),
+        }
+    }
+}
+
+/// The page's url for the address it listens on: [`PAGE_HOST`] where browsers resolve it to
+/// that address, the address itself otherwise (e.g. 127.0.0.2).
+fn page_url(local: SocketAddr) -> String {
+    let named = match local.ip() {
+        std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
+    };
+    if named {
+        format!("http://{PAGE_HOST}:{}/", local.port())
+    } else {
+        format!("http://{local}/")
+    }
 }
 
 /// A fresh random token (32 bytes, hex).
@@ -102,6 +144,9 @@ pub(crate) fn parse_addr(addr: &str) -> anyhow::Result<SocketAddr> {
 struct Web {
     svc: Service,
     state_dir: PathBuf,
+    /// `planhost_web_<port>`: hosts on other ports keep cookies of their own under the one
+    /// [`PAGE_HOST`].
+    cookie_name: String,
 }
 
 type Shared = State<Arc<Web>>;
@@ -117,13 +162,14 @@ pub(crate) async fn start(
         .await
         .with_context(|| format!("binding the web page to {addr}"))?;
     let local = listener.local_addr()?;
-    let url = format!("http://{local}/");
+    let url = page_url(local);
     let token = match WebFile::read(state_dir) {
         Ok(old) if old.token.len() == 64 => old.token,
         _ => new_token()?,
     };
     let file = WebFile {
         url: url.clone(),
+        addr: Some(local.to_string()),
         token,
     };
     file.write(state_dir)?;
@@ -132,6 +178,7 @@ pub(crate) async fn start(
     let web = Arc::new(Web {
         svc,
         state_dir: state_dir.to_path_buf(),
+        cookie_name: format!("planhost_web_{}", local.port()),
     });
     let app = Router::new()
         .route("/", get(index))
@@ -187,7 +234,8 @@ fn lang_of(headers: &HeaderMap) -> Lang {
         })
 }
 
-/// `Host` is loopback (`127.0.0.1`, `localhost`, `[::1]`, with or without a port).
+/// `Host` is loopback (`127.0.0.1`, `localhost`, `[::1]` or [`PAGE_HOST`], with or without a
+/// port).
 fn host_is_loopback(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
@@ -203,7 +251,7 @@ fn host_is_loopback(headers: &HeaderMap) -> bool {
             }
         })
     };
-    matches!(name, "127.0.0.1" | "localhost" | "::1")
+    matches!(name, "127.0.0.1" | "localhost" | "::1" | PAGE_HOST)
 }
 
 /// Constant-time equality of two tokens.
@@ -278,7 +326,7 @@ impl Web {
             ));
         }
         let token = self.token();
-        match (token, cookie(headers, TOKEN_COOKIE)) {
+        match (token, cookie(headers, &self.cookie_name)) {
             (Some(token), Some(given)) if same(&token, given) => Ok(Visitor { lang, token }),
             _ => Err(refused(
                 lang,
@@ -336,6 +384,7 @@ impl Web {
             client_name: CLIENT_NAME.into(),
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             roles: vec![Role::Approver, Role::Observer],
+            tool_activity: false,
         };
         self.svc.connect(&hello).map(|(conn, _notes, _)| conn)
     }
@@ -346,9 +395,9 @@ impl Web {
                 proposal_id: approval.proposal_id.as_str().into(),
             })
             .await;
-        let (markdown, intact) = match detail {
-            Ok(d) => (d.markdown, d.artifact_intact),
-            Err(_) => (String::new(), false),
+        let (markdown, intact, seen) = match detail {
+            Ok(d) => (d.markdown, d.artifact_intact, d.last_seen),
+            Err(_) => (String::new(), false, None),
         };
         // The session's plan submitted just before this one, for "what changed".
         let previous = match conn
@@ -374,7 +423,7 @@ impl Web {
                         })
                         .await
                         .ok()
-                        .map(|d| d.markdown),
+                        .map(|d| (d.markdown, a.created_at)),
                     None => None,
                 }
             }
@@ -385,6 +434,7 @@ impl Web {
             markdown,
             intact,
             previous,
+            seen,
             error: None,
         }
     }
@@ -494,7 +544,10 @@ async fn index(State(web): Shared, headers: HeaderMap, Query(q): Query<IndexQuer
         return match web.token() {
             Some(token) if same(&token, given) => {
                 let mut r = see_other("/");
-                let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+                let cookie = format!(
+                    "{}={token}; HttpOnly; SameSite=Strict; Path=/",
+                    web.cookie_name
+                );
                 if let Ok(v) = HeaderValue::from_str(&cookie) {
                     r.headers_mut().append(header::SET_COOKIE, v);
                 }
@@ -932,6 +985,7 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
         client_name: CLIENT_NAME.into(),
         client_version: Some(env!("CARGO_PKG_VERSION").into()),
         roles: vec![Role::Observer],
+        tool_activity: true,
     };
     let (conn, notes, _) = match web.svc.connect(&hello) {
         Ok(c) => c,
@@ -954,18 +1008,23 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
                 }
                 note = notes.recv() => note,
             };
-            match note {
+            // `change` carries the event (the page refetches only what its kind touches);
+            // `tools` a tool call's new state (the page refetches the sessions).
+            let (name, data) = match note {
                 Some(ServerNotification::StateChanged(event)) => {
-                    let data = serde_json::to_string(&event).unwrap_or_default();
-                    let e = Event::default().event("change").data(data);
-                    return Some((
-                        Ok::<_, std::convert::Infallible>(e),
-                        (conn, notes, web, token),
-                    ));
+                    ("change", serde_json::to_string(&event))
                 }
-                Some(_) => {}
+                Some(ServerNotification::ToolActivity(activity)) => {
+                    ("tools", serde_json::to_string(&activity))
+                }
+                Some(ServerNotification::ToolOutput(_)) => continue,
                 None => return None,
-            }
+            };
+            let e = Event::default().event(name).data(data.unwrap_or_default());
+            return Some((
+                Ok::<_, std::convert::Infallible>(e),
+                (conn, notes, web, token),
+            ));
         }
     });
     Sse::new(stream)
@@ -1029,6 +1088,8 @@ mod tests {
             "localhost:1",
             "[::1]:80",
             "[::1]",
+            "planhost.localhost:7766",
+            "planhost.localhost",
         ] {
             assert!(host_is_loopback(&headers(&[("host", ok)])), "{ok}");
         }
@@ -1038,6 +1099,8 @@ mod tests {
             "127.0.0.1.evil.example",
             "10.0.0.1:7766",
             "localhost.evil:80",
+            "planhost.localhost.evil.example:80",
+            "other.localhost:7766",
         ] {
             assert!(!host_is_loopback(&headers(&[("host", bad)])), "{bad}");
         }
@@ -1055,10 +1118,37 @@ mod tests {
 
     #[test]
     fn cookies_are_found_by_name() {
-        let h = headers(&[("cookie", "a=1; planhost_web=tok; planhost_lang=zh-CN")]);
-        assert_eq!(cookie(&h, TOKEN_COOKIE), Some("tok"));
+        let h = headers(&[(
+            "cookie",
+            "a=1; planhost_web_7766=tok; planhost_web_7767=other; planhost_lang=zh-CN",
+        )]);
+        assert_eq!(cookie(&h, "planhost_web_7766"), Some("tok"));
+        assert_eq!(cookie(&h, "planhost_web_7767"), Some("other"));
         assert_eq!(lang_of(&h), Lang::ZhCn);
         assert_eq!(cookie(&h, "planhost"), None);
+    }
+
+    #[test]
+    fn the_page_is_named_planhost_localhost_where_browsers_resolve_it() {
+        let at = |a: &str| page_url(a.parse().unwrap());
+        assert_eq!(at("127.0.0.1:7766"), "http://planhost.localhost:7766/");
+        assert_eq!(at("[::1]:7766"), "http://planhost.localhost:7766/");
+        assert_eq!(at("127.0.0.2:7766"), "http://127.0.0.2:7766/");
+        let file = WebFile {
+            url: at("127.0.0.1:7766"),
+            addr: Some("127.0.0.1:7766".into()),
+            token: "t".into(),
+        };
+        assert_eq!(file.socket_addr(), Some("127.0.0.1:7766".parse().unwrap()));
+        assert_eq!(
+            file.fallback_url().as_deref(),
+            Some("http://127.0.0.1:7766/?token=t")
+        );
+        // A file an older planhost wrote has no addr: its url is the address.
+        let old: WebFile =
+            serde_json::from_str(r#"{"url":"http://127.0.0.1:7766/","token":"t"}"#).unwrap();
+        assert_eq!(old.socket_addr(), Some("127.0.0.1:7766".parse().unwrap()));
+        assert_eq!(old.fallback_url(), None);
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! Server-rendered HTML: the page, its session list, and the plan cards. Every string comes from
 //! the language's catalog; every value from the host is escaped.
 
-use planhost_core::{ApprovalStatus, Mode, PlanState};
-use planhost_protocol::{ApprovalInfo, PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog};
+use planhost_core::Timestamp;
+use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState};
+use planhost_protocol::{
+    ApprovalInfo, CheckpointDetail, ExecutionInfo, PermissionAsk, PublicationInfo, SessionInfo,
+    ShellCatalog, ToolCallState,
+};
 
 use super::i18n::Lang;
 use super::markdown;
@@ -31,8 +35,10 @@ pub(crate) struct Card {
     pub(crate) markdown: String,
     /// Whether the file on disk still holds those bytes.
     pub(crate) intact: bool,
-    /// The session's previous plan, when there is one.
-    pub(crate) previous: Option<String>,
+    /// The session's previous plan and when it was submitted, when there is one.
+    pub(crate) previous: Option<(String, Timestamp)>,
+    /// The newest checkpoint a person was shown before this plan arrived, when it differs.
+    pub(crate) seen: Option<CheckpointDetail>,
     /// The error of an answer that was refused (stable code, message).
     pub(crate) error: Option<(String, String)>,
 }
@@ -300,13 +306,23 @@ fn session(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
             title = esc(&a.title),
         )
     });
+    let tools = if s.active_turn.is_some() {
+        tool_calls_html(lang, s)
+    } else {
+        String::new()
+    };
     let execution = s.live_execution.as_ref().map_or(String::new(), |e| {
         format!(
-            r#"<dt>{}</dt><dd class="execution">{}</dd>"#,
+            r#"<dt>{}</dt><dd class="execution" data-state="{}">{}</dd>"#,
             lang.t("sessions.execution"),
-            esc(e.state.as_str())
+            e.state.as_str(),
+            execution_state(lang, e.state)
         )
     });
+    let last = s
+        .last_execution
+        .as_ref()
+        .map_or(String::new(), |e| last_execution_html(lang, e));
     let controls = if s.active_turn.is_none() && s.live_execution.is_none() {
         idle_controls(lang, csrf, s, lists.shells.as_ref())
     } else {
@@ -319,7 +335,7 @@ fn session(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
 <dt>{mode_l}</dt><dd class="mode" data-mode="{mode_v}">{mode}</dd>
 <dt>{ps_l}</dt><dd class="plan-state" data-plan-state="{ps_v}">{plan_state}</dd>
 <dt>{turn_l}</dt><dd class="turn">{turn}</dd>
-{pending}{execution}</dl>{error}{controls}</li>"#,
+{tools}{pending}{execution}{last}</dl>{error}{controls}</li>"#,
         id = esc(s.id.as_str()),
         idle = s.active_turn.is_none(),
         ws_l = lang.t("sessions.workspace"),
@@ -329,6 +345,70 @@ fn session(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
         ps_l = lang.t("sessions.plan_state"),
         ps_v = s.plan_state.as_str(),
         turn_l = lang.t("sessions.turn"),
+    )
+}
+
+fn execution_state(lang: Lang, state: ExecutionState) -> &'static str {
+    match state {
+        ExecutionState::Queued => lang.t("execution.state.queued"),
+        ExecutionState::Running => lang.t("execution.state.running"),
+        ExecutionState::Completed => lang.t("execution.state.completed"),
+        ExecutionState::Interrupted => lang.t("execution.state.interrupted"),
+    }
+}
+
+/// The running turn's unfinished tool calls: what each is and since when.
+fn tool_calls_html(lang: Lang, s: &SessionInfo) -> String {
+    let items: String = s
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let state = match c.state {
+                ToolCallState::Allowed => lang.t("tool_state.allowed"),
+                ToolCallState::Asking => lang.t("tool_state.asking"),
+                ToolCallState::Running => lang.t("tool_state.running"),
+            };
+            format!(
+                r#"<li class="tool-call" data-state="{v}" data-tool-call-id="{id}"><code>{name}</code> <span class="tool-state">{state}</span> <time class="local" datetime="{at}">{at}</time></li>"#,
+                v = c.state.as_str(),
+                id = esc(c.tool_call_id.as_str()),
+                name = esc(&c.tool_name),
+                at = rfc3339(c.since.0),
+            )
+        })
+        .collect();
+    let body = if items.is_empty() {
+        format!(
+            r#"<span class="none">{}</span>"#,
+            lang.t("sessions.tools.none")
+        )
+    } else {
+        format!(r#"<ul class="tool-calls">{items}</ul>"#)
+    };
+    format!(
+        r#"<dt>{}</dt><dd class="tools">{body}</dd>"#,
+        lang.t("sessions.tools")
+    )
+}
+
+/// The most recent finished execution: how it ended and when.
+fn last_execution_html(lang: Lang, e: &ExecutionInfo) -> String {
+    let ended = e
+        .turn
+        .as_ref()
+        .and_then(|t| t.ended_at)
+        .map_or(String::new(), |at| {
+            format!(
+                r#" <time class="local" datetime="{at}">{at}</time>"#,
+                at = rfc3339(at.0)
+            )
+        });
+    format!(
+        r#"<dt>{}</dt><dd class="last-execution" data-state="{}" data-execution-id="{}">{}{ended}</dd>"#,
+        lang.t("sessions.execution.last"),
+        e.state.as_str(),
+        esc(e.execution_id.as_str()),
+        execution_state(lang, e.state),
     )
 }
 
@@ -436,10 +516,7 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
             message = esc(message),
         )
     });
-    let diff = c
-        .previous
-        .as_deref()
-        .map_or(String::new(), |prev| diff_html(lang, prev, &c.markdown));
+    let diff = what_changed(lang, c);
     format!(
         r#"<article class="card" id="card-{id}" data-approval-id="{id}" data-status="{status_v}" data-intact="{intact}" aria-labelledby="title-{id}">
 <h3 class="title" id="title-{id}">{title}</h3>
@@ -495,8 +572,41 @@ fn status_text(lang: Lang, a: &ApprovalInfo) -> String {
     esc(&text)
 }
 
-/// Line diff from the previous plan to this one.
-fn diff_html(lang: Lang, previous: &str, current: &str) -> String {
+/// "What changed": from the previous plan and from the checkpoint the person was last shown,
+/// whichever the person knew last first and open, the other folded. One diff when both hold
+/// the same text.
+fn what_changed(lang: Lang, c: &Card) -> String {
+    let previous = c.previous.as_ref().map(|(text, at)| {
+        let label = esc(lang.t("card.diff"));
+        (*at, text.as_str(), "previous", label)
+    });
+    let seen = c.seen.as_ref().and_then(|s| {
+        let at = s.checkpoint.seen_at?;
+        let client = s
+            .checkpoint
+            .seen_by
+            .as_ref()
+            .map_or("?", |r| r.client.as_str());
+        let revision = s.checkpoint.revision.to_string();
+        let label = esc(&lang.fill(
+            "card.diff.seen",
+            &[("revision", &revision), ("client", client)],
+        ));
+        Some((at, s.markdown.as_str(), "seen", label))
+    });
+    let mut bases: Vec<_> = previous.into_iter().chain(seen).collect();
+    // The one the person knew last comes first.
+    bases.sort_by(|a, b| b.0.cmp(&a.0));
+    bases.dedup_by(|b, a| a.1 == b.1);
+    bases
+        .iter()
+        .enumerate()
+        .map(|(i, (_, base, kind, label))| diff_html(label, kind, i == 0, base, &c.markdown))
+        .collect()
+}
+
+/// Line diff from `previous` to `current`; open, or folded under its label.
+fn diff_html(label: &str, kind: &str, open: bool, previous: &str, current: &str) -> String {
     let diff = similar::TextDiff::from_lines(previous, current);
     let mut lines = String::new();
     for change in diff.iter_all_changes() {
@@ -508,10 +618,15 @@ fn diff_html(lang: Lang, previous: &str, current: &str) -> String {
         };
         lines.push_str(&line);
     }
-    format!(
-        r#"<section class="diff" aria-label="{l}"><h4>{l}</h4><pre>{lines}</pre></section>"#,
-        l = lang.t("card.diff"),
-    )
+    if open {
+        format!(
+            r#"<section class="diff" data-base="{kind}" aria-label="{label}"><h4>{label}</h4><pre>{lines}</pre></section>"#
+        )
+    } else {
+        format!(
+            r#"<details class="diff" data-base="{kind}"><summary>{label}</summary><pre>{lines}</pre></details>"#
+        )
+    }
 }
 
 /// A page for a refused request: 401, 403, 404, 421.

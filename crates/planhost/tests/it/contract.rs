@@ -114,6 +114,7 @@ async fn in_process(env: &Env) -> Seen {
         client_name: "contract-in-process".into(),
         client_version: None,
         roles: vec![Role::Agent, Role::Approver, Role::Observer],
+        tool_activity: false,
     };
     let (conn, mut notes, _) = service.connect(&hello).expect("connect");
     let session = conn

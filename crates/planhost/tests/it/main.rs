@@ -18,6 +18,7 @@ mod errors;
 mod faults;
 mod flow;
 mod host_crash;
+mod in_flight;
 mod load;
 mod plans;
 mod process;

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::harness::{Fixture, Host, on_both_versions, output_text};
 use crate::plan_steps::*;
 use planhost_test_support::{
-    ChatRequest, EventLog, PiSession, Reply, Responder, Version, poll_until,
+    BOUND, ChatRequest, EventLog, PiSession, Reply, Responder, Version, poll_until,
 };
 
 on_both_versions!(
@@ -209,6 +209,21 @@ fn approve_accept_edits_runs_the_execution_turn(version: Version) {
         !allowed.is_empty(),
         "the host authorized the execution's edit in turn {turn}: {:#?}",
         host.audit(&session)
+    );
+    // pi ran the edit itself and reported it finished (the host's own Bash needs no report), so
+    // no allowed call lingers in flight.
+    let finished = poll_until("the edit's tool.finished row", BOUND, || {
+        let rows = in_turn("tool.finished");
+        (!rows.is_empty()).then_some(rows)
+    });
+    assert_eq!(finished.len(), 1, "only the edit: {finished:#?}");
+    assert_eq!(finished[0]["detail"]["tool"], "edit", "{finished:#?}");
+    assert_eq!(finished[0]["detail"]["ok"], true, "{finished:#?}");
+    assert_eq!(finished[0]["detail"]["ranBy"], "client", "{finished:#?}");
+    assert_eq!(
+        host.session(&session)["toolCalls"],
+        json!([]),
+        "nothing in flight once the turn is over"
     );
 }
 

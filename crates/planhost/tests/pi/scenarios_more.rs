@@ -187,6 +187,20 @@ fn proposed_plan_is_captured_previewed_and_published(version: Version) {
         preview.contains(CAPTURED),
         &format!("/plan preview shows the exact plan {CAPTURED:?}: {preview:?}"),
     );
+    // The person was shown revision 1: the host records it, so a later plan's card can show
+    // what changed since.
+    let seen = poll_until("the preview's plan.checkpoint_seen row", BOUND, || {
+        host.audit_rows(&session, "plan.checkpoint_seen")
+            .first()
+            .cloned()
+    });
+    assert_eq!(seen["detail"]["revision"], 1, "{seen:#}");
+    assert_eq!(
+        seen["detail"]["sha256"],
+        planhost_core::sha256_hex(CAPTURED.as_bytes()),
+        "{seen:#}"
+    );
+    assert_eq!(seen["detail"]["by"]["client"], "pi-planhost", "{seen:#}");
 
     let id = pi.send_prompt("/plan save");
     let dialog = pi.next_ui_request("the publication choice", |r| r.method == "select");

@@ -57,7 +57,7 @@ pub(crate) fn http(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> HttpResponse {
-    let mut stream = TcpStream::connect(host.host_port()).expect("connect to the page");
+    let mut stream = TcpStream::connect(host.addr()).expect("connect to the page");
     stream
         .set_read_timeout(Some(host.budget.at_most(Duration::from_secs(10), path)))
         .expect("read timeout");
@@ -183,7 +183,7 @@ pub(crate) fn meta_content(html: &str, name: &str) -> Option<String> {
 /// A browser-less visitor that logged in with the token: its cookie and the page's CSRF value.
 #[derive(Debug, Clone)]
 pub(crate) struct Visitor {
-    /// `planhost_web=...`, as sent back in `Cookie`.
+    /// `planhost_web_PORT=...`, as sent back in `Cookie`.
     pub(crate) cookie: String,
     /// The `Set-Cookie` header the login got.
     pub(crate) set_cookie: String,
@@ -209,8 +209,8 @@ pub(crate) fn log_in(host: &WebHost, token: &str) -> Visitor {
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
         .map(|(_, v)| v.clone())
-        .find(|v| v.starts_with("planhost_web="))
-        .unwrap_or_else(|| panic!("no planhost_web cookie: {first:#?}"));
+        .find(|v| v.starts_with(&format!("{}=", host.cookie_name())))
+        .unwrap_or_else(|| panic!("no {} cookie: {first:#?}", host.cookie_name()));
     let cookie = set_cookie
         .split(';')
         .next()

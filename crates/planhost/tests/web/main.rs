@@ -11,6 +11,7 @@
 //! `/usr/bin/chromium`); `npm ci` runs in `browser/` when its `node_modules` is missing.
 //! `PLANHOST_SCREENSHOTS=1` saves the card's screenshots into `docs/screenshots/`.
 
+mod activity;
 mod answers;
 mod browser;
 mod http;

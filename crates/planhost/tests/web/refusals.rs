@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::http::{HttpResponse, Visitor, form, http, log_in};
 use crate::support::{Budget, PLAN, WebHost, agent, assert_resolved_by_the_page, pending_plan};
@@ -61,8 +61,12 @@ fn the_page_needs_the_token_and_its_strict_cookie() {
     get(&host, "/", &[]).assert_refusal(401, "unauthorized");
     let wrong = "0".repeat(64);
     get(&host, &format!("/?token={wrong}"), &[]).assert_refusal(401, "unauthorized");
-    get(&host, "/", &[("Cookie", &format!("planhost_web={wrong}"))])
-        .assert_refusal(401, "unauthorized");
+    get(
+        &host,
+        "/",
+        &[("Cookie", &format!("{}={wrong}", host.cookie_name()))],
+    )
+    .assert_refusal(401, "unauthorized");
     get(&host, "/events", &[]).assert_refusal(401, "unauthorized");
 
     // The right token: 303 to / with an HttpOnly, SameSite=Strict cookie for /.
@@ -114,6 +118,7 @@ fn a_non_loopback_host_header_is_refused_with_421() {
     }
     // Every loopback spelling is served.
     for good in [
+        format!("planhost.localhost:{port}"),
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         "localhost".to_owned(),
@@ -245,4 +250,34 @@ fn planhost_web_prints_the_address_and_rotate_retires_the_old_cookie() {
         .unwrap_or_else(|| panic!("an address with a token: {printed}"));
     assert_ne!(token, host.token, "a new token");
     log_in(&host, &token);
+}
+
+#[test]
+fn the_pages_cookie_is_never_sent_to_another_server_on_127_0_0_1_or_localhost() {
+    let (_slot, budget) = crate::browser::browser_scenario();
+    let host = WebHost::start(&budget);
+    let result = crate::browser::run_scenario(&host, "cookie_stays_with_the_page", json!({}));
+    let seen = result["seen"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        seen.len(),
+        3,
+        "the other server saw three loads: {result:#}"
+    );
+    let name = format!("{}=", host.cookie_name());
+    for load in &seen[..2] {
+        assert!(
+            !load["cookie"].as_str().unwrap_or_default().contains(&name),
+            "{} got the page's cookie: {result:#}",
+            load["host"]
+        );
+    }
+    // Cookies ignore ports: only a server on planhost.localhost itself could get it, and that
+    // name is the page's own. That it arrives there shows the check above can see it.
+    assert!(
+        seen[2]["cookie"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&name),
+        "the control load on planhost.localhost carries the cookie: {result:#}"
+    );
 }

@@ -188,8 +188,10 @@ pub(crate) struct WebHost {
     /// Killed with its process group on drop.
     _child: Group,
     pub(crate) stderr: Captured,
-    /// `http://127.0.0.1:PORT/`, from `web.json`.
+    /// `http://planhost.localhost:PORT/`, from `web.json`.
     pub(crate) url: String,
+    /// `127.0.0.1:PORT`, where it listens, from `web.json`.
+    addr: String,
     /// The access token, from `web.json`.
     pub(crate) token: String,
     /// The scenario's deadline, which bounds every wait on this host.
@@ -234,7 +236,7 @@ impl WebHost {
         let socket = root.path().join("s.sock");
         let bound = budget.at_most(Duration::from_secs(10), "the host started");
         // The host writes web.json once the page listens, and binds its socket just after.
-        let (url, token) = poll_until("<state>/web.json and the socket", bound, || {
+        let (url, addr, token) = poll_until("<state>/web.json and the socket", bound, || {
             if let Some(status) = child.0.try_wait().expect("try_wait") {
                 panic!(
                     "`planhost serve --web 127.0.0.1:0` exited early with {status}; stderr:\n{}\nstdout:\n{}",
@@ -247,12 +249,17 @@ impl WebHost {
             UnixStream::connect(&socket).ok()?;
             Some((
                 value["url"].as_str()?.to_owned(),
+                value["addr"].as_str()?.to_owned(),
                 value["token"].as_str()?.to_owned(),
             ))
         });
-        assert!(
-            url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
-            "web.json's url is http://127.0.0.1:PORT/: {url:?}"
+        let port = addr
+            .strip_prefix("127.0.0.1:")
+            .unwrap_or_else(|| panic!("web.json's addr is 127.0.0.1:PORT: {addr:?}"));
+        assert_eq!(
+            url,
+            format!("http://planhost.localhost:{port}/"),
+            "web.json's url names the page planhost.localhost"
         );
         Self {
             root,
@@ -261,6 +268,7 @@ impl WebHost {
             _child: child,
             stderr,
             url,
+            addr,
             token,
             budget: *budget,
         }
@@ -282,12 +290,22 @@ impl WebHost {
             .expect("canonical workspace")
     }
 
-    /// `127.0.0.1:PORT`: the address to connect to and the loopback `Host` header.
+    /// `planhost.localhost:PORT`: the `Host` a browser sends.
     pub(crate) fn host_port(&self) -> String {
         self.url
             .trim_start_matches("http://")
             .trim_end_matches('/')
             .to_owned()
+    }
+
+    /// `127.0.0.1:PORT`: the address to connect to.
+    pub(crate) fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// `planhost_web_PORT`: the name of the page's cookie.
+    pub(crate) fn cookie_name(&self) -> String {
+        format!("planhost_web_{}", self.port())
     }
 
     /// The port alone.
@@ -298,7 +316,7 @@ impl WebHost {
             .expect("a port in the url")
     }
 
-    /// `http://127.0.0.1:PORT`: the page's origin.
+    /// `http://planhost.localhost:PORT`: the page's origin.
     pub(crate) fn origin(&self) -> String {
         format!("http://{}", self.host_port())
     }

@@ -24,7 +24,7 @@
 
   // The absolute deadline in the reader's own time zone and language (the server sends UTC).
   function localTimes() {
-    document.querySelectorAll("time.deadline:not([data-local])").forEach((t) => {
+    document.querySelectorAll("time.deadline:not([data-local]), time.local:not([data-local])").forEach((t) => {
       const at = new Date(t.getAttribute("datetime"));
       if (!isNaN(at)) {
         t.textContent = at.toLocaleString(document.documentElement.lang, { dateStyle: "medium", timeStyle: "medium" });
@@ -47,7 +47,7 @@
     document.querySelectorAll('article.card:not([data-status="pending"]) .countdown').forEach((c) => {
       c.textContent = "";
     });
-    if (due) schedule(1000);
+    if (due) schedule(1000, ["cards", "sessions"]);
   }
 
   function showEmpty() {
@@ -74,13 +74,30 @@
     }
   }
 
+  // What each kind of state change can alter on the page; anything else alters a session.
+  const ALL = ["cards", "sessions", "publications", "asks"];
+  const TOUCHES = {
+    approvalChanged: ["cards", "sessions"],
+    executionChanged: ["sessions"],
+    publicationChanged: ["publications", "sessions"],
+    permissionAsked: ["asks", "sessions"],
+    permissionResolved: ["asks", "sessions"],
+    turnEnded: ["asks", "sessions"],
+  };
+  const parts = new Set();
   let pending = null;
-  function schedule(ms) {
+  function schedule(ms, what) {
+    (what || ALL).forEach((p) => parts.add(p));
     if (pending) return;
-    pending = setTimeout(() => { pending = null; refresh().catch(() => {}); }, ms);
+    pending = setTimeout(() => {
+      pending = null;
+      const now = new Set(parts);
+      parts.clear();
+      refresh(now).catch(() => {});
+    }, ms);
   }
 
-  async function refresh() {
+  async function refreshCards() {
     const fresh = fragment(await get("/cards"));
     const freshIds = new Set();
     fresh.querySelectorAll("article.card").forEach((card) => {
@@ -95,7 +112,12 @@
       }
     }
     showEmpty();
-    for (const [id, url] of [["sessions-box", "/sessions"], ["publications-box", "/publications"], ["asks-box", "/asks"]]) {
+  }
+
+  async function refresh(what) {
+    if (what.has("cards")) await refreshCards();
+    for (const [part, id, url] of [["sessions", "sessions-box", "/sessions"], ["publications", "publications-box", "/publications"], ["asks", "asks-box", "/asks"]]) {
+      if (!what.has(part)) continue;
       const box = document.getElementById(id);
       // Never pull a control out from under the person using it.
       if (box && !box.contains(document.activeElement)) box.innerHTML = await get(url);
@@ -144,7 +166,12 @@
       live.dataset.state = "connected";
       schedule(0);
     });
-    source.addEventListener("change", () => schedule(100));
+    source.addEventListener("change", (e) => {
+      let kind = null;
+      try { kind = JSON.parse(e.data).kind; } catch (err) { kind = null; }
+      schedule(100, TOUCHES[kind] || (kind ? ["sessions"] : ALL));
+    });
+    source.addEventListener("tools", () => schedule(100, ["sessions"]));
     source.addEventListener("error", () => {
       live.textContent = live.dataset.lost;
       live.dataset.state = "lost";

@@ -2,7 +2,7 @@
 //
 // The Rust test (crates/planhost/tests/web) starts the host, prepares its state over the socket
 // and runs `node scenarios.mjs NAME` with:
-//   PLANHOST_WEB_URL     the page's address (`http://127.0.0.1:PORT/`, from `<state>/web.json`)
+//   PLANHOST_WEB_URL     the page's address (`http://planhost.localhost:PORT/`, from `<state>/web.json`)
 //   PLANHOST_WEB_TOKEN   the access token (from the same file)
 //   CHROMIUM             the browser executable
 //   PLANHOST_E2E_INPUT   the scenario's input, JSON
@@ -120,7 +120,7 @@ export async function run(scenarios) {
       executablePath: env('CHROMIUM'),
       headless: true,
       // Nothing outside loopback: no DNS lookups for Chromium's own services.
-      args: ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost'],
+      args: ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost , EXCLUDE planhost.localhost'],
       // A cold start on a busy machine is the slowest step.
       timeout: 2 * WAIT_MS,
     });

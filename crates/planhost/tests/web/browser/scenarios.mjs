@@ -2,6 +2,8 @@
 // (see lib.mjs for how they are run and what they print). Each returns what it saw; the Rust side
 // asserts it, and asserts the host's own state over its socket.
 
+import http from 'node:http';
+
 import {
   WAIT_MS,
   askSelector,
@@ -429,6 +431,103 @@ const scenarios = {
       };
     }
     return { zh, en, switches, screenshots: shots };
+  },
+
+  /**
+   * A session's unfinished tool calls and its last execution, live in the open page: a Read
+   * allowed, then finished while a Bash runs, then the turn over and an execution completed.
+   */
+  async session_activity({ page, input, login }) {
+    await loginLive(page, login);
+    const row = sessionSelector(input.sessionId);
+    const calls = () =>
+      page.locator(`${row} li.tool-call`).evaluateAll((items) =>
+        items.map((li) => ({
+          id: li.dataset.toolCallId,
+          state: li.dataset.state,
+          name: li.querySelector('code')?.textContent ?? null,
+          stateText: li.querySelector('.tool-state')?.textContent ?? null,
+          since: li.querySelector('time')?.getAttribute('datetime') ?? null,
+        })),
+      );
+    await page.evaluate(() => {
+      window.__planhostNoReload = true;
+    });
+    const none = (await page.locator(`${row} dd.tools`).innerText()).trim();
+    await checkpoint('open', { none, before: await calls() });
+    await waitSession(page, input.sessionId, 'li.tool-call[data-tool-call-id="read-1"][data-state="allowed"]', 'showed read-1 allowed');
+    const allowed = await calls();
+    await checkpoint('allowed', { allowed });
+    await waitSession(page, input.sessionId, 'li.tool-call[data-tool-call-id="bash-1"][data-state="running"]', 'showed bash-1 running');
+    const running = await calls();
+    await checkpoint('running', { running });
+    await waitSession(page, input.sessionId, 'dd.last-execution[data-state="completed"]', 'showed the completed execution');
+    const last = page.locator(`${row} dd.last-execution`);
+    return {
+      none,
+      allowed,
+      running,
+      last: {
+        executionId: await last.getAttribute('data-execution-id'),
+        text: (await last.innerText()).trim(),
+        ended: await last.locator('time').getAttribute('datetime'),
+      },
+      toolsAfter: await page.locator(`${row} dd.tools`).count(),
+      sameDocument: await page.evaluate(() => window.__planhostNoReload === true),
+    };
+  },
+
+  /**
+   * A plan whose draft the person was shown before (pi's /plan preview): its card shows what
+   * changed since that draft, and the diff from the previous plan folded beneath.
+   */
+  async diff_since_seen_draft({ page, input, login }) {
+    await login();
+    const card = await pendingCard(page, input);
+    const lines = (diff, selector) => diff.locator(selector).evaluateAll((es) => es.map((e) => e.textContent));
+    const seen = card.locator('section.diff[data-base="seen"]');
+    const previous = card.locator('details.diff[data-base="previous"]');
+    return {
+      open: await card.locator('section.diff').count(),
+      seen: {
+        count: await seen.count(),
+        label: (await seen.locator('h4').innerText()).trim(),
+        inserted: await lines(seen, 'ins'),
+        deleted: await lines(seen, 'del'),
+      },
+      previous: {
+        count: await previous.count(),
+        open: await previous.evaluate((d) => d.open),
+        label: (await previous.locator('summary').innerText()).trim(),
+        inserted: await lines(previous, 'ins'),
+      },
+    };
+  },
+
+  /**
+   * The page's cookie stays with planhost.localhost: another server the person opens on
+   * 127.0.0.1 or localhost (any port) never receives it. The same name on another port does,
+   * as cookies ignore ports, which shows the check sees the cookie when it is sent.
+   */
+  async cookie_stays_with_the_page({ page, login }) {
+    await login();
+    const seen = [];
+    const server = http.createServer((req, res) => {
+      // The loads themselves; the browser's own /favicon.ico requests do not count.
+      if (req.url === '/') seen.push({ host: req.headers.host, cookie: req.headers.cookie ?? '' });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('other server');
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = server.address().port;
+    try {
+      for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://planhost.localhost:${port}/`]) {
+        await page.goto(url);
+      }
+    } finally {
+      server.close();
+    }
+    return { seen };
   },
 
   /** A second submission's card shows what changed since the first plan. */
