@@ -253,7 +253,7 @@ contract! {
     CheckpointsSave = "checkpoints.save", Agent, SaveCheckpointParams => SavedCheckpoint, "Save a complete plan snapshot (update_plan_draft) with an optimistic revision.";
     CheckpointsCapture = "checkpoints.capture", Agent, CaptureParams => CaptureResult, "Offer a final assistant message for <proposed_plan> capture.";
     CheckpointsLatest = "checkpoints.latest", Any, BranchRef => CheckpointDetail, "The branch's latest exact checkpoint (/plan preview).";
-    CheckpointsSeen = "checkpoints.seen", Approver, SeenCheckpointParams => CheckpointInfo, "A person was shown this checkpoint (/plan preview, the web draft): later plans are diffed against it.";
+    CheckpointsSeen = "checkpoints.seen", Approver, SeenCheckpointParams => CheckpointInfo, "A person was shown this checkpoint (pi's /plan preview): later plans are diffed against it.";
     CheckpointsProjection = "checkpoints.projection", Any, BranchRef => ProjectionResult, "The labelled latest checkpoint to inject into a model call.";
     PublicationsRequest = "publications.request", Agent, RequestPublicationParams => PublicationRequest, "Publish the latest checkpoint to .pi/plans (/plan save): synced, or a pending approval.";
     PublicationsList = "publications.list", Any, PublicationsFilter => PublicationList, "Publication approvals, newest first.";

@@ -778,7 +778,7 @@ export interface Methods {
   "checkpoints.capture": { params: CaptureParams; result: CaptureResult };
   /** The branch's latest exact checkpoint (/plan preview). */
   "checkpoints.latest": { params: BranchRef; result: CheckpointDetail };
-  /** A person was shown this checkpoint (/plan preview, the web draft): later plans are diffed against it. */
+  /** A person was shown this checkpoint (pi's /plan preview): later plans are diffed against it. */
   "checkpoints.seen": { params: SeenCheckpointParams; result: CheckpointInfo };
   /** The labelled latest checkpoint to inject into a model call. */
   "checkpoints.projection": { params: BranchRef; result: ProjectionResult };

@@ -411,7 +411,14 @@ impl Tree {
             .and_then(|m| String::from_utf8(m).ok())
             .is_some_and(|m| reg.live_markers.contains(&m));
         let in_live_cgroup = cgroup.is_some_and(|m| reg.live_markers.contains(&m));
-        !marked_live && !in_live_cgroup
+        if marked_live || in_live_cgroup {
+            return false;
+        }
+        // An exiting process shows an empty environment and the root cgroup: another run's
+        // shell that just exited looks unmarked. Only what was alive and not exiting *after*
+        // both reads counts (PF_EXITING never clears); a dying one has nothing left to kill,
+        // and reaping it would take its exit status from the run that waits for it.
+        procfs::read_stat(p.pid).is_some_and(|now| now.start == p.start && !now.is_exiting())
     }
 
     /// Opens a pidfd for a newly seen process; false when it vanished or its pid was reused.

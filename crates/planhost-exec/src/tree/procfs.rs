@@ -12,12 +12,23 @@ pub(crate) struct ProcStat {
     pub(crate) session: i32,
     /// Start time in clock ticks since boot: with the pid, it names one process, not a reused pid.
     pub(crate) start: u64,
+    /// The kernel's `PF_*` flags.
+    pub(crate) flags: u32,
 }
+
+/// `PF_EXITING`: set first thing in `do_exit`, before the memory (so the environment) and the
+/// cgroup go; it never clears.
+const PF_EXITING: u32 = 0x0000_0004;
 
 impl ProcStat {
     /// Dead processes (zombies) can no longer run, fork or write.
     pub(crate) fn is_dead(&self) -> bool {
         matches!(self.state, b'Z' | b'X' | b'x')
+    }
+
+    /// Dead or on its way: its environment and cgroup no longer say what it was.
+    pub(crate) fn is_exiting(&self) -> bool {
+        self.is_dead() || self.flags & PF_EXITING != 0
     }
 }
 
@@ -38,6 +49,7 @@ pub(crate) fn parse_stat(line: &str) -> Option<ProcStat> {
         ppid: fields[1].parse().ok()?,
         pgrp: fields[2].parse().ok()?,
         session: fields[3].parse().ok()?,
+        flags: fields[6].parse().ok()?,
         start: fields[19].parse().ok()?,
     })
 }
@@ -139,10 +151,16 @@ mod tests {
                 ppid: 1,
                 pgrp: 4242,
                 session: 4242,
-                start: 987654
+                start: 987654,
+                flags: 4194560,
             }
         );
-        assert!(!st.is_dead());
+        assert!(!st.is_dead() && !st.is_exiting());
+        let exiting = "4242 (x) R 1 4242 4242 0 -1 4194564 100 0 0 0 1 2 0 0 20 0 1 0 987654 1";
+        assert!(
+            parse_stat(exiting).unwrap().is_exiting(),
+            "PF_EXITING is 0x4"
+        );
         assert!(parse_stat("12 (x) Z 1 2").is_none());
     }
 

@@ -596,7 +596,7 @@ fn what_changed(lang: Lang, c: &Card) -> String {
     });
     let mut bases: Vec<_> = previous.into_iter().chain(seen).collect();
     // The one the person knew last comes first.
-    bases.sort_by(|a, b| b.0.cmp(&a.0));
+    bases.sort_by_key(|b| std::cmp::Reverse(b.0));
     bases.dedup_by(|b, a| a.1 == b.1);
     bases
         .iter()
