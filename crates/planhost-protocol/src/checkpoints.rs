@@ -51,16 +51,18 @@ result! {
         pub anchor: EntryId,
         /// When.
         pub created_at: Timestamp,
-        /// When a person was last shown it (`checkpoints.seen`), if ever.
+        /// When a person was last shown it (`checkpoints.seen`), if ever; in `plans.get`'s
+        /// `lastSeen`, the last showing before the plan arrived.
         pub seen_at: Option<Timestamp>,
-        /// The client that showed it.
+        /// The client that showed it then.
         pub seen_by: Option<Resolver>,
     }
 }
 
 params! {
     /// `checkpoints.seen`: a person was just shown this checkpoint's exact bytes (pi's
-    /// `/plan preview`, the web page's draft). A later plan is then diffed against it.
+    /// `/plan preview` says so). A plan submitted later is diffed against the checkpoint the
+    /// person was shown last before it.
     pub struct SeenCheckpointParams {
         /// Session.
         pub session_id: SessionId,

@@ -143,8 +143,8 @@ result! {
         /// Whether the file on disk still holds exactly those bytes (read without following a
         /// symlink); a changed file cannot be approved.
         pub artifact_intact: bool,
-        /// The newest checkpoint of the session a person was shown before this plan arrived,
-        /// when its text differs: what "what changed" is measured from.
+        /// The checkpoint of the session a person was shown last before this plan arrived,
+        /// unless it holds exactly this plan's text: what "what changed" is measured from.
         pub last_seen: Option<crate::checkpoints::CheckpointDetail>,
     }
 }

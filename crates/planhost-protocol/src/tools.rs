@@ -298,7 +298,8 @@ result! {
     /// `tools.finished`.
     pub struct FinishedResult {
         /// True if the host held an unused grant for this call in this turn (now void); false
-        /// if it had none (never allowed, already run by the host, or its turn ended).
+        /// if it had none (never allowed, already run by the host, its turn ended, or no such
+        /// session): a late or repeated report is not an error.
         pub released: bool,
     }
 }

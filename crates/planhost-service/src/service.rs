@@ -123,10 +123,11 @@ impl Service {
                 policy.invalidate(event.session_id.as_str());
                 match &event.body {
                     EventBody::TurnEnded { turn_id, .. } => {
-                        tools.turn_closed(event.session_id.as_str(), turn_id.as_str());
+                        let session = event.session_id.as_str();
+                        tools.turn_closed(fanout, event.at, session, turn_id.as_str());
                     }
                     EventBody::SessionUpdated { .. } => {
-                        tools.session_changed(event.session_id.as_str());
+                        tools.session_changed(fanout, event.at, event.session_id.as_str());
                     }
                     EventBody::TurnStarted { .. }
                     | EventBody::ApprovalChanged { .. }

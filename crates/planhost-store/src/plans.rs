@@ -51,9 +51,10 @@ pub struct CheckpointRecord {
     pub source: CheckpointSource,
     /// When.
     pub created_at: i64,
-    /// When a person was last shown it (`checkpoints.seen`).
+    /// When a person was last shown it (`checkpoints.seen`), or, for the checkpoint a plan is
+    /// measured from, the last time before that plan arrived.
     pub seen_at: Option<i64>,
-    /// Which client showed it.
+    /// Which client showed it then.
     pub seen_by: Option<planhost_core::Resolver>,
 }
 
@@ -128,8 +129,13 @@ pub struct PublicationRecord {
     pub created_at: planhost_core::Timestamp,
 }
 
-const CHECKPOINT_COLUMNS: &str =
-    "id, session_id, revision, anchor, sha256, size_bytes, source, created_at, seen_at, seen_by";
+/// The last showing comes from `plan_checkpoint_views` (every query names `plan_checkpoints`
+/// unaliased).
+const CHECKPOINT_COLUMNS: &str = "id, session_id, revision, anchor, sha256, size_bytes, source, created_at, \
+     (SELECT v.seen_at FROM plan_checkpoint_views v WHERE v.checkpoint_id = plan_checkpoints.id \
+      ORDER BY v.id DESC LIMIT 1), \
+     (SELECT v.seen_by FROM plan_checkpoint_views v WHERE v.checkpoint_id = plan_checkpoints.id \
+      ORDER BY v.id DESC LIMIT 1)";
 
 fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointRecord> {
     let source: String = r.get(6)?;
@@ -368,7 +374,7 @@ impl Store {
     }
 
     /// Records that a person was shown checkpoint `id` of `session_id`, whose exact bytes have
-    /// `sha256`; the latest showing wins.
+    /// `sha256`. Every showing is kept.
     pub fn checkpoint_seen(
         &mut self,
         session_id: &str,
@@ -397,9 +403,10 @@ impl Store {
                 )));
             }
             t.tx.prepare_cached(
-                "UPDATE plan_checkpoints SET seen_at = ?2, seen_by = ?3 WHERE id = ?1",
+                "INSERT INTO plan_checkpoint_views (checkpoint_id, session_id, seen_at, seen_by) \
+                 VALUES (?1, ?2, ?3, ?4)",
             )?
-            .execute(params![id, t.now.0, by_json])?;
+            .execute(params![id, session_id, t.now.0, by_json])?;
             t.audit(
                 AuditSubject {
                     session_id: Some(session_id),
@@ -417,8 +424,9 @@ impl Store {
         })
     }
 
-    /// The newest checkpoint of the session a person was shown at or before `at`, created at
-    /// or before `at`, whose bytes are not `other_than`; with its exact bytes.
+    /// The checkpoint of the session a person was shown last at or before `at`, with that
+    /// showing and its exact bytes; `None` when there is none or when it holds `other_than`
+    /// (the person already read exactly that text).
     pub fn last_seen_checkpoint(
         &mut self,
         session_id: &str,
@@ -426,22 +434,33 @@ impl Store {
         other_than: &str,
     ) -> Result<Option<(CheckpointRecord, Vec<u8>)>> {
         self.read(|t| {
-            let sql = format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints \
-                 WHERE session_id = ?1 AND seen_at IS NOT NULL AND seen_at <= ?2 \
-                 AND created_at <= ?2 AND sha256 <> ?3 ORDER BY id DESC LIMIT 1"
-            );
-            let record =
-                t.tx.prepare_cached(&sql)?
-                    .query_row(params![session_id, at, other_than], checkpoint_from_row)
-                    .optional()?;
-            match record {
-                Some(record) => {
-                    let bytes = blobs::get(&t.tx, &record.sha256)?;
-                    Ok(Some((record, bytes)))
-                }
-                None => Ok(None),
+            let view = t
+                .tx
+                .prepare_cached(
+                    "SELECT checkpoint_id, seen_at, seen_by FROM plan_checkpoint_views \
+                     WHERE session_id = ?1 AND seen_at <= ?2 ORDER BY seen_at DESC, id DESC LIMIT 1",
+                )?
+                .query_row(params![session_id, at], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                })
+                .optional()?;
+            let Some((id, seen_at, seen_by)) = view else {
+                return Ok(None);
+            };
+            let record = t.checkpoint(id)?;
+            if record.sha256 == other_than {
+                return Ok(None);
             }
+            let seen_by = crate::records::resolver("plan_checkpoint_views", Some(seen_by))?;
+            let bytes = blobs::get(&t.tx, &record.sha256)?;
+            Ok(Some((
+                CheckpointRecord {
+                    seen_at: Some(seen_at),
+                    seen_by,
+                    ..record
+                },
+                bytes,
+            )))
         })
     }
 

@@ -4,7 +4,8 @@
 /// v1: sessions, turns, approvals, settings, audit. v2: plan checkpoints, identities, publication.
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
-/// captured entry is unique per session whatever its fingerprint.
+/// captured entry is unique per session whatever its fingerprint. v5: who answered each
+/// approval. v6: every time a person was shown a checkpoint.
 pub const CURRENT_VERSION: u32 = 6;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
@@ -186,12 +187,19 @@ ALTER TABLE plan_approvals ADD COLUMN resolved_by TEXT;
 ALTER TABLE publication_approvals ADD COLUMN resolved_by TEXT;
 "#;
 
-/// v5 → v6: when a person was first shown a checkpoint, and by which client (`checkpoints.seen`),
-/// so a later plan can be diffed against what the person last saw.
+/// v5 → v6: every time a person was shown a checkpoint, and by which client
+/// (`checkpoints.seen`), so a later plan can be diffed against what the person saw last before
+/// it arrived. Append-only: showing one again later never changes what an older plan measures.
 pub(crate) const SCHEMA_V6: &str = r#"
-ALTER TABLE plan_checkpoints ADD COLUMN seen_at INTEGER;
-ALTER TABLE plan_checkpoints ADD COLUMN seen_by TEXT;
-CREATE INDEX checkpoints_seen ON plan_checkpoints(session_id, seen_at) WHERE seen_at IS NOT NULL;
+CREATE TABLE plan_checkpoint_views (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    checkpoint_id INTEGER NOT NULL REFERENCES plan_checkpoints(id),
+    session_id    TEXT NOT NULL REFERENCES sessions(id),
+    seen_at       INTEGER NOT NULL,
+    seen_by       TEXT NOT NULL
+) STRICT;
+CREATE INDEX checkpoint_views_by_session ON plan_checkpoint_views(session_id, seen_at);
+CREATE INDEX checkpoint_views_by_checkpoint ON plan_checkpoint_views(checkpoint_id);
 "#;
 
 /// v3 → v4: whether the client's own session is persisted (seed 003's `/plan status` reports it).

@@ -159,9 +159,12 @@ export default function planhost(pi: ExtensionAPI): void {
     const sessionId = s.sessionId;
     const turnId = s.turnId;
     if (!sessionId || !turnId) return;
-    void s
-      .call("tools.finished", { sessionId, turnId, toolCallId: event.toolCallId, isError: Boolean(event.isError) })
-      .catch(() => {});
+    // After pi has gone on (its next event is not held up by this socket write).
+    setImmediate(() => {
+      void s
+        .call("tools.finished", { sessionId, turnId, toolCallId: event.toolCallId, isError: Boolean(event.isError) })
+        .catch(() => {});
+    });
   });
 
   // Seed 004: a finished assistant message is offered for <proposed_plan> capture.

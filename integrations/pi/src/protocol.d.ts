@@ -562,7 +562,8 @@ export type SavedCheckpoint = { checkpoint: CheckpointInfo; };
 
 /**
  * `checkpoints.seen`: a person was just shown this checkpoint's exact bytes (pi's
- * `/plan preview`, the web page's draft). A later plan is then diffed against it.
+ * `/plan preview` says so). A plan submitted later is diffed against the checkpoint the
+ * person was shown last before it.
  */
 export type SeenCheckpointParams = { checkpointId: CheckpointId; sessionId: SessionId; sha256: string; };
 

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Caller;
+use crate::fanout::Fanout;
 use crate::service::Inner;
 use crate::{Result, ServiceError};
 use policy_cache::Entry;
@@ -155,20 +156,30 @@ fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance
 /// Tells the connections that watch tool activity that a call changed state.
 fn activity(
     svc: &Inner,
+    key: &CallKey,
+    turn_id: &str,
+    tool_name: &str,
+    state: Option<ToolCallState>,
+) {
+    announce(&svc.fanout, now(svc), key, turn_id, tool_name, state);
+}
+
+fn announce(
+    fanout: &Fanout,
+    at: Timestamp,
     (session_id, tool_call_id): &CallKey,
     turn_id: &str,
     tool_name: &str,
     state: Option<ToolCallState>,
 ) {
-    svc.fanout
-        .send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
-            session_id: session_id.as_str().into(),
-            turn_id: turn_id.into(),
-            tool_call_id: tool_call_id.as_str().into(),
-            tool_name: tool_name.to_owned(),
-            state,
-            at: now(svc),
-        }));
+    fanout.send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
+        session_id: session_id.as_str().into(),
+        turn_id: turn_id.into(),
+        tool_call_id: tool_call_id.as_str().into(),
+        tool_name: tool_name.to_owned(),
+        state,
+        at,
+    }));
 }
 
 fn now(svc: &Inner) -> Timestamp {
@@ -272,7 +283,10 @@ impl ToolAuthority {
                 }
             }
             Decision::Deny { rule, code, reason } => {
-                lock(&self.grants).remove(&key);
+                let void = lock(&self.grants).remove(&key);
+                if let Some(g) = void {
+                    activity(svc, &key, &g.turn_id, &g.tool_name, None);
+                }
                 record_decision(
                     svc,
                     audit_row(
@@ -424,15 +438,48 @@ impl ToolAuthority {
 
     /// A turn ended: its grants and asks are void. Called from the engine thread's event hook,
     /// before the reply of the change that ended it.
-    pub(crate) fn turn_closed(&self, session_id: &str, turn_id: &str) {
-        lock(&self.grants).retain(|(s, _), g| !(s == session_id && g.turn_id == turn_id));
-        lock(&self.asks)
-            .retain(|a| !(a.info.session_id == session_id && a.info.turn_id == turn_id));
+    /// Watchers of tool activity hear of every call withdrawn (`at` is the event's time).
+    pub(crate) fn turn_closed(
+        &self,
+        fanout: &Fanout,
+        at: Timestamp,
+        session_id: &str,
+        turn_id: &str,
+    ) {
+        let mut void: Vec<(CallKey, String)> = Vec::new();
+        lock(&self.grants).retain(|key, g| {
+            let ends = key.0 == session_id && g.turn_id == turn_id;
+            if ends {
+                void.push((key.clone(), g.tool_name.clone()));
+            }
+            !ends
+        });
+        lock(&self.asks).retain(|a| {
+            let ends = a.info.session_id == session_id && a.info.turn_id == turn_id;
+            if ends && a.info.decision.is_none() {
+                let key = (a.info.session_id.0.clone(), a.info.tool_call_id.0.clone());
+                void.push((key, a.info.tool_name.clone()));
+            }
+            !ends
+        });
+        for (key, tool) in &void {
+            announce(fanout, at, key, turn_id, tool, None);
+        }
     }
 
     /// The session's mode or permission changed: every grant must be asked for again.
-    pub(crate) fn session_changed(&self, session_id: &str) {
-        lock(&self.grants).retain(|(s, _), _| s != session_id);
+    pub(crate) fn session_changed(&self, fanout: &Fanout, at: Timestamp, session_id: &str) {
+        let mut void: Vec<(CallKey, Grant)> = Vec::new();
+        lock(&self.grants).retain(|key, g| {
+            let ends = key.0 == session_id;
+            if ends {
+                void.push((key.clone(), g.clone()));
+            }
+            !ends
+        });
+        for (key, g) in &void {
+            announce(fanout, at, key, &g.turn_id, &g.tool_name, None);
+        }
     }
 
     /// `tools.execute`: only a call allowed in this turn for exactly this input runs, once, and
@@ -453,7 +500,11 @@ impl ToolAuthority {
             {
                 g
             }
-            Some(_) | None => {
+            other => {
+                // A grant for other input or another turn is spent by the attempt.
+                if let Some(g) = other {
+                    activity(svc, &key, &g.turn_id, &g.tool_name, None);
+                }
                 return Err(ServiceError::refused(
                     ErrorCode::ToolNotAuthorized,
                     format!(

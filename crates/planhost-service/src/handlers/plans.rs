@@ -118,14 +118,19 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
         let markdown = e.store().submitted_plan(&id)?.markdown;
         let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
         let sha256 = planhost_core::sha256_hex(markdown.as_bytes());
-        let last_seen = e
+        // Only a diff base: a checkpoint that cannot be read must not hide the plan itself.
+        let seen = e
             .store()
-            .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)?
-            .map(|(c, bytes)| CheckpointDetail {
-                checkpoint: convert::checkpoint(c),
-                // Checkpoints are stored from UTF-8 text; anything else is not a plan.
-                markdown: String::from_utf8_lossy(&bytes).into_owned(),
+            .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, proposal = %id, "reading the checkpoint last seen");
+                None
             });
+        let last_seen = seen.map(|(c, bytes)| CheckpointDetail {
+            checkpoint: convert::checkpoint(c),
+            // Checkpoints are stored from UTF-8 text; anything else is not a plan.
+            markdown: String::from_utf8_lossy(&bytes).into_owned(),
+        });
         Ok(PlanDetail {
             approval: approval_info(e, a)?,
             markdown,

@@ -50,9 +50,19 @@ pub(crate) fn info(e: &mut Engine, id: &str) -> Result<SessionInfo> {
     Ok(convert::session(s, turn, pending, live, last))
 }
 
-/// `info` with the tool calls only the authority knows (not the engine's state).
+/// `info` with the tool calls only the authority knows (not the engine's state): those of the
+/// running turn. (A grant recorded while its turn was ending may outlive the turn in memory; it
+/// can never run, as `tools.execute` re-checks the turn, and it is not shown.)
 pub(crate) fn with_tool_calls(svc: &Inner, mut info: SessionInfo) -> SessionInfo {
-    info.tool_calls = svc.tools.in_flight(info.id.as_str());
+    info.tool_calls = match &info.active_turn {
+        Some(turn) => svc
+            .tools
+            .in_flight(info.id.as_str())
+            .into_iter()
+            .filter(|c| c.turn_id == turn.id)
+            .collect(),
+        None => Vec::new(),
+    };
     info
 }
 

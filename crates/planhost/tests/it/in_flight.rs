@@ -160,6 +160,14 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
     );
     end_turn(&mut agent, &sid, &turn);
     assert_eq!(in_flight(&mut approver, &sid), vec![]);
+    // Watchers hear of the withdrawal too.
+    watcher.wait_until("read-2 withdrawn", |notes| {
+        (activity_of(notes, "read-2").len() >= 2).then_some(())
+    });
+    assert_eq!(
+        activity_of(&watcher.notes, "read-2"),
+        vec![json!("allowed"), Value::Null]
+    );
 
     // The client's report is in the audit log, marked as run by the client.
     let audit = approver.call("audit.list", json!({ "sessionId": sid }));

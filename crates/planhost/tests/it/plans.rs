@@ -248,3 +248,72 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
     );
     assert_eq!(projection["text"], "");
 }
+
+/// What a plan's "what changed" is measured from: the checkpoint a person was shown last before
+/// the plan arrived. Showing one again later does not move an older plan's base, and a plan
+/// whose text is exactly what the person last saw has none.
+#[test]
+fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
+    let env = Env::new();
+    let host = SocketHost::start(&env);
+    let mut agent = host.connect("e2e-agent");
+    let sid = open_session(&mut agent, &env.workspace(), "interactive");
+    set_mode(&mut agent, &sid, "plan");
+    let path = branch(&["root", "a"]);
+    let save = |agent: &mut Conn, markdown: &str, expected: i64| {
+        agent.call(
+            "checkpoints.save",
+            json!({ "sessionId": sid, "branchPath": path, "markdown": markdown, "expectedRevision": expected }),
+        )["checkpoint"]
+            .clone()
+    };
+    let show = |agent: &mut Conn, c: &Value| {
+        agent.call(
+            "checkpoints.seen",
+            json!({ "sessionId": sid, "checkpointId": c["checkpointId"], "sha256": c["sha256"] }),
+        )
+    };
+    let draft = "# Plan: e2e\n\n1. Write `out.txt`.\n";
+    let first = save(&mut agent, draft, 0);
+    let shown = show(&mut agent, &first);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let (turn, p1) = submit_plan(&mut agent, &sid, "First");
+    end_turn(&mut agent, &sid, &turn);
+    let base =
+        agent.call("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
+    assert_eq!(
+        base["checkpoint"]["checkpointId"], first["checkpointId"],
+        "{base}"
+    );
+    assert_eq!(base["markdown"], draft);
+    assert_eq!(base["checkpoint"]["seenAt"], shown["seenAt"]);
+    assert_eq!(base["checkpoint"]["seenBy"]["client"], "e2e-agent");
+
+    // Shown again after the plan arrived: the plan's base is still the showing before it.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let again = show(&mut agent, &first);
+    assert!(
+        again["seenAt"].as_i64() > shown["seenAt"].as_i64(),
+        "{again}"
+    );
+    let still =
+        agent.call("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
+    assert_eq!(still["checkpoint"]["seenAt"], shown["seenAt"], "{still}");
+    let latest = agent.call(
+        "checkpoints.latest",
+        json!({ "sessionId": sid, "branchPath": path }),
+    );
+    // The checkpoint itself reports its last showing.
+    assert_eq!(latest["checkpoint"]["seenAt"], again["seenAt"], "{latest}");
+
+    // The person last saw exactly the text of the next plan: nothing to diff from.
+    agent.call("plans.resolve", resolve_params(&p1, "reject", None));
+    let current = latest["checkpoint"]["revision"].as_i64().unwrap();
+    let same = save(&mut agent, crate::steps::PLAN, current);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    show(&mut agent, &same);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let (_turn, p2) = submit_plan(&mut agent, &sid, "Second");
+    let none = agent.call("plans.get", json!({ "proposalId": p2["proposalId"] }));
+    assert!(none["lastSeen"].is_null(), "{none}");
+}

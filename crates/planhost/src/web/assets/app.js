@@ -93,7 +93,11 @@
       pending = null;
       const now = new Set(parts);
       parts.clear();
-      refresh(now).catch(() => {});
+      // What could not be fetched is tried again.
+      refresh(now).catch(() => {
+        now.forEach((p) => parts.add(p));
+        schedule(2000, []);
+      });
     }, ms);
   }
 
@@ -119,8 +123,14 @@
     for (const [part, id, url] of [["sessions", "sessions-box", "/sessions"], ["publications", "publications-box", "/publications"], ["asks", "asks-box", "/asks"]]) {
       if (!what.has(part)) continue;
       const box = document.getElementById(id);
-      // Never pull a control out from under the person using it.
-      if (box && !box.contains(document.activeElement)) box.innerHTML = await get(url);
+      if (!box) continue;
+      // Never pull a control out from under the person using it: refresh once focus leaves.
+      if (box.contains(document.activeElement)) {
+        parts.add(part);
+        box.addEventListener("focusout", () => schedule(100, []), { once: true });
+        continue;
+      }
+      box.innerHTML = await get(url);
     }
     tick();
   }

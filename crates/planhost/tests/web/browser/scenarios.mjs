@@ -437,7 +437,7 @@ const scenarios = {
    * A session's unfinished tool calls and its last execution, live in the open page: a Read
    * allowed, then finished while a Bash runs, then the turn over and an execution completed.
    */
-  async session_activity({ page, input, login }) {
+  async session_activity({ page, input, login, screenshot }) {
     await loginLive(page, login);
     const row = sessionSelector(input.sessionId);
     const calls = () =>
@@ -460,6 +460,7 @@ const scenarios = {
     await checkpoint('allowed', { allowed });
     await waitSession(page, input.sessionId, 'li.tool-call[data-tool-call-id="bash-1"][data-state="running"]', 'showed bash-1 running');
     const running = await calls();
+    await screenshot(page.locator(row), 'session-running.png');
     await checkpoint('running', { running });
     await waitSession(page, input.sessionId, 'dd.last-execution[data-state="completed"]', 'showed the completed execution');
     const last = page.locator(`${row} dd.last-execution`);
@@ -481,9 +482,10 @@ const scenarios = {
    * A plan whose draft the person was shown before (pi's /plan preview): its card shows what
    * changed since that draft, and the diff from the previous plan folded beneath.
    */
-  async diff_since_seen_draft({ page, input, login }) {
+  async diff_since_seen_draft({ page, input, login, screenshot }) {
     await login();
     const card = await pendingCard(page, input);
+    await screenshot(card, 'card-diff-seen.png');
     const lines = (diff, selector) => diff.locator(selector).evaluateAll((es) => es.map((e) => e.textContent));
     const seen = card.locator('section.diff[data-base="seen"]');
     const previous = card.locator('details.diff[data-base="previous"]');
