@@ -208,43 +208,34 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
         json!({ "sessionId": sid, "branchPath": branch, "markdown": draft, "expectedRevision": 0 }),
     );
     let checkpoint = saved["checkpoint"].clone();
-    // A wrong SHA-256 or another session's id is refused with its code, and marks nothing.
-    let wrong = pi
-        .try_call(
-            "checkpoints.seen",
-            json!({ "sessionId": sid, "checkpointId": checkpoint["checkpointId"], "sha256": "00" }),
-        )
-        .expect_err("a wrong SHA-256 is refused");
-    assert_eq!(
-        wrong.stable_code().map(|c| c.as_str()),
-        Some("CHECKPOINT_NOT_FOUND"),
-        "{wrong:?}"
-    );
+    // A wrong SHA-256 or another session's id is refused with its code, and marks nothing; an
+    // observer shows nothing to a person, so it may not mark.
     let other = open_session(&host, &mut agent);
-    let elsewhere = pi
-        .try_call(
-            "checkpoints.seen",
-            json!({ "sessionId": other, "checkpointId": checkpoint["checkpointId"], "sha256": checkpoint["sha256"] }),
-        )
-        .expect_err("another session's checkpoint is refused");
-    assert_eq!(
-        elsewhere.stable_code().map(|c| c.as_str()),
-        Some("CHECKPOINT_NOT_FOUND"),
-        "{elsewhere:?}"
-    );
-    // An observer shows nothing to a person: it may not mark.
     let mut watcher = host.connect("e2e-watch", &[Role::Observer]);
-    let forbidden = watcher
-        .try_call(
-            "checkpoints.seen",
-            json!({ "sessionId": sid, "checkpointId": checkpoint["checkpointId"], "sha256": checkpoint["sha256"] }),
-        )
-        .expect_err("an observer may not mark a checkpoint seen");
-    assert_eq!(
-        forbidden.stable_code().map(|c| c.as_str()),
-        Some("ROLE_FORBIDDEN"),
-        "{forbidden:?}"
-    );
+    let cases = [
+        (false, &sid, json!("00"), "CHECKPOINT_NOT_FOUND"),
+        (
+            false,
+            &other,
+            checkpoint["sha256"].clone(),
+            "CHECKPOINT_NOT_FOUND",
+        ),
+        (true, &sid, checkpoint["sha256"].clone(), "ROLE_FORBIDDEN"),
+    ];
+    for (as_observer, session, sha, code) in cases {
+        let conn = if as_observer { &mut watcher } else { &mut pi };
+        let refused = conn
+            .try_call(
+                "checkpoints.seen",
+                json!({ "sessionId": session, "checkpointId": checkpoint["checkpointId"], "sha256": sha }),
+            )
+            .expect_err("refused");
+        assert_eq!(
+            refused.stable_code().map(|c| c.as_str()),
+            Some(code),
+            "{session} {sha}: {refused:?}"
+        );
+    }
     let seen = pi.call(
         "checkpoints.seen",
         json!({ "sessionId": sid, "checkpointId": checkpoint["checkpointId"], "sha256": checkpoint["sha256"] }),
