@@ -30,7 +30,8 @@ use planhost_protocol::ServerNotification;
 use planhost_protocol::{
     ApprovalInfo, AskStatus, AsksFilter, ConfigureParams, Empty, InitializeParams,
     PROTOCOL_VERSION, PlansFilter, ProposalRef, PublicationsFilter, ResolvePermissionParams,
-    ResolvePlanParams, ResolvePublicationParams, SessionsFilter, SetModeParams, methods,
+    ResolvePlanParams, ResolvePublicationParams, SessionRef, SessionsFilter, SetModeParams,
+    methods,
 };
 use planhost_service::{Connection, Service};
 use serde::{Deserialize, Serialize};
@@ -185,6 +186,7 @@ pub(crate) async fn start(
         .route("/cards", get(cards_fragment))
         .route("/cards/{id}", get(card_fragment))
         .route("/sessions", get(sessions_fragment))
+        .route("/sessions/{id}", get(session_fragment))
         .route("/publications", get(publications_fragment))
         .route("/asks", get(asks_fragment))
         .route("/approvals/{id}", post(resolve))
@@ -456,6 +458,47 @@ impl Web {
     }
 
     /// Sessions, pending publications, open asks and the shell catalog.
+    /// What one fragment shows, and nothing else.
+    async fn lists_for(&self, conn: &Connection, part: Part) -> Result<Lists, Response> {
+        let mut lists = Lists::default();
+        match part {
+            Part::Sessions => {
+                lists.sessions = conn
+                    .call::<methods::SessionsList>(SessionsFilter {
+                        workspace_root: None,
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+                lists.shells = conn.call::<methods::ShellsCatalog>(Empty {}).await.ok();
+            }
+            Part::Publications => {
+                lists.publications = conn
+                    .call::<methods::PublicationsList>(PublicationsFilter {
+                        session_id: None,
+                        status: Some(vec![PublicationStatus::Pending]),
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+            }
+            Part::Asks => {
+                lists.asks = conn
+                    .call::<methods::PermissionsList>(AsksFilter {
+                        session_id: None,
+                        status: Some(vec![AskStatus::Open]),
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+            }
+        }
+        Ok(lists)
+    }
+
     async fn lists(&self, conn: &Connection) -> Result<Lists, Response> {
         let sessions = conn
             .call::<methods::SessionsList>(SessionsFilter {
@@ -657,7 +700,7 @@ async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
         Ok(begun) => begun,
         Err(r) => return r,
     };
-    match web.lists(&conn).await {
+    match web.lists_for(&conn, part).await {
         Ok(lists) => html(part_html(
             part,
             visitor.lang,
@@ -670,6 +713,40 @@ async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
 
 async fn sessions_fragment(State(web): Shared, headers: HeaderMap) -> Response {
     fragment(&web, &headers, Part::Sessions).await
+}
+
+/// One session's `<li>`: what the page refetches when an event names that session.
+async fn session_fragment(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    let (visitor, conn) = match web.begin(&headers, None) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    let session = match conn
+        .call::<methods::SessionsGet>(SessionRef {
+            session_id: id.as_str().into(),
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(error) => {
+            tracing::debug!(%error, "session not found");
+            return not_found_for(visitor.lang);
+        }
+    };
+    let lists = Lists {
+        shells: conn.call::<methods::ShellsCatalog>(Empty {}).await.ok(),
+        ..Lists::default()
+    };
+    html(page::session_item(
+        visitor.lang,
+        &csrf_of(&visitor.token),
+        &session,
+        &lists,
+    ))
 }
 
 async fn publications_fragment(State(web): Shared, headers: HeaderMap) -> Response {

@@ -277,12 +277,13 @@ pub(crate) fn sessions_html(lang: Lang, csrf: &str, lists: &Lists) -> String {
     }
     let items: String = sessions
         .iter()
-        .map(|s| session(lang, csrf, s, lists))
+        .map(|s| session_item(lang, csrf, s, lists))
         .collect();
     format!(r#"<ul id="sessions">{items}</ul>"#)
 }
 
-fn session(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
+/// One session's `<li>`.
+pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &Lists) -> String {
     let mode = match s.mode {
         Mode::Agent => lang.t("mode.agent"),
         Mode::Plan => lang.t("mode.plan"),

@@ -178,6 +178,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         result["sameDocument"], true,
         "updated without a reload: {result:#}"
     );
+    assert_eq!(
+        result["fetched"]["list"], 0,
+        "events of one session refetch only its item: {result:#}"
+    );
+    assert!(result["fetched"]["item"].as_u64() > Some(0), "{result:#}");
     let session = person.session(&sid);
     assert_eq!(session["lastExecution"]["state"], "completed", "{session}");
     assert_eq!(session["toolCalls"], json!([]), "{session}");

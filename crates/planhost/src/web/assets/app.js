@@ -74,16 +74,21 @@
     }
   }
 
-  // What each kind of state change can alter on the page; anything else alters a session.
+  // What each kind of state change can alter on the page; "session" is the event's own session
+  // (its one list item), which is all that anything else alters.
   const ALL = ["cards", "sessions", "publications", "asks"];
   const TOUCHES = {
-    approvalChanged: ["cards", "sessions"],
-    executionChanged: ["sessions"],
-    publicationChanged: ["publications", "sessions"],
-    permissionAsked: ["asks", "sessions"],
-    permissionResolved: ["asks", "sessions"],
-    turnEnded: ["asks", "sessions"],
+    approvalChanged: ["cards", "session"],
+    executionChanged: ["session"],
+    publicationChanged: ["publications", "session"],
+    permissionAsked: ["asks", "session"],
+    permissionResolved: ["asks", "session"],
+    turnEnded: ["asks", "session"],
   };
+  /** The parts an event touches: "session" becomes "session:<id>", or the whole list. */
+  function touched(data, names) {
+    return names.map((p) => (p !== "session" ? p : data && data.sessionId ? "session:" + data.sessionId : "sessions"));
+  }
   const parts = new Set();
   let pending = null;
   function schedule(ms, what) {
@@ -118,18 +123,36 @@
     showEmpty();
   }
 
+  /** Defers `part` until focus leaves `box`: never pull a control out from under the person. */
+  function holdsFocus(box, part) {
+    if (!box.contains(document.activeElement)) return false;
+    parts.add(part);
+    box.addEventListener("focusout", () => schedule(100, []), { once: true });
+    return true;
+  }
+
+  async function refreshSession(id, part) {
+    const li = [...document.querySelectorAll("li.session")].find((l) => l.dataset.sessionId === id);
+    // A session the page does not show yet: the whole list.
+    if (!li) return false;
+    if (holdsFocus(li, part)) return true;
+    const fresh = fragment(await get("/sessions/" + encodeURIComponent(id))).querySelector("li.session");
+    if (fresh) li.replaceWith(fresh);
+    return true;
+  }
+
   async function refresh(what) {
     if (what.has("cards")) await refreshCards();
-    for (const [part, id, url] of [["sessions", "sessions-box", "/sessions"], ["publications", "publications-box", "/publications"], ["asks", "asks-box", "/asks"]]) {
-      if (!what.has(part)) continue;
-      const box = document.getElementById(id);
-      if (!box) continue;
-      // Never pull a control out from under the person using it: refresh once focus leaves.
-      if (box.contains(document.activeElement)) {
-        parts.add(part);
-        box.addEventListener("focusout", () => schedule(100, []), { once: true });
-        continue;
+    let wholeList = what.has("sessions");
+    if (!wholeList) {
+      for (const part of what) {
+        if (part.startsWith("session:") && !(await refreshSession(part.slice("session:".length), part))) wholeList = true;
       }
+    }
+    for (const [part, id, url] of [["sessions", "sessions-box", "/sessions"], ["publications", "publications-box", "/publications"], ["asks", "asks-box", "/asks"]]) {
+      if (part === "sessions" ? !wholeList : !what.has(part)) continue;
+      const box = document.getElementById(id);
+      if (!box || holdsFocus(box, part)) continue;
       box.innerHTML = await get(url);
     }
     tick();
@@ -176,12 +199,15 @@
       live.dataset.state = "connected";
       schedule(0);
     });
+    const parse = (e) => {
+      try { return JSON.parse(e.data); } catch (err) { return null; }
+    };
     source.addEventListener("change", (e) => {
-      let kind = null;
-      try { kind = JSON.parse(e.data).kind; } catch (err) { kind = null; }
-      schedule(100, TOUCHES[kind] || (kind ? ["sessions"] : ALL));
+      const data = parse(e);
+      const kind = data && data.kind;
+      schedule(100, kind ? touched(data, TOUCHES[kind] || ["session"]) : ALL);
     });
-    source.addEventListener("tools", () => schedule(100, ["sessions"]));
+    source.addEventListener("tools", (e) => schedule(100, touched(parse(e), ["session"])));
     source.addEventListener("error", () => {
       live.textContent = live.dataset.lost;
       live.dataset.state = "lost";

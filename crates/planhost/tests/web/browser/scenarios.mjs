@@ -454,6 +454,13 @@ const scenarios = {
       window.__planhostNoReload = true;
     });
     const none = (await page.locator(`${row} dd.tools`).innerText()).trim();
+    // From here on every event names this session: the page refetches its item, not the list.
+    const fetched = { list: 0, item: 0 };
+    page.on('request', (req) => {
+      const path = new URL(req.url()).pathname;
+      if (path === '/sessions') fetched.list += 1;
+      if (path === `/sessions/${input.sessionId}`) fetched.item += 1;
+    });
     await checkpoint('open', { none, before: await calls() });
     await waitSession(page, input.sessionId, 'li.tool-call[data-tool-call-id="read-1"][data-state="allowed"]', 'showed read-1 allowed');
     const allowed = await calls();
@@ -474,6 +481,7 @@ const scenarios = {
         ended: await last.locator('time').getAttribute('datetime'),
       },
       toolsAfter: await page.locator(`${row} dd.tools`).count(),
+      fetched,
       sameDocument: await page.evaluate(() => window.__planhostNoReload === true),
     };
   },
