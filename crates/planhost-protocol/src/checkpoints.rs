@@ -119,6 +119,10 @@ result! {
         pub reason: Option<ErrorCode>,
         /// The reason in words.
         pub detail: Option<String>,
+        /// The branch's projection right after this call (what `checkpoints.projection` would
+        /// return for this branch path now), so the client need not ask again before the next
+        /// model call unless the session changed meanwhile.
+        pub projection: Option<ProjectionResult>,
     }
 }
 

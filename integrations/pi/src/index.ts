@@ -175,12 +175,16 @@ export default function planhost(pi: ExtensionAPI): void {
     const entryId = entryOf(ctx, message, (event as any).messageEntryId);
     if (!entryId) return;
     try {
+      const branchPath = s.branchPath(ctx);
+      const mark = s.projectionMark();
       const result = await s.call("checkpoints.capture", {
         sessionId,
         turnId: s.turnId,
-        branchPath: s.branchPath(ctx),
+        branchPath,
         message: { entryId, content: blocks(message.content), stopReason: stopReason(message.stopReason) },
       });
+      // The next model call's projection, read by the host right after the capture.
+      s.rememberProjection(branchPath, result.projection, mark);
       if (result.checkpoint && result.created) {
         ctx.ui.notify(`planhost: plan captured as revision ${result.checkpoint.revision}`, "info");
       }
@@ -194,7 +198,9 @@ export default function planhost(pi: ExtensionAPI): void {
     const sessionId = s.sessionId;
     if (!sessionId) return undefined;
     try {
-      const projection = await s.call("checkpoints.projection", { sessionId, branchPath: s.branchPath(ctx) });
+      const branchPath = s.branchPath(ctx);
+      const projection =
+        s.takeProjection(branchPath) ?? (await s.call("checkpoints.projection", { sessionId, branchPath }));
       if (!projection.text) return undefined;
       const extra: any = { role: "user", content: [{ type: "text", text: projection.text }], timestamp: Date.now() };
       return { messages: [...event.messages, extra] };
@@ -205,6 +211,7 @@ export default function planhost(pi: ExtensionAPI): void {
 
   // `/tree`: the branch changed; approvals bound to the old one are cleared by the host.
   pi.on("session_tree", async (_event, ctx) => {
+    s.forgetProjection();
     const sessionId = s.sessionId;
     if (!sessionId) return;
     try {

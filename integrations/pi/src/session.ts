@@ -4,7 +4,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 import { Host, HostError, locations, unreachableHelp } from "./host.ts";
-import type { Event, MethodName, Methods, SessionInfo } from "./protocol.d.ts";
+import type { Event, MethodName, Methods, ProjectionResult, SessionInfo } from "./protocol.d.ts";
 
 export const VERSION = "0.1.0";
 
@@ -42,6 +42,37 @@ export class PlanhostSession {
   private shuttingDown = false;
   /** Handlers of `tools.output`. */
   readonly onOutput = new Map<string, (stream: string, text: string) => void>();
+  /** The projection `checkpoints.capture` returned, for the model call right after it; void
+   * once used, on any change of this session, and on a branch that does not extend its own. */
+  private projection: { branch: string[]; result: ProjectionResult } | undefined;
+  /** Model calls so far: a projection read before one of them is not for the next one. */
+  private contexts = 0;
+
+  /** Where the model calls stand, before asking the host for a projection. */
+  projectionMark(): number {
+    return this.contexts;
+  }
+
+  /** Keeps what the host says the branch's projection is now, unless a model call started
+   * since `mark` (the projection would then be for a call already made). */
+  rememberProjection(branch: string[], result: ProjectionResult | null | undefined, mark: number): void {
+    this.projection = result && mark === this.contexts ? { branch, result } : undefined;
+  }
+
+  /** The remembered projection if `branch` extends the one it was read for (the entries since
+   * hold no checkpoint: one would have come with a `state.changed`); once. */
+  takeProjection(branch: string[]): ProjectionResult | undefined {
+    this.contexts += 1;
+    const kept = this.projection;
+    this.projection = undefined;
+    if (!kept || kept.branch.length > branch.length) return undefined;
+    return kept.branch.every((id, i) => branch[i] === id) ? kept.result : undefined;
+  }
+
+  /** Forgets the remembered projection. */
+  forgetProjection(): void {
+    this.projection = undefined;
+  }
 
   constructor(readonly pi: ExtensionAPI) {}
 
@@ -119,6 +150,7 @@ export class PlanhostSession {
    * a restarted host has interrupted what was pending, and says so; nothing is replayed. */
   private lost(): void {
     this.host = undefined;
+    this.projection = undefined;
     if (this.shuttingDown) return;
     this.turnId = undefined;
     setTimeout(() => {
@@ -146,6 +178,7 @@ export class PlanhostSession {
   private dispatch(method: string, params: any): void {
     if (method === "state.changed") {
       if (params?.sessionId !== this.sessionId) return;
+      this.projection = undefined;
       for (const handler of this.onEvent) handler(params as Event);
     } else if (method === "tools.output") {
       this.onOutput.get(params?.toolCallId)?.(params.stream, params.text);

@@ -45,62 +45,79 @@ pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResu
         created: false,
         reason: Some(code),
         detail: Some(detail),
+        projection: None,
     };
     svc.engine(move |e| {
-        let turn = e.store().turn(p.turn_id.as_str())?;
-        if turn.session_id != p.session_id.as_str() {
-            return Err(planhost_core::CoreError::TurnNotActive {
-                turn_id: p.turn_id.0,
-            }
-            .into());
-        }
-        let mode = e.store().session(p.session_id.as_str())?.mode;
-        let message = AssistantMessage {
-            entry_id: p.message.entry_id.0,
-            content: p.message.content,
-            stop_reason: p.message.stop_reason,
-            started_in_planning: began_in_planning(
-                turn.policy_mode,
-                turn.state == TurnState::Running,
-                mode,
-            ),
-        };
-        if let Err(why) = planhost_core::eligibility(&message) {
-            return Ok(nothing(why.code(), why.to_string()));
-        }
-        let capture = match planhost_core::capture(&message) {
-            Ok(Some(capture)) => capture,
-            Ok(None) => {
-                return Ok(nothing(
-                    ErrorCode::CaptureNoPlan,
-                    "the message holds no <proposed_plan> block".into(),
-                ));
-            }
-            Err(error) => return Ok(nothing(error.code(), error.to_string())),
-        };
-        let binding = CaptureBinding {
-            entry_id: capture.entry_id.clone(),
-            fingerprint: capture.fingerprint.clone(),
-            block_index: i64::try_from(capture.block_index).unwrap_or(i64::MAX),
-            start: i64::try_from(capture.body_start).unwrap_or(i64::MAX),
-            end: i64::try_from(capture.body_end).unwrap_or(i64::MAX),
-        };
-        let saved = e.store().save_checkpoint(
-            p.session_id.as_str(),
-            &branch(p.branch_path),
-            &capture.markdown,
-            None,
-            CheckpointSource::Capture,
-            Some(&binding),
-        )?;
-        Ok(CaptureResult {
-            checkpoint: Some(convert::checkpoint(saved.record)),
-            created: saved.created,
-            reason: None,
-            detail: None,
-        })
+        let session_id = p.session_id.clone();
+        let branch_path = branch(p.branch_path.clone());
+        let mut result = capture_in(e, p, nothing)?;
+        // What the client would ask for next, read in the same step: after the capture, on the
+        // same branch.
+        let (text, revision) = e.projection(session_id.as_str(), &branch_path)?;
+        result.projection = Some(ProjectionResult { text, revision });
+        Ok(result)
     })
     .await
+}
+
+fn capture_in(
+    e: &mut crate::engine::Engine,
+    p: CaptureParams,
+    nothing: impl Fn(ErrorCode, String) -> CaptureResult,
+) -> Result<CaptureResult> {
+    let turn = e.store().turn(p.turn_id.as_str())?;
+    if turn.session_id != p.session_id.as_str() {
+        return Err(planhost_core::CoreError::TurnNotActive {
+            turn_id: p.turn_id.0,
+        }
+        .into());
+    }
+    let mode = e.store().session(p.session_id.as_str())?.mode;
+    let message = AssistantMessage {
+        entry_id: p.message.entry_id.0,
+        content: p.message.content,
+        stop_reason: p.message.stop_reason,
+        started_in_planning: began_in_planning(
+            turn.policy_mode,
+            turn.state == TurnState::Running,
+            mode,
+        ),
+    };
+    if let Err(why) = planhost_core::eligibility(&message) {
+        return Ok(nothing(why.code(), why.to_string()));
+    }
+    let capture = match planhost_core::capture(&message) {
+        Ok(Some(capture)) => capture,
+        Ok(None) => {
+            return Ok(nothing(
+                ErrorCode::CaptureNoPlan,
+                "the message holds no <proposed_plan> block".into(),
+            ));
+        }
+        Err(error) => return Ok(nothing(error.code(), error.to_string())),
+    };
+    let binding = CaptureBinding {
+        entry_id: capture.entry_id.clone(),
+        fingerprint: capture.fingerprint.clone(),
+        block_index: i64::try_from(capture.block_index).unwrap_or(i64::MAX),
+        start: i64::try_from(capture.body_start).unwrap_or(i64::MAX),
+        end: i64::try_from(capture.body_end).unwrap_or(i64::MAX),
+    };
+    let saved = e.store().save_checkpoint(
+        p.session_id.as_str(),
+        &branch(p.branch_path),
+        &capture.markdown,
+        None,
+        CheckpointSource::Capture,
+        Some(&binding),
+    )?;
+    Ok(CaptureResult {
+        checkpoint: Some(convert::checkpoint(saved.record)),
+        created: saved.created,
+        reason: None,
+        detail: None,
+        projection: None,
+    })
 }
 
 pub(crate) async fn latest(svc: &Inner, p: BranchRef) -> Result<CheckpointDetail> {

@@ -32,6 +32,7 @@ on_both_versions!(
     continue_comes_back_in_plan,
     fork_gets_a_fresh_plan_identity,
     a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so,
+    every_model_call_sees_the_latest_draft,
 );
 
 /// `SubmitPlan` first; one `edit` if the approved plan ever arrives as a user message pi showed
@@ -798,4 +799,62 @@ fn a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so(version: Vers
     let claims = host.audit_rows(&session, "execution.claimed");
     assert!(claims.is_empty(), "nothing was claimed: {claims:#?}");
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
+}
+
+/// Every model call of a tool loop sees the branch's latest checkpoint as it is at that call: a
+/// draft saved by the previous turn's tool is in the next call, the older one is gone. (The
+/// extension reuses the projection `checkpoints.capture` read at the turn's end, and drops it on
+/// any change of the session.)
+fn every_model_call_sees_the_latest_draft(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, |req| match req.results_of("update_plan_draft") {
+        0 => Reply::tool(
+            "update_plan_draft",
+            json!({ "markdown": "# Draft\n\nFirst take.\n", "expectedRevision": 0 }),
+        ),
+        1 => Reply::tool(
+            "update_plan_draft",
+            json!({ "markdown": "# Draft\n\nSecond take.\n", "expectedRevision": 1 }),
+        ),
+        _ => Reply::text("The draft is saved."),
+    });
+    let mut pi = fx.pi();
+    enter_plan(&mut pi, &host);
+    pi.prompt("Draft the plan, then improve it.");
+    pi.wait_tool_end("update_plan_draft");
+    pi.wait_tool_end("update_plan_draft");
+    pi.wait_idle();
+    let requests: Vec<ChatRequest> = fx
+        .model
+        .requests()
+        .into_iter()
+        .enumerate()
+        .map(|(index, body)| ChatRequest { body, index })
+        .collect();
+    check(
+        &pi,
+        requests.len() >= 3,
+        &format!("three model calls, got {}", requests.len()),
+    );
+    let shows = |r: &ChatRequest, revision: u32, text: &str| {
+        r.any_user_contains(&format!("<plan_checkpoint revision=\"{revision}\""))
+            && r.any_user_contains(text)
+    };
+    check(
+        &pi,
+        !requests[0].any_user_contains("<plan_checkpoint"),
+        "no checkpoint before the first draft",
+    );
+    check(
+        &pi,
+        shows(&requests[1], 1, "First take."),
+        "the second model call sees revision 1",
+    );
+    check(
+        &pi,
+        shows(&requests[2], 2, "Second take.")
+            && !requests[2].any_user_contains("<plan_checkpoint revision=\"1\""),
+        "the third model call sees revision 2, and only it",
+    );
 }
