@@ -118,6 +118,17 @@ impl ModelServer {
             .clone()
     }
 
+    /// Forgets the request bodies kept so far (each holds the whole conversation, so a long
+    /// benchmark would otherwise keep quadratic memory).
+    pub fn forget_requests(&self) {
+        self.state
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .requests
+            .clear();
+    }
+
     /// Replies still queued.
     pub fn pending(&self) -> usize {
         self.state

@@ -405,6 +405,8 @@ fn prompt_with_calls(
     let sent = Instant::now();
     agent.pi.prompt(&format!("{tag}: call {tool} {n} times."));
     agent.pi.wait_idle();
+    // The bench reads pi's events, never the request bodies.
+    model.forget_requests();
     let events = agent.pi.events_since(mark);
     let kind = |e: &Value| e["type"].as_str().unwrap_or_default().to_owned();
     let end = events
