@@ -121,8 +121,11 @@ result! {
         pub detail: Option<String>,
         /// The branch's projection right after this call (what `checkpoints.projection` would
         /// return for this branch path now), so the client need not ask again before the next
-        /// model call unless the session changed meanwhile.
+        /// model call unless the session changed meanwhile; `null` if it could not be read.
         pub projection: Option<ProjectionResult>,
+        /// The session's last event `seq` as of that reading: a client that has seen a newer
+        /// `state.changed` of the session must not use `projection`.
+        pub event_seq: i64,
     }
 }
 

@@ -184,7 +184,7 @@ export default function planhost(pi: ExtensionAPI): void {
         message: { entryId, content: blocks(message.content), stopReason: stopReason(message.stopReason) },
       });
       // The next model call's projection, read by the host right after the capture.
-      s.rememberProjection(branchPath, result.projection, mark);
+      s.rememberProjection(branchPath, result.projection, mark, result.eventSeq);
       if (result.checkpoint && result.created) {
         ctx.ui.notify(`planhost: plan captured as revision ${result.checkpoint.revision}`, "info");
       }

@@ -122,7 +122,7 @@ export type CaptureParams = { branchPath: EntryId[]; message: CapturedMessage; s
 /**
  * What capture did.
  */
-export type CaptureResult = { checkpoint?: CheckpointInfo | null; created: boolean; detail?: string | null; projection?: ProjectionResult | null; reason?: ErrorCode | null; };
+export type CaptureResult = { checkpoint?: CheckpointInfo | null; created: boolean; detail?: string | null; eventSeq: number; projection?: ProjectionResult | null; reason?: ErrorCode | null; };
 
 /**
  * A finished assistant message as the client holds it: whether it began in planning is

@@ -47,16 +47,25 @@ export class PlanhostSession {
   private projection: { branch: string[]; result: ProjectionResult } | undefined;
   /** Model calls so far: a projection read before one of them is not for the next one. */
   private contexts = 0;
+  /** The highest `state.changed` seq of this session dispatched so far. */
+  private seenSeq = 0;
 
   /** Where the model calls stand, before asking the host for a projection. */
   projectionMark(): number {
     return this.contexts;
   }
 
-  /** Keeps what the host says the branch's projection is now, unless a model call started
-   * since `mark` (the projection would then be for a call already made). */
-  rememberProjection(branch: string[], result: ProjectionResult | null | undefined, mark: number): void {
-    this.projection = result && mark === this.contexts ? { branch, result } : undefined;
+  /** Keeps what the host says the branch's projection is now (current at event `seq`), unless
+   * a model call started since `mark` (it would be for a call already made) or a newer change
+   * of the session has arrived meanwhile (its event can come before the reply). */
+  rememberProjection(
+    branch: string[],
+    result: ProjectionResult | null | undefined,
+    mark: number,
+    seq: number,
+  ): void {
+    const current = result && mark === this.contexts && this.seenSeq <= seq;
+    this.projection = current ? { branch, result } : undefined;
   }
 
   /** The remembered projection if `branch` extends the one it was read for (the entries since
@@ -179,6 +188,7 @@ export class PlanhostSession {
     if (method === "state.changed") {
       if (params?.sessionId !== this.sessionId) return;
       this.projection = undefined;
+      if (typeof params.seq === "number" && params.seq > this.seenSeq) this.seenSeq = params.seq;
       for (const handler of this.onEvent) handler(params as Event);
     } else if (method === "tools.output") {
       this.onOutput.get(params?.toolCallId)?.(params.stream, params.text);

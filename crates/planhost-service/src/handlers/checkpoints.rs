@@ -46,15 +46,20 @@ pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResu
         reason: Some(code),
         detail: Some(detail),
         projection: None,
+        event_seq: 0,
     };
     svc.engine(move |e| {
         let session_id = p.session_id.clone();
         let branch_path = branch(p.branch_path.clone());
         let mut result = capture_in(e, p, nothing)?;
         // What the client would ask for next, read in the same step: after the capture, on the
-        // same branch.
-        let (text, revision) = e.projection(session_id.as_str(), &branch_path)?;
-        result.projection = Some(ProjectionResult { text, revision });
+        // same branch, with the event seq it is current at. Only a convenience: a failed read
+        // must not turn a saved capture into an error.
+        match e.projection(session_id.as_str(), &branch_path) {
+            Ok((text, revision)) => result.projection = Some(ProjectionResult { text, revision }),
+            Err(error) => tracing::warn!(%error, "reading the projection after a capture"),
+        }
+        result.event_seq = e.store().session(session_id.as_str())?.event_seq;
         Ok(result)
     })
     .await
@@ -117,6 +122,7 @@ fn capture_in(
         reason: None,
         detail: None,
         projection: None,
+        event_seq: 0,
     })
 }
 

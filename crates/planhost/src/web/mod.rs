@@ -457,7 +457,6 @@ impl Web {
         Ok(cards)
     }
 
-    /// Sessions, pending publications, open asks and the shell catalog.
     /// What one fragment shows, and nothing else.
     async fn lists_for(&self, conn: &Connection, part: Part) -> Result<Lists, Response> {
         let mut lists = Lists::default();
@@ -499,6 +498,7 @@ impl Web {
         Ok(lists)
     }
 
+    /// Sessions, pending publications, open asks and the shell catalog.
     async fn lists(&self, conn: &Connection) -> Result<Lists, Response> {
         let sessions = conn
             .call::<methods::SessionsList>(SessionsFilter {
@@ -732,10 +732,10 @@ async fn session_fragment(
         .await
     {
         Ok(s) => s,
-        Err(error) => {
-            tracing::debug!(%error, "session not found");
+        Err(error) if error.code() == planhost_core::ErrorCode::SessionNotFound => {
             return not_found_for(visitor.lang);
         }
+        Err(error) => return internal(error),
     };
     let lists = Lists {
         shells: conn.call::<methods::ShellsCatalog>(Empty {}).await.ok(),

@@ -90,6 +90,24 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         (json!(true), json!(2), json!("capture"), Value::Null),
         "{first}"
     );
+    // The capture also says what the next model call's projection is, and at which event seq:
+    // exactly what checkpoints.projection and sessions.get say now.
+    let projection = agent.call(
+        "checkpoints.projection",
+        json!({ "sessionId": sid, "branchPath": params["branchPath"] }),
+    );
+    assert_eq!(first["projection"], projection, "{first}");
+    assert!(
+        first["projection"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("<plan_checkpoint revision=\"2\"")),
+        "{first}"
+    );
+    assert_eq!(
+        first["eventSeq"],
+        get_session(&mut agent, &sid)["eventSeq"],
+        "{first}"
+    );
     let again = agent.call("checkpoints.capture", params.clone());
     assert_eq!(again["created"], false, "{again}");
     assert_eq!(again["checkpoint"]["revision"], 2);

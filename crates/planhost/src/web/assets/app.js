@@ -91,17 +91,21 @@
   }
   const parts = new Set();
   let pending = null;
+  let running = Promise.resolve();
   function schedule(ms, what) {
     (what || ALL).forEach((p) => parts.add(p));
     if (pending) return;
     pending = setTimeout(() => {
       pending = null;
-      const now = new Set(parts);
-      parts.clear();
-      // What could not be fetched is tried again.
-      refresh(now).catch(() => {
-        now.forEach((p) => parts.add(p));
-        schedule(2000, []);
+      // One refresh at a time, so a later answer never lands before an earlier one.
+      running = running.then(() => {
+        const now = new Set(parts);
+        parts.clear();
+        // What could not be fetched is tried again.
+        return refresh(now).catch(() => {
+          now.forEach((p) => parts.add(p));
+          schedule(2000, []);
+        });
       });
     }, ms);
   }
@@ -131,23 +135,24 @@
     return true;
   }
 
+  const sessionItem = (id) => [...document.querySelectorAll("li.session")].find((l) => l.dataset.sessionId === id);
+
   async function refreshSession(id, part) {
-    const li = [...document.querySelectorAll("li.session")].find((l) => l.dataset.sessionId === id);
-    // A session the page does not show yet: the whole list.
-    if (!li) return false;
-    if (holdsFocus(li, part)) return true;
+    const li = sessionItem(id);
+    if (!li || holdsFocus(li, part)) return;
     const fresh = fragment(await get("/sessions/" + encodeURIComponent(id))).querySelector("li.session");
-    if (fresh) li.replaceWith(fresh);
-    return true;
+    // The item as it is now (it may have been replaced meanwhile).
+    const now = sessionItem(id);
+    if (fresh && now) now.replaceWith(fresh);
   }
 
   async function refresh(what) {
     if (what.has("cards")) await refreshCards();
-    let wholeList = what.has("sessions");
+    const items = [...what].filter((p) => p.startsWith("session:")).map((p) => [p.slice("session:".length), p]);
+    // A session the page does not show yet needs the whole list; then no item is fetched.
+    const wholeList = what.has("sessions") || items.some(([id]) => !sessionItem(id));
     if (!wholeList) {
-      for (const part of what) {
-        if (part.startsWith("session:") && !(await refreshSession(part.slice("session:".length), part))) wholeList = true;
-      }
+      for (const [id, part] of items) await refreshSession(id, part);
     }
     for (const [part, id, url] of [["sessions", "sessions-box", "/sessions"], ["publications", "publications-box", "/publications"], ["asks", "asks-box", "/asks"]]) {
       if (part === "sessions" ? !wholeList : !what.has(part)) continue;
