@@ -17,6 +17,8 @@
 //! - `scenarios_more`: the rest of issue 9 (deadline, capture and publication, stale revision,
 //!   host restart, Bash timeout and abort, the `host` preset's ask, `pi -c`, fork).
 //!
+//! - `unit`: the extension's own unit tests (`integrations/pi/test`, node's test runner).
+//!
 //! Pre-install pi (CI): `cargo run -p planhost-test-support --example install_pi`.
 
 mod harness;
@@ -24,3 +26,4 @@ mod plan_steps;
 mod scenarios;
 mod scenarios_more;
 mod smoke;
+mod unit;

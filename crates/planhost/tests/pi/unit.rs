@@ -1,0 +1,42 @@
+//! The extension's own unit tests (`integrations/pi/test/*.test.ts`, node's test runner), run
+//! with the node 22 that pi 1.6.0 uses: the logic a pi e2e run cannot steer deterministically,
+//! such as when a kept projection may stand in for a `checkpoints.projection` call.
+
+use std::process::Command;
+
+use planhost_test_support::{Version, ensure_pi};
+
+use crate::harness::extension_dir;
+
+#[test]
+fn the_extensions_unit_tests_pass() {
+    let install = ensure_pi(Version::V16);
+    let dir = extension_dir().join("test");
+    let mut files: Vec<_> = fs_err::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".test.ts"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *.test.ts in {}", dir.display());
+    let node = install
+        .node_bin_dir
+        .as_ref()
+        .map_or_else(|| "node".into(), |d| d.join("node"));
+    let out = Command::new(node)
+        .env("PATH", install.path_env())
+        // Type stripping alone does not take parameter properties (`constructor(readonly …)`).
+        .arg("--experimental-transform-types")
+        .arg("--test")
+        .args(&files)
+        .output()
+        .expect("run node --test");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "node --test failed:\n{text}");
+    assert!(text.contains("# fail 0"), "{text}");
+}
