@@ -500,41 +500,10 @@ impl Web {
 
     /// Sessions, pending publications, open asks and the shell catalog.
     async fn lists(&self, conn: &Connection) -> Result<Lists, Response> {
-        let sessions = conn
-            .call::<methods::SessionsList>(SessionsFilter {
-                workspace_root: None,
-                limit: Some(200),
-            })
-            .await
-            .map_err(internal)?
-            .items;
-        let publications = conn
-            .call::<methods::PublicationsList>(PublicationsFilter {
-                session_id: None,
-                status: Some(vec![PublicationStatus::Pending]),
-                limit: Some(200),
-            })
-            .await
-            .map_err(internal)?
-            .items;
-        let asks = conn
-            .call::<methods::PermissionsList>(AsksFilter {
-                session_id: None,
-                status: Some(vec![AskStatus::Open]),
-                limit: Some(200),
-            })
-            .await
-            .map_err(internal)?
-            .items;
-        let shells = conn.call::<methods::ShellsCatalog>(Empty {}).await.ok();
-        Ok(Lists {
-            sessions,
-            publications,
-            asks,
-            shells,
-            session_error: None,
-            answer_error: None,
-        })
+        let mut all = self.lists_for(conn, Part::Sessions).await?;
+        all.publications = self.lists_for(conn, Part::Publications).await?.publications;
+        all.asks = self.lists_for(conn, Part::Asks).await?.asks;
+        Ok(all)
     }
 }
 
