@@ -3,6 +3,7 @@
 //! than allowed to block anyone else.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use planhost_protocol::ServerNotification;
@@ -23,6 +24,8 @@ struct Subscriber {
 #[derive(Default)]
 pub(crate) struct Fanout {
     subscribers: Mutex<HashMap<u64, Subscriber>>,
+    /// How many of them asked for `tools.activity`: with none, a tool call builds nothing.
+    tool_watchers: AtomicUsize,
 }
 
 impl Fanout {
@@ -40,7 +43,11 @@ impl Fanout {
         kill: CancellationToken,
         tool_activity: bool,
     ) {
-        self.lock().insert(
+        let mut subscribers = self.lock();
+        if tool_activity {
+            self.tool_watchers.fetch_add(1, Ordering::Relaxed);
+        }
+        let old = subscribers.insert(
             id,
             Subscriber {
                 queue,
@@ -48,11 +55,24 @@ impl Fanout {
                 tool_activity,
             },
         );
+        self.forget(old.as_ref());
     }
 
     /// Forgets a connection.
     pub(crate) fn remove(&self, id: u64) {
-        self.lock().remove(&id);
+        let old = self.lock().remove(&id);
+        self.forget(old.as_ref());
+    }
+
+    fn forget(&self, gone: Option<&Subscriber>) {
+        if gone.is_some_and(|s| s.tool_activity) {
+            self.tool_watchers.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether any connection asked for `tools.activity`.
+    pub(crate) fn has_tool_watchers(&self) -> bool {
+        self.tool_watchers.load(Ordering::Relaxed) > 0
     }
 
     /// Sends `note` to every connection, dropping any whose queue is full.
@@ -70,7 +90,7 @@ impl Fanout {
             if !wants(sub) {
                 return true;
             }
-            match sub.queue.try_send(note.clone()) {
+            let keep = match sub.queue.try_send(note.clone()) {
                 Ok(()) => true,
                 Err(TrySendError::Full(_)) => {
                     tracing::warn!(
@@ -82,7 +102,46 @@ impl Fanout {
                     false
                 }
                 Err(TrySendError::Closed(_)) => false,
+            };
+            if !keep {
+                self.forget(Some(sub));
             }
+            keep
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_tool_watcher_count_follows_the_connections_that_asked() {
+        let fanout = Fanout::default();
+        let (plain, _plain_rx) = mpsc::channel(4);
+        fanout.add(1, plain, CancellationToken::new(), false);
+        assert!(!fanout.has_tool_watchers());
+        let (watcher, watcher_rx) = mpsc::channel(4);
+        fanout.add(2, watcher, CancellationToken::new(), true);
+        assert!(fanout.has_tool_watchers());
+        fanout.remove(2);
+        assert!(!fanout.has_tool_watchers());
+        // One that went away unannounced is forgotten at the next send.
+        drop(watcher_rx);
+        let (again, again_rx) = mpsc::channel(4);
+        fanout.add(3, again, CancellationToken::new(), true);
+        drop(again_rx);
+        assert!(fanout.has_tool_watchers());
+        let note = ServerNotification::ToolActivity(planhost_protocol::ToolActivity {
+            session_id: "s".into(),
+            turn_id: "t".into(),
+            tool_call_id: "c".into(),
+            tool_name: "Read".into(),
+            state: None,
+            at: planhost_core::Timestamp(0),
+        });
+        fanout.send_tool_activity(&note);
+        assert!(!fanout.has_tool_watchers());
     }
 }

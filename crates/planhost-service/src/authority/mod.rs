@@ -161,7 +161,9 @@ fn activity(
     tool_name: &str,
     state: Option<ToolCallState>,
 ) {
-    announce(&svc.fanout, now(svc), key, turn_id, tool_name, state);
+    if svc.fanout.has_tool_watchers() {
+        announce(&svc.fanout, now(svc), key, turn_id, tool_name, state);
+    }
 }
 
 fn announce(
@@ -172,6 +174,10 @@ fn announce(
     tool_name: &str,
     state: Option<ToolCallState>,
 ) {
+    // Most hosts have no page open: a tool call then builds and sends nothing.
+    if !fanout.has_tool_watchers() {
+        return;
+    }
     fanout.send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
         session_id: session_id.as_str().into(),
         turn_id: turn_id.into(),
@@ -446,17 +452,18 @@ impl ToolAuthority {
         session_id: &str,
         turn_id: &str,
     ) {
+        let watched = fanout.has_tool_watchers();
         let mut void: Vec<(CallKey, String)> = Vec::new();
         lock(&self.grants).retain(|key, g| {
             let ends = key.0 == session_id && g.turn_id == turn_id;
-            if ends {
+            if ends && watched {
                 void.push((key.clone(), g.tool_name.clone()));
             }
             !ends
         });
         lock(&self.asks).retain(|a| {
             let ends = a.info.session_id == session_id && a.info.turn_id == turn_id;
-            if ends && a.info.decision.is_none() {
+            if ends && watched && a.info.decision.is_none() {
                 let key = (a.info.session_id.0.clone(), a.info.tool_call_id.0.clone());
                 void.push((key, a.info.tool_name.clone()));
             }
@@ -469,10 +476,11 @@ impl ToolAuthority {
 
     /// The session's mode or permission changed: every grant must be asked for again.
     pub(crate) fn session_changed(&self, fanout: &Fanout, at: Timestamp, session_id: &str) {
+        let watched = fanout.has_tool_watchers();
         let mut void: Vec<(CallKey, Grant)> = Vec::new();
         lock(&self.grants).retain(|key, g| {
             let ends = key.0 == session_id;
-            if ends {
+            if ends && watched {
                 void.push((key.clone(), g.clone()));
             }
             !ends

@@ -739,7 +739,7 @@ async fn answered(
     if headers.get("x-planhost-fetch").is_none() {
         return see_other("/");
     }
-    let mut lists = match web.lists(conn).await {
+    let mut lists = match web.lists_for(conn, part).await {
         Ok(l) => l,
         Err(r) => return r,
     };
