@@ -38,6 +38,7 @@ mod plan_input;
 mod policy;
 mod policy_view;
 mod session;
+mod shell_safety;
 mod shells;
 mod time;
 
@@ -79,6 +80,7 @@ pub use session::{
     claim_execution, configure, end_turn, enter_plan, expire, finish_execution, resolve, set_mode,
     submit_plan,
 };
+pub use shell_safety::{CommandSafety, classify_command};
 pub use shells::{Dialect, OutputStream, Platform, ShellId};
 pub use time::{APPROVAL_TTL_MS, Clock, ManualClock, Timestamp};
 pub use vocab::{

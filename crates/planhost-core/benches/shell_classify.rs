@@ -1,0 +1,132 @@
+//! `classify_command` latency on generated command lines from ~20 bytes to 4 KiB.
+//!
+//! ```sh
+//! cargo bench -p planhost-core --bench shell_classify
+//! ```
+//!
+//! Input: deterministic lines composed of exploration commands (`ls`, `git log -p`, `rg`,
+//! `find`, `sed -n`, here-documents, substitutions, pipelines, lists, subshells), some with a
+//! write-capable part, grouped into size bands. Each line is classified once per round;
+//! figures are per call. Target: p99 ≤ 50 µs for lines up to 4 KiB.
+#![allow(clippy::print_stdout)] // A bench binary reports on stdout.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use planhost_core::{Dialect, classify_command};
+
+const ROUNDS: usize = 5;
+const LINES_PER_BAND: usize = 400;
+const BANDS: &[(usize, usize)] = &[(20, 64), (64, 256), (256, 1024), (1024, 2048), (2048, 4096)];
+
+/// xorshift64*: deterministic, dependency-free input.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const PIECES: &[&str] = &[
+    "ls -la src",
+    "cat README.md",
+    "git status --porcelain",
+    "git log -p -3 -- src/lib.rs",
+    "rg -n 'fn main' --type rust src",
+    "find . -name '*.rs' -type f",
+    "grep -rn TODO .",
+    "head -n 20 Cargo.toml",
+    "sed -n '1,50p' src/main.rs",
+    "sed -e 's/a/b/g' -e '/x/d' f",
+    "wc -l src/*.rs",
+    "cat a 2>/dev/null || echo none",
+    "echo \"$(git rev-parse HEAD)\"",
+    "diff <(sort a) <(sort b)",
+    "jq '.dependencies' package.json",
+    "cat <<'EOF'\nsome text here\nEOF",
+    "for f in *.md; do wc -l \"$f\"; done",
+    "git diff --stat HEAD~1",
+    "LC_ALL=C sort f | uniq -c",
+    "echo x > out.txt",
+    "find . -name x -delete",
+];
+
+const JOINS: &[&str] = &[" | ", " && ", " || ", "; ", "\n"];
+
+fn line(rng: &mut Rng, min: usize, max: usize) -> String {
+    let target = min + rng.below(max - min);
+    let mut out = String::new();
+    while out.len() < target {
+        let piece = PIECES[rng.below(PIECES.len())];
+        if !out.is_empty() && out.len() + piece.len() + 4 > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(JOINS[rng.below(JOINS.len())]);
+        }
+        match rng.below(6) {
+            0 => {
+                out.push_str("( ");
+                out.push_str(piece);
+                out.push_str(" )");
+            }
+            1 => {
+                out.push_str("{ ");
+                out.push_str(piece);
+                out.push_str("; }");
+            }
+            _ => out.push_str(piece),
+        }
+    }
+    out
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[index]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    println!("band (bytes)   lines  read-only  p50 µs   p99 µs   max µs");
+    for &(min, max) in BANDS {
+        let lines: Vec<String> = (0..LINES_PER_BAND)
+            .map(|_| line(&mut rng, min, max))
+            .collect();
+        let read_only = lines
+            .iter()
+            .filter(|l| classify_command(l, Dialect::Posix).is_read_only())
+            .count();
+        let mut times = Vec::with_capacity(lines.len() * ROUNDS);
+        for _ in 0..ROUNDS {
+            for l in &lines {
+                let start = Instant::now();
+                black_box(classify_command(black_box(l), Dialect::Posix));
+                times.push(start.elapsed());
+            }
+        }
+        times.sort();
+        println!(
+            "{:>5}..{:<5}  {:>6}  {:>9}  {:>7.1}  {:>7.1}  {:>7.1}",
+            min,
+            max,
+            lines.len(),
+            read_only,
+            micros(percentile(&times, 0.50)),
+            micros(percentile(&times, 0.99)),
+            micros(*times.last().unwrap_or(&Duration::ZERO)),
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! What a single shell word can become: its fixed text when it has one, and every command it
+//! runs while it is expanded.
+
+use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
+
+use super::{Verdict, classify_script, parser_options};
+
+/// A word after the checks on its expansions.
+#[derive(Debug, Clone)]
+pub(super) struct WordInfo {
+    /// The text the word always expands to, or `None` when it depends on the run
+    /// (parameter, command substitution, arithmetic, unquoted glob or brace expansion).
+    pub(super) literal: Option<String>,
+    /// Whether the word can expand into several words (or none): an unquoted expansion, glob
+    /// or brace expansion.
+    pub(super) may_split: bool,
+    /// The word as written, for reasons.
+    pub(super) source: String,
+}
+
+impl WordInfo {
+    /// The fixed text, if any.
+    pub(super) fn lit(&self) -> Option<&str> {
+        self.literal.as_deref()
+    }
+}
+
+/// Checks every command a word runs while it expands and works out its fixed text.
+pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String> {
+    let pieces = brush_parser::word::parse(word, &parser_options())
+        .map_err(|_| format!("could not parse the word `{word}`"))?;
+    let mut state = WordState {
+        text: String::new(),
+        dynamic: false,
+        may_split: false,
+    };
+    walk_pieces(&pieces, word, false, depth, &mut state)?;
+    if !state.dynamic && has_brace_expansion(word) {
+        // `{a,b}` and `{1..3}` expand into several words when unquoted. A conservative
+        // textual check: any `{` that is followed by `,` or `..` before `}`.
+        state.dynamic = true;
+        state.may_split = true;
+    }
+    Ok(WordInfo {
+        literal: (!state.dynamic).then_some(state.text),
+        may_split: state.may_split,
+        source: word.to_owned(),
+    })
+}
+
+/// Checks the commands an unquoted here-document body runs (`$(...)`, backquotes, `${...}`).
+pub(super) fn check_heredoc_body(body: &str, depth: usize) -> Verdict {
+    let pieces = brush_parser::word::parse_heredoc(body, &parser_options())
+        .map_err(|_| "could not parse a here-document body".to_owned())?;
+    let mut state = WordState {
+        text: String::new(),
+        dynamic: false,
+        may_split: false,
+    };
+    walk_pieces(&pieces, body, true, depth, &mut state)
+}
+
+struct WordState {
+    text: String,
+    dynamic: bool,
+    may_split: bool,
+}
+
+fn walk_pieces(
+    pieces: &[WordPieceWithSource],
+    source: &str,
+    quoted: bool,
+    depth: usize,
+    state: &mut WordState,
+) -> Verdict {
+    for piece in pieces {
+        let piece_source = source
+            .get(piece.start_index..piece.end_index)
+            .unwrap_or(source);
+        match &piece.piece {
+            WordPiece::Text(text) => {
+                if !quoted && is_pattern(text) {
+                    state.dynamic = true;
+                    state.may_split = true;
+                }
+                state.text.push_str(text);
+            }
+            WordPiece::SingleQuotedText(text) => state.text.push_str(text),
+            WordPiece::AnsiCQuotedText(_) => {
+                // `$'...'` escapes are not decoded here: the value counts as unknown.
+                state.dynamic = true;
+            }
+            WordPiece::EscapeSequence(seq) => {
+                let mut chars = seq.chars();
+                match (chars.next(), chars.next()) {
+                    (Some('\\'), Some(c)) => state.text.push(c),
+                    _ => state.text.push_str(seq),
+                }
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                walk_pieces(inner, source, true, depth, state)?;
+            }
+            WordPiece::TildeExpansion(_) => {
+                // `~` expands to a home directory: an absolute path, never an option.
+                state.text.push_str(piece_source);
+            }
+            WordPiece::ParameterExpansion(expr) => {
+                check_parameter(expr, piece_source)?;
+                state.dynamic = true;
+                state.may_split |= !quoted;
+            }
+            WordPiece::CommandSubstitution(script) => {
+                check_substitution(script, "$(...)", depth)?;
+                state.dynamic = true;
+                state.may_split |= !quoted;
+            }
+            WordPiece::BackquotedCommandSubstitution(script) => {
+                check_substitution(&unescape_backquoted(script), "`...`", depth)?;
+                state.dynamic = true;
+                state.may_split |= !quoted;
+            }
+            WordPiece::ArithmeticExpression(expr) => {
+                check_arithmetic(&expr.value)?;
+                state.dynamic = true;
+                state.may_split |= !quoted;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A command substitution's script is itself classified.
+fn check_substitution(script: &str, form: &str, depth: usize) -> Verdict {
+    classify_script(script, depth + 1).map_err(|inner| {
+        let shown = script.trim();
+        format!("`{form}` runs `{shown}`: {inner}")
+    })
+}
+
+/// Inside backquotes the shell removes the backslash before `$`, `` ` `` and `\` before it
+/// parses the command (the parser already did `` ` ``).
+fn unescape_backquoted(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut chars = script.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '$' | '\\' | '`')
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Arithmetic is proven harmless only when it names no variable: a variable's value is itself
+/// evaluated as arithmetic, and `a[$(cmd)]` in it runs `cmd`; `x=1` and `x++` assign.
+pub(super) fn check_arithmetic(expr: &str) -> Verdict {
+    let plain = expr
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_ascii_whitespace() || "+-*/%()<>=!&|^~?:,".contains(c));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "arithmetic `{}` names variables or runs commands, which is not checked",
+            expr.trim()
+        ))
+    }
+}
+
+fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
+    let inner = source.strip_prefix("${").and_then(|s| s.strip_suffix('}'));
+    if let Some(inner) = inner {
+        if inner.contains("$(")
+            || inner.contains('`')
+            || inner.contains("<(")
+            || inner.contains(">(")
+        {
+            return Err(format!(
+                "`{source}` runs a command inside a parameter expansion"
+            ));
+        }
+        if inner.starts_with('!') {
+            return Err(format!("`{source}` expands a variable indirectly"));
+        }
+        if inner.contains('=') {
+            return Err(format!("`{source}` may assign a variable"));
+        }
+        if inner.contains("@P") {
+            return Err(format!(
+                "`{source}` expands a variable as a prompt, which runs commands"
+            ));
+        }
+        if let Some(open) = inner.find('[') {
+            let index = inner
+                .get(open + 1..)
+                .and_then(|rest| rest.split(']').next());
+            if !matches!(index, Some("@" | "*"))
+                && !index.is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err(format!(
+                    "`{source}` evaluates an array index, which is not checked"
+                ));
+            }
+        }
+    }
+    if let ParameterExpr::Substring { offset, length, .. } = expr {
+        check_arithmetic(&offset.value)?;
+        if let Some(length) = length {
+            check_arithmetic(&length.value)?;
+        }
+    }
+    Ok(())
+}
+
+fn has_brace_expansion(word: &str) -> bool {
+    let mut rest = word;
+    while let Some(open) = rest.find('{') {
+        let after = rest.get(open + 1..).unwrap_or("");
+        let body = after.split('}').next().unwrap_or("");
+        if after.contains('}') && (body.contains(',') || body.contains("..")) {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Unquoted text the shell may expand as a pattern: `*`, `?`, `[...]`, extglob `(`.
+fn is_pattern(text: &str) -> bool {
+    text.contains(['*', '?', '('])
+        || text
+            .find('[')
+            .is_some_and(|open| text.get(open + 1..).is_some_and(|rest| rest.contains(']')))
+}
