@@ -99,6 +99,15 @@ fn micros(d: Duration) -> f64 {
 }
 
 fn main() {
+    if let Some(line) = std::env::var_os("SHELL_CLASSIFY_LINE") {
+        let line = line.to_string_lossy();
+        for _ in 0..5 {
+            let start = Instant::now();
+            let verdict = classify_command(&line, Dialect::Posix);
+            println!("{:.1} µs {verdict:?}", micros(start.elapsed()));
+        }
+        return;
+    }
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     println!("band (bytes)   lines  read-only  p50 µs   p99 µs   max µs");
     for &(min, max) in BANDS {
@@ -115,6 +124,20 @@ fn main() {
                 let start = Instant::now();
                 black_box(classify_command(black_box(l), Dialect::Posix));
                 times.push(start.elapsed());
+            }
+        }
+        if std::env::var_os("SHELL_CLASSIFY_SLOWEST").is_some() {
+            let mut worst: Vec<(Duration, &String)> = lines
+                .iter()
+                .map(|l| {
+                    let start = Instant::now();
+                    black_box(classify_command(black_box(l), Dialect::Posix));
+                    (start.elapsed(), l)
+                })
+                .collect();
+            worst.sort();
+            for (t, l) in worst.iter().rev().take(2) {
+                println!("slow {:.1} µs: {l:?}", micros(*t));
             }
         }
         times.sort();

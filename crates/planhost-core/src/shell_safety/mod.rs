@@ -123,15 +123,48 @@ pub(crate) fn classify_script(script: &str, depth: usize) -> Verdict {
     if script.trim().is_empty() {
         return Ok(());
     }
-    let mut parser = brush_parser::Parser::new(script.as_bytes(), &parser_options());
-    let program = parser
-        .parse_program()
-        .map_err(|_| "could not parse the command line".to_owned())?;
+    if has_overflowing_number(script) {
+        return Err("a descriptor or `~N` number is too long to check".to_owned());
+    }
+    // brush-parser 0.4 unwraps a few integer parses (guarded above); a panic it still has is
+    // "not proven", never a crash of the policy.
+    let parsed = std::panic::catch_unwind(|| {
+        brush_parser::Parser::new(script.as_bytes(), &parser_options()).parse_program()
+    });
+    let Ok(Ok(program)) = parsed else {
+        return Err("could not parse the command line".to_owned());
+    };
     let walker = Walker { depth };
     for list in &program.complete_commands {
         walker.compound_list(list)?;
     }
     Ok(())
+}
+
+/// A run of 10 or more digits right before `<`/`>` (a descriptor, `i32` in the parser) or right
+/// after `~`, `~+`, `~-` (a directory-stack index): brush-parser 0.4 panics on their overflow.
+fn has_overflowing_number(script: &str) -> bool {
+    let bytes = script.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i - start < 10 {
+            continue;
+        }
+        let before = script.get(..start).unwrap_or("");
+        let tilde = before.ends_with('~') || before.ends_with("~+") || before.ends_with("~-");
+        if tilde || matches!(bytes.get(i), Some(b'<' | b'>')) {
+            return true;
+        }
+    }
+    false
 }
 
 struct Walker {

@@ -153,6 +153,8 @@ const READ_ONLY: &[&str] = &[
     "echo ${HOME:-/tmp}",
     "echo \"${#x}\"",
     "pushd src >/dev/null && ls && popd",
+    "date -d @1700000000",
+    "ls ~ ~+ ~-",
 ];
 
 /// Lines that must not be proven read-only, with a part of the expected reason.
@@ -341,6 +343,9 @@ const MAY_CHANGE: &[(&str, &str)] = &[
     ("ls 'unterminated", "could not parse"),
     ("ls ((", "could not parse"),
     ("/tmp/ls", "not a known read-only program"),
+    ("ls ~99999999999999999999999", "too long"),
+    ("ls ~+99999999999999999999999", "too long"),
+    ("ls 99999999999999999999>/dev/null", "too long"),
 ];
 
 fn posix(line: &str) -> CommandSafety {
@@ -566,6 +571,11 @@ proptest! {
 
     #[test]
     fn arbitrary_strings_never_panic(line in any::<String>()) {
+        let _ = posix(&line);
+    }
+
+    #[test]
+    fn numbers_in_any_place_never_panic(line in "[~+<>{}.,0-9 $a-]{0,40}") {
         let _ = posix(&line);
     }
 

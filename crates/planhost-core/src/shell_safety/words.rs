@@ -27,6 +27,18 @@ impl WordInfo {
 
 /// Checks every command a word runs while it expands and works out its fixed text.
 pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String> {
+    // Fast path: a word of plain characters is its own text (most words are).
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+%@^".contains(&b))
+    {
+        return Ok(WordInfo {
+            literal: Some(word.to_owned()),
+            may_split: false,
+            source: word.to_owned(),
+        });
+    }
     let pieces = brush_parser::word::parse(word, &parser_options())
         .map_err(|_| format!("could not parse the word `{word}`"))?;
     let mut state = WordState {
