@@ -478,6 +478,7 @@ impl Walker {
                     literal: Some("/dev/fd/63".to_owned()),
                     may_split: false,
                     source: "<(...)".to_owned(),
+                    fixed_prefix: None,
                 });
                 Ok(())
             }

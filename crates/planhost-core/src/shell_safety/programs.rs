@@ -10,8 +10,8 @@
 //! | `sort` | no `-o` `--output` `--compress-program`; fixed | they write or run a program |
 //! | `uniq` | at most one operand; fixed | the second operand is an output file |
 //! | `xxd` | at most one operand; fixed | the second operand is an output file |
-//! | `tree` | no `-o`; fixed | it writes the listing to a file |
-//! | `date` | no `-s` `--set`; fixed | they set the clock |
+//! | `tree` | no `-o`, no `-R`; fixed | they write the listing to files |
+//! | `date` | no `-s` `--set`, no operand but `+FORMAT`; fixed | they set the clock |
 //! | `file` | no `-C` `--compile`; fixed | it writes a compiled magic file |
 //! | `base64` | no `-o` `--output`; fixed | BSD `base64 -o` writes a file |
 //! | `hostname` | only its display options | an operand sets the host name |
@@ -149,14 +149,29 @@ fn check_program(program: &str, args: &[WordInfo], depth: usize) -> Verdict {
             };
             // The fixed arguments alone first, for the most precise reason; then any unknown one.
             // A script or operand that is missing because it is unknown is no finding.
-            let known: Vec<&str> = args.iter().filter_map(WordInfo::lit).collect();
+            // For programs whose rules only look for options (or count operands conservatively),
+            // `src/*.rs` is checked as its fixed start `src/`: none of its words is an option.
+            let globs_ok = matches!(
+                program,
+                "find" | "fd" | "fdfind" | "rg" | "sort" | "tree" | "file" | "base64" | "git"
+            );
+            let known: Vec<&str> = args
+                .iter()
+                .filter_map(|a| {
+                    a.lit().or(if globs_ok {
+                        a.fixed_prefix.as_deref()
+                    } else {
+                        None
+                    })
+                })
+                .collect();
             match rule(&known) {
                 Err(reason)
                     if !reason.starts_with("could not") && !reason.contains("without a") =>
                 {
                     Err(reason)
                 }
-                _ if known.len() < args.len() => fixed_args(program, args).map(drop),
+                _ if known.len() < args.len() => fixed_args(program, args, globs_ok).map(drop),
                 verdict => verdict,
             }
         }
@@ -186,10 +201,16 @@ fn checked_rule(program: &str) -> Option<Rule> {
 }
 
 /// The arguments as fixed strings, or why not.
-fn fixed_args<'a>(program: &str, args: &'a [WordInfo]) -> Result<Vec<&'a str>, String> {
+fn fixed_args<'a>(
+    program: &str,
+    args: &'a [WordInfo],
+    globs_ok: bool,
+) -> Result<Vec<&'a str>, String> {
     args.iter()
         .map(|arg| {
-            arg.lit().ok_or_else(|| {
+            arg.lit()
+                .or(if globs_ok { arg.fixed_prefix.as_deref() } else { None })
+                .ok_or_else(|| {
                 format!(
                     "`{program}` gets the argument `{}`, known only when the command runs, and some `{program}` options write",
                     arg.source
@@ -404,6 +425,7 @@ fn xargs(args: &[WordInfo], depth: usize) -> Verdict {
         literal: None,
         may_split: true,
         source: "(input lines)".to_owned(),
+        fixed_prefix: None,
     };
     let mut with_input: Vec<WordInfo> = if replaces {
         wrapped_args
@@ -412,6 +434,7 @@ fn xargs(args: &[WordInfo], depth: usize) -> Verdict {
                 literal: None,
                 may_split: true,
                 source: a.source.clone(),
+                fixed_prefix: None,
             })
             .collect()
     } else {
@@ -657,14 +680,29 @@ fn tree(args: &[&str]) -> Verdict {
         if short_has(arg, 'o') || long_is(arg, "output") {
             return Err("`tree -o` writes its listing to a file".to_owned());
         }
+        if short_has(arg, 'R') {
+            return Err("`tree -R` writes `00Tree.html` into each directory".to_owned());
+        }
     }
     Ok(())
 }
 
 fn date(args: &[&str]) -> Verdict {
+    let mut value_next = false;
     for arg in args {
         if short_has(arg, 's') || long_is(arg, "set") {
             return Err("`date -s` sets the system clock".to_owned());
+        }
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
+        if matches!(
+            *arg,
+            "-d" | "--date" | "-f" | "--file" | "-r" | "--reference"
+        ) {
+            value_next = true;
+        } else if !arg.starts_with('-') && !arg.starts_with('+') {
+            return Err(format!("`date {arg}` sets the system clock"));
         }
     }
     Ok(())

@@ -249,8 +249,9 @@ pub(super) fn check_script(script: &str) -> Verdict {
         }
         let command = cur.bump().ok_or_else(|| cur.unsure())?;
         match command {
-            '{' | '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x'
-            | 'z' | 'F' => {}
+            '{' => continue,
+            '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
+            | 'F' => {}
             'l' | 'L' | 'q' | 'Q' => {
                 cur.skip_blanks();
                 cur.digits();

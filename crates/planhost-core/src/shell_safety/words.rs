@@ -16,6 +16,9 @@ pub(super) struct WordInfo {
     pub(super) may_split: bool,
     /// The word as written, for reasons.
     pub(super) source: String,
+    /// When the word is unknown but every word it can become starts with this fixed text
+    /// (`src/*.rs`, `"dir/$x"`), which does not start with `-`: it can never be an option.
+    pub(super) fixed_prefix: Option<String>,
 }
 
 impl WordInfo {
@@ -37,26 +40,34 @@ pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String>
             literal: Some(word.to_owned()),
             may_split: false,
             source: word.to_owned(),
+            fixed_prefix: None,
         });
     }
     let pieces = brush_parser::word::parse(word, &parser_options())
         .map_err(|_| format!("could not parse the word `{word}`"))?;
-    let mut state = WordState {
-        text: String::new(),
-        dynamic: false,
-        may_split: false,
-    };
+    let mut state = WordState::default();
     walk_pieces(&pieces, word, false, depth, &mut state)?;
-    if !state.dynamic && has_brace_expansion(word) {
+    if has_brace_expansion(word) {
         // `{a,b}` and `{1..3}` expand into several words when unquoted. A conservative
         // textual check: any `{` that is followed by `,` or `..` before `}`.
         state.dynamic = true;
         state.may_split = true;
+        let brace = state.text.find('{').unwrap_or(0);
+        state.prefix_end = Some(state.prefix_end.map_or(brace, |end| end.min(brace)));
     }
+    let fixed_prefix = match state.prefix_end {
+        Some(end) if state.dynamic && !state.unquoted_expansion => state
+            .text
+            .get(..end)
+            .filter(|p| !p.is_empty() && !p.starts_with('-'))
+            .map(str::to_owned),
+        _ => None,
+    };
     Ok(WordInfo {
         literal: (!state.dynamic).then_some(state.text),
         may_split: state.may_split,
         source: word.to_owned(),
+        fixed_prefix,
     })
 }
 
@@ -64,18 +75,34 @@ pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String>
 pub(super) fn check_heredoc_body(body: &str, depth: usize) -> Verdict {
     let pieces = brush_parser::word::parse_heredoc(body, &parser_options())
         .map_err(|_| "could not parse a here-document body".to_owned())?;
-    let mut state = WordState {
-        text: String::new(),
-        dynamic: false,
-        may_split: false,
-    };
+    let mut state = WordState::default();
     walk_pieces(&pieces, body, true, depth, &mut state)
 }
 
+#[derive(Default)]
 struct WordState {
     text: String,
     dynamic: bool,
     may_split: bool,
+    /// Where the fixed start of the word ends: set at the first unknown piece.
+    prefix_end: Option<usize>,
+    /// An unquoted parameter, command or arithmetic expansion: split into any words.
+    unquoted_expansion: bool,
+}
+
+impl WordState {
+    fn unknown_from(&mut self, at: usize) {
+        self.dynamic = true;
+        if self.prefix_end.is_none() {
+            self.prefix_end = Some(at);
+        }
+    }
+
+    fn expansion(&mut self, quoted: bool) {
+        self.unknown_from(self.text.len());
+        self.may_split |= !quoted;
+        self.unquoted_expansion |= !quoted;
+    }
 }
 
 fn walk_pieces(
@@ -92,7 +119,8 @@ fn walk_pieces(
         match &piece.piece {
             WordPiece::Text(text) => {
                 if !quoted && is_pattern(text) {
-                    state.dynamic = true;
+                    let first = text.find(['*', '?', '[', '(']).unwrap_or(0);
+                    state.unknown_from(state.text.len() + first);
                     state.may_split = true;
                 }
                 state.text.push_str(text);
@@ -100,7 +128,7 @@ fn walk_pieces(
             WordPiece::SingleQuotedText(text) => state.text.push_str(text),
             WordPiece::AnsiCQuotedText(_) => {
                 // `$'...'` escapes are not decoded here: the value counts as unknown.
-                state.dynamic = true;
+                state.unknown_from(state.text.len());
             }
             WordPiece::EscapeSequence(seq) => {
                 let mut chars = seq.chars();
@@ -119,23 +147,19 @@ fn walk_pieces(
             }
             WordPiece::ParameterExpansion(expr) => {
                 check_parameter(expr, piece_source)?;
-                state.dynamic = true;
-                state.may_split |= !quoted;
+                state.expansion(quoted);
             }
             WordPiece::CommandSubstitution(script) => {
                 check_substitution(script, "$(...)", depth)?;
-                state.dynamic = true;
-                state.may_split |= !quoted;
+                state.expansion(quoted);
             }
             WordPiece::BackquotedCommandSubstitution(script) => {
                 check_substitution(&unescape_backquoted(script), "`...`", depth)?;
-                state.dynamic = true;
-                state.may_split |= !quoted;
+                state.expansion(quoted);
             }
             WordPiece::ArithmeticExpression(expr) => {
                 check_arithmetic(&expr.value)?;
-                state.dynamic = true;
-                state.may_split |= !quoted;
+                state.expansion(quoted);
             }
         }
     }
