@@ -3,7 +3,7 @@
 //! | program | rule | why |
 //! |---|---|---|
 //! | `ls` `cat` `head` `tail` `wc` `grep` `egrep` `fgrep` `echo` `pwd` `true` `false` `:` `which` `type` `whoami` `id` `uname` `stat` `du` `df` `basename` `dirname` `realpath` `readlink` `cut` `tr` `nl` `tac` `rev` `paste` `diff` `cmp` `comm` `md5sum` `sha*sum` `b2sum` `cksum` `jq` `od` `hexdump` `strings` `column` `fold` `seq` `sleep` `expr` `ps` `printenv` `nproc` `cd` `pushd` `popd` `dirs` | any arguments, even unknown ones | none of their options writes a file or runs a program |
-//! | `find` | no `-delete` `-exec` `-execdir` `-ok` `-okdir` `-fprint` `-fprint0` `-fprintf` `-fls`; arguments fixed | they delete, run commands or write files |
+//! | `find` | no `-delete` `-fprint` `-fprint0` `-fprintf` `-fls`; `-exec` `-execdir` `-ok` `-okdir` only running a program of this table that accepts unknown arguments (`{}`); arguments fixed | they delete, write files or run commands |
 //! | `fd` | no `-x` `--exec` `-X` `--exec-batch`; fixed | they run commands |
 //! | `rg` | no `--pre` `--hostname-bin` (run commands), `-z` `--search-zip` (run decompressors); fixed | as said |
 //! | `sed` | no `-i` `--in-place`, no `-f` script file; the script parses and has no `w` `W` `e` command nor `w` `e` flag of `s`; fixed | `sed -i` edits files, `w` writes, `e` runs commands |
@@ -143,10 +143,65 @@ fn check_program(program: &str, args: &[WordInfo], depth: usize) -> Verdict {
         },
         "printf" => printf(args),
         "read" => read(args),
+        "find" => find_with_exec(args, depth),
         _ => {
             let Some(rule) = checked_rule(program) else {
                 return Err(format!("`{program}` is not a known read-only program"));
             };
+            checked(program, rule, args)
+        }
+    }
+}
+
+/// `find` whose `-exec cmd ... ;` actions run known readers: each action is classified as a
+/// command whose `{}` arguments are unknown; the rest is the `find` rule.
+fn find_with_exec(args: &[WordInfo], depth: usize) -> Verdict {
+    let mut rest: Vec<WordInfo> = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(op @ ("-exec" | "-execdir" | "-ok" | "-okdir")) = arg.lit() else {
+            rest.push(arg.clone());
+            continue;
+        };
+        let start = i;
+        while args
+            .get(i)
+            .is_some_and(|a| !matches!(a.lit(), Some(";" | "+")))
+        {
+            i += 1;
+        }
+        if args.get(i).is_none() {
+            return Err(format!("`find {op}` without its closing `;` or `+`"));
+        }
+        let words: Vec<WordInfo> = args
+            .get(start..i)
+            .unwrap_or(&[])
+            .iter()
+            .map(|w| match w.lit() {
+                Some(text) if text.contains("{}") => WordInfo {
+                    literal: None,
+                    may_split: false,
+                    source: w.source.clone(),
+                    fixed_prefix: None,
+                },
+                _ => w.clone(),
+            })
+            .collect();
+        i += 1;
+        let Some((name, exec_args)) = words.split_first() else {
+            return Err(format!("`find {op}` without a command"));
+        };
+        check_invocation(name, exec_args, depth)
+            .map_err(|inner| format!("`find {op}` runs a command on each file: {inner}"))?;
+    }
+    checked("find", find, &rest)
+}
+
+/// A program of the checked table on its arguments.
+fn checked(program: &str, rule: Rule, args: &[WordInfo]) -> Verdict {
+    {
+        {
             // The fixed arguments alone first, for the most precise reason; then any unknown one.
             // A script or operand that is missing because it is unknown is no finding.
             // For programs whose rules only look for options (or count operands conservatively),
@@ -182,7 +237,6 @@ type Rule = fn(&[&str]) -> Verdict;
 
 fn checked_rule(program: &str) -> Option<Rule> {
     Some(match program {
-        "find" => find,
         "fd" | "fdfind" => fd,
         "rg" => rg,
         "sed" => sed::check_sed,
