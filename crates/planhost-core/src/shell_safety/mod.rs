@@ -27,7 +27,7 @@
 //! | 11 | program name not literal (`$x`, `$(...)`) | may change | it can be any program |
 //! | 12 | `eval`, `source`, `.`, `trap`, any program outside the table | may change | not a known read-only program |
 //! | 13 | known program, arguments fixed | its rule in [`programs`] | some options write (`find -delete`, `sed -i`, `sort -o`) |
-//! | 14 | known program, an argument only known at run time (`$x`, `*`, `{a,b}`, `$(...)`) | read-only only for programs no argument can make write (`cat`, `ls`, `grep`...) | `find . *` with a file named `-delete` |
+//! | 14 | known program, an argument only known at run time (`$x`, `*`, `{a,b}`, `$(...)`) | read-only only for programs no argument can make write (`cat`, `ls`, `grep`...); a glob or quoted expansion with a fixed start that is not an option (`src/*.rs`, `"dir/$x"`) counts as that start for `find` `fd` `rg` `sort` `tree` `file` `base64` `git` | `find . *` with a file named `-delete` |
 //! | 15 | wrappers `env` `command` `exec` `timeout` `nice` `stdbuf` `time` `builtin` `xargs` | as the wrapped command (`xargs`: with unknown arguments) | they only run it |
 //! | 16 | `nohup` | may change | it writes `nohup.out` when its output is a terminal |
 //! | 17 | `sh -c`, `bash -c`, `bash -lc` with one literal script | as the script | the script is the command |

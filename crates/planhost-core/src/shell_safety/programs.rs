@@ -894,6 +894,11 @@ fn git(args: &[&str]) -> Verdict {
     let Some(sub) = args.get(i) else {
         return Ok(());
     };
+    if let Some(help) = args.iter().find(|a| long_is(a, "help")) {
+        return Err(format!(
+            "`git {sub} {help}` runs the configured help viewer (`man`, a browser)"
+        ));
+    }
     let rest = args.get(i + 1..).unwrap_or(&[]);
     match *sub {
         "status" | "log" | "show" | "diff" | "blame" | "shortlog" | "whatchanged" | "diff-tree"

@@ -201,6 +201,7 @@ const MAY_CHANGE: &[(&str, &str)] = &[
     ("git diff --ext-diff", "--ext-diff"),
     ("git grep -O foo", "pager"),
     ("git commit -m x", "not a known read-only git subcommand"),
+    ("git log --help", "help viewer"),
     ("git push", "not a known read-only git subcommand"),
     ("git checkout .", "not a known read-only git subcommand"),
     ("git branch newbranch", "creates a branch"),
