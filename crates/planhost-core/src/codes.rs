@@ -250,6 +250,8 @@ error_codes! {
     FsIo = "FS_IO", Refused, "An I/O error in the workspace layer.";
     // Client libraries.
     HostUnreachable = "HOST_UNREACHABLE", Client, "No host answers on the socket, or the connection dropped: treat it as a deny.";
+    HostBinaryNotFound = "HOST_BINARY_NOT_FOUND", Client, "No host answers and there is no planhost binary to start one (`PLANHOST_BIN`, or `planhost` on `PATH`).";
+    HostStartFailed = "HOST_START_FAILED", Client, "The planhost the client started exited before it answered; its exit status and `planhost doctor` say why.";
     MalformedMessage = "MALFORMED_MESSAGE", Client, "The host sent a message the client could not decode.";
 }
 

@@ -48,8 +48,8 @@ pub use capture::{
     capture, eligibility, fingerprint,
 };
 pub use checkpoint::{
-    CheckpointRef, DiskState, PublicationState, latest_on_branch, next_revision, plan_title,
-    projection, publication_state,
+    CheckpointRef, DiskState, ProjectionMode, PublicationState, latest_on_branch, next_revision,
+    plan_instruction, plan_title, projection, publication_state,
 };
 pub use codes::{CodeClass, ErrorCode};
 pub use digest::sha256_hex;
@@ -67,9 +67,9 @@ pub use naming::{FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_n
 pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
-    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, PolicyRule,
-    ToolKind, ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
-    effective_permission, source_in_package,
+    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, OfferedTool,
+    PolicyRule, ToolKind, ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
+    effective_permission, plan_toolset, source_in_package,
 };
 pub use policy_view::{
     PolicyDefaults, PolicyView, began_in_planning, live_policy, stricter_mode, turn_policy,

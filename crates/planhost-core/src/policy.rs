@@ -17,13 +17,13 @@
 //! | 5 | built-in `create_plan`, any mode | deny `POLICY_PUBLICATION_COMMAND_ONLY` | 003 "Publication" |
 //! | 6 | Agent: read-only, CompactContext, BrowserPreview | allow | DESIGN "Permission modes" |
 //! | 7 | Agent: Write/Edit | `ask` → ask; `accept-edits`, `auto` → allow | DESIGN "Permission modes" |
-//! | 8 | Agent: Bash | `ask`, `accept-edits` → ask; `auto` → allow | DESIGN "Permission modes" |
+//! | 8 | Agent: Bash | `auto` → allow; `ask`, `accept-edits` → allow when the classifier proves the command read-only, else ask | DESIGN "Permission modes" |
 //! | 9 | Agent: EnterPlanMode | allow alone in its batch | 000 §3 rule 2 |
 //! | 10 | Agent: SubmitPlan, update_plan_draft | deny `POLICY_PLAN_MODE_NOT_ACTIVE` | 000 §3, 003 |
 //! | 11 | Agent: extension tool | `auto` → allow; otherwise ask | DESIGN "Permission modes" |
 //! | 12 | Plan `host`: read-only, CompactContext, BrowserPreview, update_plan_draft | allow | 000 §1 |
 //! | 13 | Plan `host`: EnterPlanMode, SubmitPlan | allow alone in its batch | 000 §1, §3 rule 2 |
-//! | 14 | Plan `host`: Bash | as in Agent | 000 §1 |
+//! | 14 | Plan `host`: Bash | allow when the classifier proves the command read-only; else ask with Deny as the default, whatever the permission mode | DESIGN decision 11 |
 //! | 15 | Plan `host`: extension tool | deny `POLICY_PLUGIN_DENIED` | 000 §1 |
 //! | 16 | Plan `strict`: read-only, update_plan_draft | allow | 003 "Read-only enforcement" |
 //! | 17 | Plan `strict`: Bash | deny `POLICY_PLAN_SHELL_DENIED` | 003 |
@@ -31,8 +31,13 @@
 //! | 19 | Plan `strict`: extension tool on the allow-list, provenance checked | allow | 003 |
 //! | 20 | Plan `strict`: extension tool named like an allow-listed or built-in tool | deny `POLICY_PROVENANCE_MISMATCH` | 003 |
 //! | 21 | Plan `strict`: any other extension tool | deny `POLICY_PLUGIN_DENIED` | 003 |
-//! | 22 | Plan `explore`: built-ins but Write/Edit | as in Plan `host` | 004 "Contract" |
+//! | 22 | Plan `explore`: built-ins but Write/Edit | as in Plan `host`, but Bash as in Agent | 004 "Contract" |
+//! | 24 | Plan `literal`: everything | as in Plan `host`, but Bash strictly by the permission mode (`auto` → allow, else ask) | 000 §1 word for word |
 //! | 23 | Plan `explore`: extension tool | as in Agent | 004 "Contract" |
+//!
+//! Rules 8, 14 and 22 read the shell classifier's verdict ([`classify_command`]) on the call's
+//! command line in the turn's shell dialect; a call with no command line is not read-only. The
+//! verdict and its reason are part of the decision, so the audit row says why a command asked.
 //!
 //! "Built-in" means the client reported [`ToolProvenance::BuiltIn`] *and* the name is in the
 //! host's catalog ([`ToolKind::classify`]). An extension tool is a plugin whatever its name: an
@@ -42,7 +47,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BatchPosition, Mode, PermissionMode, PolicyPreset, TargetPermissionMode};
+use crate::{
+    BatchPosition, CommandSafety, Dialect, Mode, PermissionDecision, PermissionMode, PolicyPreset,
+    TargetPermissionMode, classify_command,
+};
 
 /// The package whose `web_search` and `web_fetch` the strict preset admits (seed 003).
 pub const WEB_TOOLS_PACKAGE: &str = "@pithos-kit/web";
@@ -309,6 +317,7 @@ wire_enum! {
         AgentPluginByPermission = "agent.plugin_by_permission",
         AgentReadOnly = "agent.read_only",
         AgentShellByPermission = "agent.shell_by_permission",
+        AgentShellReadOnly = "agent.shell_read_only",
         BatchInvalid = "batch.invalid",
         BuiltinUnknown = "builtin.unknown",
         BuiltinWebSpoof = "builtin.web_spoof",
@@ -318,12 +327,20 @@ wire_enum! {
         PlanExplorePluginByPermission = "plan.explore.plugin_by_permission",
         PlanExploreReadOnly = "plan.explore.read_only",
         PlanExploreShellByPermission = "plan.explore.shell_by_permission",
+        PlanExploreShellReadOnly = "plan.explore.shell_read_only",
         PlanExploreUpdatePlanDraft = "plan.explore.update_plan_draft",
         PlanHostHostUtility = "plan.host.host_utility",
         PlanHostPlanControl = "plan.host.plan_control",
         PlanHostPluginDenied = "plan.host.plugin_denied",
         PlanHostReadOnly = "plan.host.read_only",
-        PlanHostShellByPermission = "plan.host.shell_by_permission",
+        PlanHostShellMayChange = "plan.host.shell_may_change",
+        PlanHostShellReadOnly = "plan.host.shell_read_only",
+        PlanLiteralHostUtility = "plan.literal.host_utility",
+        PlanLiteralPlanControl = "plan.literal.plan_control",
+        PlanLiteralPluginDenied = "plan.literal.plugin_denied",
+        PlanLiteralReadOnly = "plan.literal.read_only",
+        PlanLiteralShellByPermission = "plan.literal.shell_by_permission",
+        PlanLiteralUpdatePlanDraft = "plan.literal.update_plan_draft",
         PlanHostUpdatePlanDraft = "plan.host.update_plan_draft",
         PlanStrictAllowListedExtension = "plan.strict.allow_listed_extension",
         PlanStrictNotExposed = "plan.strict.not_exposed",
@@ -410,6 +427,9 @@ pub enum Decision {
         rule: PolicyRule,
         /// What the person is asked about.
         reason: String,
+        /// The answer an approval surface offers first: `deny` for a command Plan mode could
+        /// not prove read-only (decision 11), `allow` for an ask the permission mode raised.
+        default: PermissionDecision,
     },
 }
 
@@ -450,6 +470,22 @@ pub struct AuthorizeInput<'a> {
     pub batch: BatchPosition,
     /// Extension tools `strict` admits in Plan; ignored by the other presets.
     pub allow_list: &'a [AllowedExtension],
+    /// A shell tool's command line (`None`: the input has none) and the turn's shell dialect.
+    pub command: Option<&'a str>,
+    /// The dialect the command line is written in.
+    pub dialect: Dialect,
+}
+
+impl AuthorizeInput<'_> {
+    /// What the classifier proves of the call's command line; no command line is not read-only.
+    pub fn command_safety(&self) -> CommandSafety {
+        match self.command {
+            Some(line) => classify_command(line, self.dialect),
+            None => CommandSafety::MayChangeFiles {
+                reason: "the call has no command line to check".into(),
+            },
+        }
+    }
 }
 
 /// Decides one tool call. Pure: same input, same decision.
@@ -493,7 +529,6 @@ enum Catalog {
 
 fn built_in(input: &AuthorizeInput<'_>, kind: ToolKind) -> Decision {
     let name = input.tool_name;
-    let permission = input.permission_mode;
     let catalog = match kind {
         ToolKind::ReadOnly => Catalog::ReadOnly,
         ToolKind::Write | ToolKind::Edit => Catalog::WritesFiles,
@@ -525,26 +560,20 @@ fn built_in(input: &AuthorizeInput<'_>, kind: ToolKind) -> Decision {
         }
     };
     match input.mode {
-        Mode::Agent => agent_built_in(catalog, name, permission, input.batch),
+        Mode::Agent => agent_built_in(input, catalog),
         Mode::Plan => match input.preset {
-            PolicyPreset::Host => {
-                lenient_plan_built_in(&HOST_PLAN, catalog, name, permission, input.batch)
-            }
-            PolicyPreset::Explore => {
-                lenient_plan_built_in(&EXPLORE_PLAN, catalog, name, permission, input.batch)
-            }
+            PolicyPreset::Host => lenient_plan_built_in(&HOST_PLAN, input, catalog),
+            PolicyPreset::Literal => lenient_plan_built_in(&LITERAL_PLAN, input, catalog),
+            PolicyPreset::Explore => lenient_plan_built_in(&EXPLORE_PLAN, input, catalog),
             PolicyPreset::Strict => strict_plan_built_in(catalog, name),
         },
     }
 }
 
 /// DESIGN.md "Permission modes", Agent mode; the same under every preset.
-fn agent_built_in(
-    catalog: Catalog,
-    name: &str,
-    permission: EffectivePermission,
-    batch: BatchPosition,
-) -> Decision {
+fn agent_built_in(input: &AuthorizeInput<'_>, catalog: Catalog) -> Decision {
+    let name = input.tool_name;
+    let permission = input.permission_mode;
     match catalog {
         Catalog::ReadOnly => allow(PolicyRule::AgentReadOnly),
         Catalog::HostUtility => allow(PolicyRule::AgentHostUtility),
@@ -554,8 +583,12 @@ fn agent_built_in(
                 allow(PolicyRule::AgentEditByPermission)
             }
         },
-        Catalog::Shell => ask_unless_auto(PolicyRule::AgentShellByPermission, name, permission),
-        Catalog::EnterPlanMode => alone(PolicyRule::AgentEnterPlan, name, batch),
+        Catalog::Shell => shell_by_permission(
+            input,
+            PolicyRule::AgentShellReadOnly,
+            PolicyRule::AgentShellByPermission,
+        ),
+        Catalog::EnterPlanMode => alone(PolicyRule::AgentEnterPlan, name, input.batch),
         Catalog::SubmitPlan | Catalog::UpdatePlanDraft => deny(
             PolicyRule::AgentPlanTool,
             DenyCode::PlanModeNotActive,
@@ -564,14 +597,59 @@ fn agent_built_in(
     }
 }
 
-/// The rule ids of one of the two presets that share their Plan-mode rules for built-ins.
+/// Bash by the permission mode, a proven read-only command unasked: `auto` runs it; `ask` and
+/// `accept-edits` run a provably read-only command and ask for anything else.
+fn shell_by_permission(
+    input: &AuthorizeInput<'_>,
+    read_only: PolicyRule,
+    by_permission: PolicyRule,
+) -> Decision {
+    let permission = input.permission_mode;
+    match permission {
+        EffectivePermission::Auto => allow(by_permission),
+        EffectivePermission::Ask | EffectivePermission::AcceptEdits => {
+            match input.command_safety() {
+                CommandSafety::ReadOnly => allow(read_only),
+                CommandSafety::MayChangeFiles { reason } => Decision::Ask {
+                    rule: by_permission,
+                    reason: format!(
+                        "permission mode {permission} asks before {} runs a command that may \
+                         change files ({reason})",
+                        input.tool_name
+                    ),
+                    default: PermissionDecision::Allow,
+                },
+            }
+        }
+    }
+}
+
+/// How a lenient preset (`host`, `literal`, `explore`) treats a shell command in Plan mode.
+#[derive(Debug, Clone, Copy)]
+enum PlanShell {
+    /// Decision 11: unasked only when proven read-only; otherwise a person's explicit yes,
+    /// Deny first, whatever the permission mode.
+    ByProof {
+        read_only: PolicyRule,
+        may_change: PolicyRule,
+    },
+    /// As in Agent mode: the permission mode decides, a proven read-only command unasked.
+    AsInAgent {
+        read_only: PolicyRule,
+        by_permission: PolicyRule,
+    },
+    /// Seed 000 word for word: `auto` runs it, anything else asks.
+    ByPermission(PolicyRule),
+}
+
+/// The rule ids of one of the presets that share their Plan-mode rules for built-ins.
 #[derive(Debug)]
 struct LenientRules {
     read_only: PolicyRule,
     host_utility: PolicyRule,
     update_plan_draft: PolicyRule,
     plan_control: PolicyRule,
-    shell: PolicyRule,
+    shell: PlanShell,
 }
 
 const HOST_PLAN: LenientRules = LenientRules {
@@ -579,7 +657,18 @@ const HOST_PLAN: LenientRules = LenientRules {
     host_utility: PolicyRule::PlanHostHostUtility,
     update_plan_draft: PolicyRule::PlanHostUpdatePlanDraft,
     plan_control: PolicyRule::PlanHostPlanControl,
-    shell: PolicyRule::PlanHostShellByPermission,
+    shell: PlanShell::ByProof {
+        read_only: PolicyRule::PlanHostShellReadOnly,
+        may_change: PolicyRule::PlanHostShellMayChange,
+    },
+};
+
+const LITERAL_PLAN: LenientRules = LenientRules {
+    read_only: PolicyRule::PlanLiteralReadOnly,
+    host_utility: PolicyRule::PlanLiteralHostUtility,
+    update_plan_draft: PolicyRule::PlanLiteralUpdatePlanDraft,
+    plan_control: PolicyRule::PlanLiteralPlanControl,
+    shell: PlanShell::ByPermission(PolicyRule::PlanLiteralShellByPermission),
 };
 
 const EXPLORE_PLAN: LenientRules = LenientRules {
@@ -587,24 +676,45 @@ const EXPLORE_PLAN: LenientRules = LenientRules {
     host_utility: PolicyRule::PlanExploreHostUtility,
     update_plan_draft: PolicyRule::PlanExploreUpdatePlanDraft,
     plan_control: PolicyRule::PlanExplorePlanControl,
-    shell: PolicyRule::PlanExploreShellByPermission,
+    shell: PlanShell::AsInAgent {
+        read_only: PolicyRule::PlanExploreShellReadOnly,
+        by_permission: PolicyRule::PlanExploreShellByPermission,
+    },
 };
 
-/// Plan under `host` (seed 000 §1), and under `explore`, whose only Plan-mode block on
-/// built-ins is Write/Edit (seed 004 "Contract").
+/// Plan under `host` (seed 000 §1 with decision 11), `literal` (seed 000 §1 as written) and
+/// `explore`, whose only Plan-mode block on built-ins is Write/Edit (seed 004 "Contract").
 fn lenient_plan_built_in(
     rules: &LenientRules,
+    input: &AuthorizeInput<'_>,
     catalog: Catalog,
-    name: &str,
-    permission: EffectivePermission,
-    batch: BatchPosition,
 ) -> Decision {
+    let name = input.tool_name;
     match catalog {
         Catalog::ReadOnly => allow(rules.read_only),
         Catalog::HostUtility => allow(rules.host_utility),
         Catalog::UpdatePlanDraft => allow(rules.update_plan_draft),
-        Catalog::EnterPlanMode | Catalog::SubmitPlan => alone(rules.plan_control, name, batch),
-        Catalog::Shell => ask_unless_auto(rules.shell, name, permission),
+        Catalog::EnterPlanMode | Catalog::SubmitPlan => {
+            alone(rules.plan_control, name, input.batch)
+        }
+        Catalog::Shell => match rules.shell {
+            PlanShell::ByProof {
+                read_only,
+                may_change,
+            } => match input.command_safety() {
+                CommandSafety::ReadOnly => allow(read_only),
+                CommandSafety::MayChangeFiles { reason } => Decision::Ask {
+                    rule: may_change,
+                    reason: format!("Plan mode: this command may change files ({reason})"),
+                    default: PermissionDecision::Deny,
+                },
+            },
+            PlanShell::AsInAgent {
+                read_only,
+                by_permission,
+            } => shell_by_permission(input, read_only, by_permission),
+            PlanShell::ByPermission(rule) => ask_unless_auto(rule, name, input.permission_mode),
+        },
         Catalog::WritesFiles => plan_write_denied(name),
     }
 }
@@ -641,6 +751,11 @@ fn extension(input: &AuthorizeInput<'_>, kind: ToolKind, package: &str) -> Decis
         PolicyPreset::Explore => {
             ask_unless_auto(PolicyRule::PlanExplorePluginByPermission, name, permission)
         }
+        PolicyPreset::Literal => deny(
+            PolicyRule::PlanLiteralPluginDenied,
+            DenyCode::PluginDenied,
+            format!("{name} comes from the extension {package:?}; Plan mode denies plugin tools"),
+        ),
         PolicyPreset::Host => deny(
             PolicyRule::PlanHostPluginDenied,
             DenyCode::PluginDenied,
@@ -727,11 +842,75 @@ fn ask(rule: PolicyRule, name: &str, permission: EffectivePermission) -> Decisio
     Decision::Ask {
         rule,
         reason: format!("permission mode {permission} asks before {name} runs"),
+        default: PermissionDecision::Allow,
     }
 }
 
 fn deny(rule: PolicyRule, code: DenyCode, reason: String) -> Decision {
     Decision::Deny { rule, code, reason }
+}
+
+/// One tool a client offers, with where it comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct OfferedTool<'a> {
+    /// The tool's name, exactly as the model calls it.
+    pub name: &'a str,
+    /// Where the client says it comes from.
+    pub provenance: &'a ToolProvenance,
+}
+
+/// The tools Plan mode makes active under `preset` (issue 16: the model sees what it may use):
+/// of the tools active before Plan (`baseline`, in its order), those the preset does not deny
+/// in Plan by name and provenance, then the planning tools the client offers
+/// (`update_plan_draft`, `read_plan`, and `SubmitPlan` where the preset admits it).
+/// `EnterPlanMode` is dropped (the session is planning already), and a baseline tool the client
+/// does not offer is dropped too (its provenance is unknown). Restoring the exact pre-Plan set
+/// on exit is seed 004's drift rule (`tools_to_restore`).
+pub fn plan_toolset(
+    preset: PolicyPreset,
+    baseline: &[String],
+    offered: &[OfferedTool<'_>],
+) -> Vec<String> {
+    let allow_list = default_strict_allow_list();
+    let admitted = |tool: &OfferedTool<'_>| {
+        let decision = authorize(&AuthorizeInput {
+            preset,
+            mode: Mode::Plan,
+            permission_mode: EffectivePermission::Ask,
+            tool_name: tool.name,
+            provenance: tool.provenance,
+            batch: BatchPosition { index: 0, size: 1 },
+            allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
+        });
+        !matches!(decision, Decision::Deny { .. })
+    };
+    let planning = |tool: &OfferedTool<'_>| {
+        matches!(tool.provenance, ToolProvenance::BuiltIn)
+            && (matches!(
+                ToolKind::classify(tool.name),
+                ToolKind::SubmitPlan | ToolKind::UpdatePlanDraft
+            ) || tool.name == "read_plan")
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |name: &str| {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    };
+    for name in baseline {
+        let Some(tool) = offered.iter().find(|t| t.name == name) else {
+            continue;
+        };
+        if ToolKind::classify(name) != ToolKind::EnterPlanMode && admitted(tool) {
+            push(name);
+        }
+    }
+    for tool in offered.iter().filter(|t| planning(t) && admitted(t)) {
+        push(tool.name);
+    }
+    out
 }
 
 #[cfg(test)]

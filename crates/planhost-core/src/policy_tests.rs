@@ -22,6 +22,30 @@ fn decide(
     provenance: &ToolProvenance,
     batch: BatchPosition,
 ) -> Decision {
+    decide_command(
+        preset,
+        mode,
+        permission_mode,
+        tool_name,
+        provenance,
+        batch,
+        None,
+    )
+}
+
+/// A command line that writes, and one the classifier proves read-only.
+const WRITES: &str = "find . -name victim.txt -delete";
+const READS: &str = "ls";
+
+fn decide_command(
+    preset: PolicyPreset,
+    mode: Mode,
+    permission_mode: EffectivePermission,
+    tool_name: &str,
+    provenance: &ToolProvenance,
+    batch: BatchPosition,
+    command: Option<&str>,
+) -> Decision {
     let allow_list = default_strict_allow_list();
     authorize(&AuthorizeInput {
         preset,
@@ -31,6 +55,8 @@ fn decide(
         provenance,
         batch,
         allow_list: &allow_list,
+        command,
+        dialect: Dialect::Posix,
     })
 }
 
@@ -106,7 +132,7 @@ fn provenances() -> Vec<(&'static str, ToolProvenance)> {
 }
 
 const EXT: &str = "ext-web|ext-other|ext-spoof";
-const KNOWN_NAMES: &str = "read|write|edit|shell|enter|submit|draft|create|utility|web";
+const KNOWN_NAMES: &str = "read|write|edit|shell|shell-ro|enter|submit|draft|create|utility|web";
 
 /// (preset, mode, permission, tool class, provenance) => outcome.
 const TABLE: &[[&str; 6]] = &[
@@ -148,8 +174,16 @@ const TABLE: &[[&str; 6]] = &[
         "builtin",
         "allow",
     ],
+    ["*", "agent", "auto", "shell|shell-ro", "builtin", "allow"],
+    [
+        "*",
+        "agent",
+        "ask|accept-edits",
+        "shell-ro",
+        "builtin",
+        "allow",
+    ],
     ["*", "agent", "ask|accept-edits", "shell", "builtin", "ask"],
-    ["*", "agent", "auto", "shell", "builtin", "allow"],
     [
         "*",
         "agent",
@@ -169,23 +203,44 @@ const TABLE: &[[&str; 6]] = &[
         "builtin",
         "allow",
     ],
-    ["host", "plan", "auto", "shell", "builtin", "allow"],
+    // Decision 11: in Plan a command runs unasked only when proven read-only, whatever the
+    // permission mode an earlier approval left.
+    ["host", "plan", "*", "shell-ro", "builtin", "allow"],
+    ["host", "plan", "*", "shell", "builtin", "ask"],
+    ["host", "plan", "*", "*", EXT, "POLICY_PLUGIN_DENIED"],
+    // Plan, literal = seed 000 §1 word for word: Bash strictly by the permission mode.
     [
-        "host",
+        "literal",
+        "plan",
+        "*",
+        "read|utility|enter|submit|draft",
+        "builtin",
+        "allow",
+    ],
+    [
+        "literal",
+        "plan",
+        "auto",
+        "shell|shell-ro",
+        "builtin",
+        "allow",
+    ],
+    [
+        "literal",
         "plan",
         "ask|accept-edits",
-        "shell",
+        "shell|shell-ro",
         "builtin",
         "ask",
     ],
-    ["host", "plan", "*", "*", EXT, "POLICY_PLUGIN_DENIED"],
+    ["literal", "plan", "*", "*", EXT, "POLICY_PLUGIN_DENIED"],
     // Plan, strict = seed 003.
     ["strict", "plan", "*", "read|draft", "builtin", "allow"],
     [
         "strict",
         "plan",
         "*",
-        "shell",
+        "shell|shell-ro",
         "builtin",
         "POLICY_PLAN_SHELL_DENIED",
     ],
@@ -223,6 +278,7 @@ const TABLE: &[[&str; 6]] = &[
         "builtin",
         "allow",
     ],
+    ["explore", "plan", "*", "shell-ro", "builtin", "allow"],
     ["explore", "plan", "auto", "shell", "builtin", "allow"],
     [
         "explore",
@@ -247,7 +303,17 @@ fn every_combination_matches_the_expectation_table() {
     for preset in PolicyPreset::ALL {
         for mode in Mode::ALL {
             for permission in EffectivePermission::ALL {
-                for (name, class) in NAMES {
+                let calls = NAMES.iter().flat_map(|&(name, class)| {
+                    if class == "shell" {
+                        vec![
+                            (name, "shell", Some(WRITES)),
+                            (name, "shell-ro", Some(READS)),
+                        ]
+                    } else {
+                        vec![(name, class, None)]
+                    }
+                });
+                for (name, class, command) in calls {
                     for (prov_label, provenance) in provenances() {
                         let key = [
                             preset.as_str(),
@@ -263,7 +329,15 @@ fn every_combination_matches_the_expectation_table() {
                             panic!("no expectation row for {key:?} ({name})");
                         };
                         used.insert(row);
-                        let got = decide(*preset, *mode, *permission, name, &provenance, ALONE);
+                        let got = decide_command(
+                            *preset,
+                            *mode,
+                            *permission,
+                            name,
+                            &provenance,
+                            ALONE,
+                            command,
+                        );
                         assert_eq!(
                             outcome(&got),
                             TABLE[row][5],
@@ -275,7 +349,8 @@ fn every_combination_matches_the_expectation_table() {
             }
         }
     }
-    assert_eq!(checked, 3 * 2 * 3 * NAMES.len() * 4);
+    let shells = NAMES.iter().filter(|(_, c)| *c == "shell").count();
+    assert_eq!(checked, 4 * 2 * 3 * (NAMES.len() + shells) * 4);
     let unused: Vec<_> = (0..TABLE.len()).filter(|i| !used.contains(i)).collect();
     assert!(
         unused.is_empty(),
@@ -397,6 +472,8 @@ fn strict_with_an_empty_allow_list_admits_no_extension() {
         provenance: &provenance,
         batch: ALONE,
         allow_list: &[],
+        command: None,
+        dialect: Dialect::Posix,
     });
     assert_eq!(outcome(&d), "POLICY_PLUGIN_DENIED");
 }
@@ -416,6 +493,8 @@ fn a_configured_allow_list_entry_is_provenance_checked() {
             provenance,
             batch: ALONE,
             allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
         }))
     };
     assert_eq!(
@@ -611,6 +690,157 @@ fn every_decision_names_its_rule() {
     assert_eq!(d.deny_code(), None);
 }
 
+/// Decision 11, as the reported bug met it: `find -delete` in Plan after an Auto approval asks,
+/// says why, and offers Deny first; `ls` runs unasked; Agent-mode asks offer Allow first.
+#[test]
+fn plan_asks_before_a_command_that_may_change_files_deny_first() {
+    for permission in EffectivePermission::ALL {
+        let d = decide_command(
+            PolicyPreset::Host,
+            Mode::Plan,
+            *permission,
+            "Bash",
+            &ToolProvenance::BuiltIn,
+            ALONE,
+            Some(WRITES),
+        );
+        let Decision::Ask {
+            rule,
+            reason,
+            default,
+        } = d
+        else {
+            panic!("{permission}: {d:?}");
+        };
+        assert_eq!(rule.as_str(), "plan.host.shell_may_change");
+        assert_eq!(default, PermissionDecision::Deny);
+        assert!(
+            reason.starts_with("Plan mode: this command may change files ("),
+            "{reason}"
+        );
+        let d = decide_command(
+            PolicyPreset::Host,
+            Mode::Plan,
+            *permission,
+            "bash",
+            &ToolProvenance::BuiltIn,
+            ALONE,
+            Some(READS),
+        );
+        assert_eq!(d.rule().as_str(), "plan.host.shell_read_only", "{d:?}");
+    }
+    let d = decide_command(
+        PolicyPreset::Host,
+        Mode::Agent,
+        EffectivePermission::AcceptEdits,
+        "bash",
+        &ToolProvenance::BuiltIn,
+        ALONE,
+        Some(WRITES),
+    );
+    assert!(
+        matches!(&d, Decision::Ask { default: PermissionDecision::Allow, reason, .. }
+            if reason.contains("may change files")),
+        "{d:?}"
+    );
+    // No command line at all is never read-only.
+    let d = decide(
+        PolicyPreset::Host,
+        Mode::Plan,
+        EffectivePermission::Auto,
+        "Bash",
+        &ToolProvenance::BuiltIn,
+        ALONE,
+    );
+    assert_eq!(outcome(&d), "ask");
+}
+
+#[test]
+fn plan_toolset_removes_what_the_preset_denies_and_adds_the_planning_tools() {
+    let builtin = ToolProvenance::BuiltIn;
+    let plugin = ext("some-pkg", "/x/node_modules/some-pkg/index.js");
+    let offered = [
+        OfferedTool {
+            name: "read",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "bash",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "edit",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "write",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "grep",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "my_tool",
+            provenance: &plugin,
+        },
+        OfferedTool {
+            name: "EnterPlanMode",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "SubmitPlan",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "update_plan_draft",
+            provenance: &builtin,
+        },
+        OfferedTool {
+            name: "read_plan",
+            provenance: &builtin,
+        },
+    ];
+    let baseline: Vec<String> = [
+        "read",
+        "bash",
+        "edit",
+        "write",
+        "my_tool",
+        "EnterPlanMode",
+        "gone",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let set = |preset| plan_toolset(preset, &baseline, &offered);
+    assert_eq!(
+        set(PolicyPreset::Host),
+        [
+            "read",
+            "bash",
+            "SubmitPlan",
+            "update_plan_draft",
+            "read_plan"
+        ]
+    );
+    assert_eq!(set(PolicyPreset::Literal), set(PolicyPreset::Host));
+    assert_eq!(
+        set(PolicyPreset::Strict),
+        ["read", "update_plan_draft", "read_plan"]
+    );
+    assert_eq!(
+        set(PolicyPreset::Explore),
+        [
+            "read",
+            "bash",
+            "my_tool",
+            "SubmitPlan",
+            "update_plan_draft",
+            "read_plan"
+        ]
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Properties over arbitrary input.
 
@@ -657,6 +887,8 @@ proptest! {
             provenance: &provenance,
             batch,
             allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
         });
         prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
     }
@@ -679,6 +911,8 @@ proptest! {
             provenance: &ToolProvenance::BuiltIn,
             batch,
             allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
         });
         prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
     }

@@ -126,8 +126,16 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// The named tool-policy presets of DESIGN.md: `host` = seed 000, `strict` = 003, `explore` = 004.
-    PolicyPreset { Host = "host", Strict = "strict", Explore = "explore" }
+    /// The named tool-policy presets of DESIGN.md: `host` = seed 000 with decision 11 (in Plan,
+    /// a shell command runs unasked only when proven read-only; the default), `literal` = seed
+    /// 000 word for word (Bash by the permission mode, also in Plan), `strict` = 003,
+    /// `explore` = 004.
+    PolicyPreset {
+        Host = "host",
+        Literal = "literal",
+        Strict = "strict",
+        Explore = "explore",
+    }
 }
 
 wire_enum! {

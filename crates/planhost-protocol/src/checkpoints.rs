@@ -262,14 +262,48 @@ result! {
 }
 
 params! {
-    /// `toolset.apply`: entering Plan recorded the tools active before and what Plan applied.
+    /// `toolset.apply`: the session is in Plan; the host computes the tools Plan makes active
+    /// under the session's preset from the tools active before (`baseline`) and every tool
+    /// the client offers (with provenance), records both, and returns what to apply.
     pub struct ApplyToolsetParams {
         /// Session.
         pub session_id: SessionId,
-        /// The tools active before Plan mode.
+        /// The tools active before Plan mode. Ignored when the session already has a recorded
+        /// baseline (a restarted client re-applies Plan's set; the pre-Plan set stays).
         pub baseline: Vec<String>,
-        /// The tools Plan mode applied.
-        pub applied: Vec<String>,
+        /// Every tool the client can activate, with where it comes from.
+        pub offered: Vec<OfferedTool>,
+    }
+}
+
+params! {
+    /// One tool a client can activate.
+    pub struct OfferedTool {
+        /// The tool's name as the model calls it.
+        pub name: String,
+        /// Where it comes from.
+        pub provenance: crate::Provenance,
+    }
+}
+
+params! {
+    /// `toolset.restore`: the session left Plan (an approval, `/plan exit`, a mode change);
+    /// the tools to make active again.
+    pub struct RestoreToolsetParams {
+        /// Session.
+        pub session_id: SessionId,
+        /// Every tool the client can activate now.
+        pub available: Vec<String>,
+        /// The tools active now (a tool the person removed during Plan is not restored).
+        pub active: Vec<String>,
+    }
+}
+
+result! {
+    /// `toolset.restore`.
+    pub struct RestoredToolset {
+        /// The tools to make active; `null` when none was recorded (nothing to restore).
+        pub tools: Option<Vec<String>>,
     }
 }
 

@@ -262,7 +262,8 @@ contract! {
     HandoffAccept = "handoff.accept", Agent, AcceptHandoffParams => HandoffInfo, "The execution prompt started: the handoff is accepted.";
     HandoffCancel = "handoff.cancel", Approver, SessionRef => HandoffInfo, "A person cancels a pending handoff.";
     HandoffRetry = "handoff.retry", Approver, SessionRef => HandoffInfo, "After a restart, a person reviews a pending handoff again: a fresh token.";
-    ToolsetApply = "toolset.apply", Agent, ApplyToolsetParams => ToolsetInfo, "Record the tools before Plan and the set Plan applied.";
+    ToolsetApply = "toolset.apply", Agent, ApplyToolsetParams => ToolsetInfo, "In Plan: record the tools before Plan and return the set Plan applies under the session's preset.";
+    ToolsetRestore = "toolset.restore", Agent, RestoreToolsetParams => RestoredToolset, "After Plan: the pre-Plan tools to make active again (seed 004's drift rule).";
     ToolsetObserve = "toolset.observe", Agent, ToolsetParams => ToolsetInfo, "Report the active tools; a change outside planhost is a conflict.";
     ToolsetAccept = "toolset.accept", Approver, ToolsetParams => ToolsetInfo, "A person accepts the changed tool set, clearing the conflict.";
     ShellsCatalog = "shells.catalog", Any, Empty => ShellCatalog, "The platform's shell catalog and the effective shell.";

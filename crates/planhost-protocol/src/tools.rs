@@ -93,6 +93,9 @@ result! {
         pub rule: PolicyRule,
         /// For `ask`: the ask to resolve.
         pub request_id: Option<AskId>,
+        /// For `ask`: the answer a surface offers first (`deny` for a command Plan mode could
+        /// not prove read-only).
+        pub default_answer: Option<PermissionDecision>,
     }
 }
 
@@ -228,6 +231,8 @@ result! {
         pub tool_name: String,
         /// Why the policy asks.
         pub reason: String,
+        /// The answer a surface offers first.
+        pub default_answer: PermissionDecision,
         /// The exact input the person is asked about (summarised above 4 KiB); the grant binds
         /// its digest.
         pub input: Value,

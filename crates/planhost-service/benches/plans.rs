@@ -137,7 +137,10 @@ fn projection(store: &mut Store, session: &str, branch: &[String]) -> String {
                 revision: record.revision,
                 sha256: record.sha256,
             };
-            planhost_core::projection(Some((&reference, &text)))
+            planhost_core::projection(
+                planhost_core::ProjectionMode::Planning(planhost_core::PolicyPreset::Host),
+                Some((&reference, &text)),
+            )
         }
         None => String::new(),
     }

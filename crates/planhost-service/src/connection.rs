@@ -203,6 +203,7 @@ async fn dispatch(
         Q::HandoffCancel(p) => R::HandoffCancel(checkpoints::handoff_cancel(svc, p).await?),
         Q::HandoffRetry(p) => R::HandoffRetry(checkpoints::handoff_retry(svc, p).await?),
         Q::ToolsetApply(p) => R::ToolsetApply(checkpoints::toolset_apply(svc, p).await?),
+        Q::ToolsetRestore(p) => R::ToolsetRestore(checkpoints::toolset_restore(svc, p).await?),
         Q::ToolsetObserve(p) => R::ToolsetObserve(checkpoints::toolset_observe(svc, p).await?),
         Q::ToolsetAccept(p) => R::ToolsetAccept(checkpoints::toolset_accept(svc, p).await?),
         Q::ShellsCatalog(_) => R::ShellsCatalog(admin::shells(svc).await?),

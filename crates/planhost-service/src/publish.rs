@@ -448,6 +448,11 @@ impl Engine {
         session_id: &str,
         branch_path: &[String],
     ) -> Result<(String, Option<i64>)> {
+        let live = self.store().policy_snapshot(session_id)?.live;
+        let mode = match live.mode {
+            planhost_core::Mode::Plan => planhost_core::ProjectionMode::Planning(live.preset),
+            planhost_core::Mode::Agent => return Ok((String::new(), None)),
+        };
         let latest = self.store().latest_checkpoint(session_id, branch_path)?;
         Ok(match latest {
             Some((record, text)) => {
@@ -459,11 +464,11 @@ impl Engine {
                     sha256: record.sha256,
                 };
                 (
-                    planhost_core::projection(Some((&reference, &text))),
+                    planhost_core::projection(mode, Some((&reference, &text))),
                     Some(revision),
                 )
             }
-            None => (String::new(), None),
+            None => (planhost_core::projection(mode, None), None),
         })
     }
 }

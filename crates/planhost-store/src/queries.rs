@@ -222,6 +222,8 @@ pub struct PolicySnapshot {
     pub active_turn: Option<String>,
     /// The policy the running turn started with (absent for turns from before schema v3).
     pub turn_pin: Option<planhost_core::PolicyView>,
+    /// The running turn's pinned shell dialect (absent without a turn or a shell pin).
+    pub turn_dialect: Option<planhost_core::Dialect>,
 }
 
 /// Host defaults as stored; a value that does not parse (never written by planhost: settings
@@ -248,7 +250,7 @@ impl Store {
                  (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
                  (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
                  (SELECT value FROM settings WHERE key = 'default_policy_preset'), \
-                 t.policy_mode, t.policy_permission, t.policy_preset \
+                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect \
                  FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
                  WHERE s.id = ?1",
             )?
@@ -265,6 +267,7 @@ impl Store {
                         r.get::<_, Option<String>>(7)?,
                         r.get::<_, Option<String>>(8)?,
                     ),
+                    r.get::<_, Option<String>>(9)?,
                 ))
             })
             .optional()?
@@ -291,6 +294,10 @@ impl Store {
                 }),
                 (_, _, _) => None,
             },
+            turn_dialect: row
+                .7
+                .map(|d| crate::records::parse("turns", d))
+                .transpose()?,
         })
     }
 }

@@ -113,6 +113,31 @@ impl PiOptions {
         line
     }
 
+    /// `pi -p <prompt>` (print mode: no UI, one answer, then pi exits) with these options'
+    /// environment and arguments; stdin is closed, stdout and stderr piped.
+    pub fn print_command(&self, prompt: &str) -> Command {
+        let mut cmd = Command::new(&self.install.pi_bin);
+        cmd.args(self.args_list())
+            .arg("-p")
+            .arg(prompt)
+            .current_dir(&self.cwd)
+            .env("PATH", self.install.path_env())
+            .env("PI_OFFLINE", "1")
+            .env("PI_CODING_AGENT_DIR", &self.agent_dir)
+            .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(home) = &self.home {
+            cmd.env("HOME", home);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd
+    }
+
     fn args_list(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
             "--provider".into(),

@@ -25,7 +25,7 @@ export function bashInput(args: { command?: unknown; timeout?: unknown }): Recor
   return input;
 }
 
-function provenance(pi: ExtensionAPI, toolName: string): { kind: "builtIn" | "extension"; package?: string; sourcePath?: string } {
+export function provenance(pi: ExtensionAPI, toolName: string): { kind: "builtIn" | "extension"; package?: string; sourcePath?: string } {
   if (HOST_TOOLS.has(toolName)) return { kind: "builtIn" };
   const tool = pi.getAllTools().find((t: any) => t.name === toolName) as any;
   const source = tool?.sourceInfo;
@@ -37,7 +37,15 @@ function provenance(pi: ExtensionAPI, toolName: string): { kind: "builtIn" | "ex
   };
 }
 
-/** Shows an ask with its exact input and sends the person's answer back through the host. */
+/** What an ask shows of a call: a shell command as the command itself, anything else as JSON. */
+function shownInput(toolName: string, input: unknown): string {
+  const command = (input as any)?.command;
+  if (toolName === "Bash" && typeof command === "string") return `$ ${command}`;
+  return `${toolName} ${JSON.stringify(input, null, 2)}`;
+}
+
+/** Shows an ask with its exact input and sends the person's answer back through the host. The
+ * host says which answer comes first: Deny for a command Plan mode could not prove read-only. */
 async function ask(
   s: PlanhostSession,
   ctx: ExtensionContext,
@@ -45,6 +53,7 @@ async function ask(
   toolName: string,
   reason: string,
   input: unknown,
+  defaultAnswer: string | null | undefined,
 ): Promise<boolean> {
   if (!ctx.hasUI) {
     await s.call("permissions.resolve", { requestId, decision: "deny", note: "no UI to ask" }).catch(() => {});
@@ -57,8 +66,8 @@ async function ask(
   };
   s.onEvent.push(onEvent);
   try {
-    const shown = JSON.stringify(input, null, 2);
-    const choice = await ctx.ui.select(`planhost asks: ${reason}\n${toolName} ${shown}`, ["Allow", "Deny"], {
+    const options = defaultAnswer === "deny" ? ["Deny", "Allow"] : ["Allow", "Deny"];
+    const choice = await ctx.ui.select(`planhost asks: ${reason}\n${shownInput(toolName, input)}`, options, {
       signal: controller.signal,
     });
     if (controller.signal.aborted) {
@@ -81,7 +90,7 @@ export async function authorize(
 ): Promise<{ block: true; reason: string } | undefined> {
   try {
     const sessionId = s.requireSession();
-    if (!s.turnId) throw new HostError("TURN_NOT_ACTIVE", "planhost has no turn for this run");
+    if (!s.turnId) throw new HostError("TURN_NOT_ACTIVE", "planhost has no turn for this run (it could not start one; see the message above)");
     const position = s.batches.get(event.toolCallId) ?? { index: 0, size: 1 };
     const hostName = HOST_NAMES[event.toolName] ?? event.toolName;
     const input = event.toolName === "bash" ? bashInput(event.input as any) : (event.input as Record<string, unknown>);
@@ -100,7 +109,7 @@ export async function authorize(
       return undefined;
     }
     if (decision.decision === "ask" && decision.requestId) {
-      const yes = await ask(s, ctx, decision.requestId, hostName, decision.reason, input);
+      const yes = await ask(s, ctx, decision.requestId, hostName, decision.reason, input, decision.defaultAnswer);
       if (yes) {
         s.authorized.set(event.toolCallId, input);
         return undefined;
@@ -161,16 +170,25 @@ export function registerBash(pi: ExtensionAPI, s: PlanhostSession): void {
   });
 }
 
-/** The user's `!cmd`: authorized and run by the host like the model's bash. */
+/** The user's `!cmd`: authorized and run by the host like the model's bash. Outside a run it
+ * gets a turn of its own, ended once the command has finished (never before it ran). */
 export function registerUserBash(pi: ExtensionAPI, s: PlanhostSession): void {
   let counter = 0;
   pi.on("user_bash", async (event: any, ctx) => {
     const toolCallId = `user-bash-${Date.now()}-${++counter}`;
     let ownTurn: string | undefined;
+    const sessionId = s.sessionId;
+    const endOwnTurn = () => {
+      if (sessionId && ownTurn) {
+        const turnId = ownTurn;
+        ownTurn = undefined;
+        void s.call("turns.end", { sessionId, turnId, outcome: "completed" }).catch(() => {});
+      }
+    };
     try {
-      const sessionId = s.requireSession();
+      const session = s.requireSession();
       if (!s.turnId) {
-        ownTurn = (await s.call("turns.begin", { sessionId })).id;
+        ownTurn = (await s.call("turns.begin", { sessionId: session })).id;
       }
       const turn = s.turnId ?? ownTurn;
       const blocked = await authorize(
@@ -179,19 +197,23 @@ export function registerUserBash(pi: ExtensionAPI, s: PlanhostSession): void {
         ctx,
       );
       if (blocked) {
+        endOwnTurn();
         return { result: { output: blocked.reason, exitCode: 1, cancelled: false, truncated: false } };
       }
-      return { operations: hostBash(s, toolCallId, () => turn) };
+      const ops = hostBash(s, toolCallId, () => turn);
+      const operations: BashOperations = {
+        exec: async (command, cwd, options) => {
+          try {
+            return await ops.exec(command, cwd, options);
+          } finally {
+            endOwnTurn();
+          }
+        },
+      };
+      return { operations };
     } catch (error) {
+      endOwnTurn();
       return { result: { output: `planhost: ${describe(error)}`, exitCode: 1, cancelled: false, truncated: false } };
-    } finally {
-      if (ownTurn) {
-        const sessionId = s.sessionId;
-        // The command runs after this handler returns; end the turn once it is done.
-        setTimeout(() => {
-          if (sessionId && ownTurn) void s.call("turns.end", { sessionId, turnId: ownTurn, outcome: "completed" }).catch(() => {});
-        }, 0);
-      }
     }
   });
 }

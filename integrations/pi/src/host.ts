@@ -2,10 +2,10 @@
 // When no host answers, the host is started (`PLANHOST_BIN`, else `planhost` on PATH). Every
 // failure here is reported to the caller, which fails closed.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 
 import type { MethodName, Methods, Notifications } from "./protocol.d.ts";
 
@@ -48,8 +48,38 @@ export function locations(env: NodeJS.ProcessEnv = process.env): {
 export function unreachableHelp(socket: string): string {
   return (
     `planhost is not reachable on ${socket}: no tool runs without it (fail closed). ` +
-    "Start it with `planhost serve` (or set PLANHOST_BIN to the planhost binary)."
+    "Start it with `planhost serve` in another terminal; this session reconnects by itself."
   );
+}
+
+/** The planhost binary to start: `PLANHOST_BIN`, else `planhost` on `PATH`; `undefined` when
+ * there is none (said at once, never after a start timeout). */
+export function findBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const executable = (path: string) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const named = env.PLANHOST_BIN;
+  if (named) {
+    if (isAbsolute(named) || named.includes("/")) return executable(named) ? named : undefined;
+  }
+  const name = named || "planhost";
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir && executable(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** Why there is no binary to start. */
+export function missingBinaryHelp(env: NodeJS.ProcessEnv = process.env): string {
+  const named = env.PLANHOST_BIN;
+  return named
+    ? `PLANHOST_BIN names ${named}, which is not an executable file; set PLANHOST_BIN to the planhost binary, or unset it to use planhost on PATH`
+    : "no planhost on PATH and no host answers; set PLANHOST_BIN to the planhost binary or install it (cargo install --locked --path crates/planhost)";
 }
 
 type Pending = {
@@ -83,18 +113,34 @@ export class Host {
 
   /** Connects (starting the host if none answers) and sends `initialize`. `onLost` runs once if
    * the connection later drops (a host that stopped or was killed). */
-  static async open(listener: Listener, clientVersion: string, onLost: () => void = () => {}): Promise<Host> {
+  static async open(
+    listener: Listener,
+    clientVersion: string,
+    onLost: () => void = () => {},
+    start = true,
+  ): Promise<Host> {
     const { socket: path, stateDir } = locations();
     let socket = await tryConnect(path);
-    if (!socket) {
-      startHost(path, stateDir);
+    if (!socket && start) {
+      const bin = findBinary();
+      if (!bin) throw new HostError("HOST_BINARY_NOT_FOUND", missingBinaryHelp());
+      const child = startHost(bin, path, stateDir);
       const deadline = Date.now() + START_TIMEOUT_MS;
       while (!socket && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 50));
         socket = await tryConnect(path);
+        if (!socket && child.exited !== undefined) {
+          throw new HostError(
+            "HOST_START_FAILED",
+            `${bin} serve exited (${child.exited}) before it answered on ${path}; run \`planhost doctor\` to see why`,
+          );
+        }
       }
     }
     if (!socket) throw new HostError("HOST_UNREACHABLE", unreachableHelp(path));
+    // An idle connection does not keep pi alive (`pi -p` exits); a request in flight does,
+    // through its own timer.
+    socket.unref();
     const host = new Host(socket, listener, path, onLost);
     const hello = await host.call("initialize", {
       protocolVersion: 2,
@@ -183,16 +229,29 @@ function tryConnect(path: string): Promise<Socket | undefined> {
   });
 }
 
-/** Starts `planhost serve` in the background, detached from pi (it outlives this session). */
-function startHost(socket: string, stateDir: string | undefined): void {
-  const bin = process.env.PLANHOST_BIN || "planhost";
+/** Starts `planhost serve` in the background, detached from pi (it outlives this session).
+ * `exited` is set if it ends before it answers. `PLANHOST_WEB=1` (or an address) also serves
+ * the web approval page, on a free port when the default one is taken. */
+function startHost(bin: string, socket: string, stateDir: string | undefined): { exited?: string } {
+  const state: { exited?: string } = {};
   const args = ["serve", "--socket", socket];
   if (stateDir) args.push("--state-dir", stateDir);
+  const web = process.env.PLANHOST_WEB;
+  if (web && web !== "0") {
+    args.push("--web");
+    if (web !== "1") args.push(web);
+  }
   try {
     const child = spawn(bin, args, { detached: true, stdio: "ignore" });
-    child.on("error", () => {});
+    child.on("error", (error) => {
+      state.exited = error.message;
+    });
+    child.on("exit", (code, signal) => {
+      state.exited = signal ? `signal ${signal}` : `exit status ${code}`;
+    });
     child.unref();
-  } catch {
-    // Reported by the connection attempts that follow.
+  } catch (error) {
+    state.exited = error instanceof Error ? error.message : String(error);
   }
+  return state;
 }

@@ -7,9 +7,12 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { authorize, registerBash, registerUserBash } from "./gate.ts";
 import {
   afterRun,
+  applySession,
   claimQueued,
+  observeTools,
   registerPlanCommand,
   registerPlanTools,
+  reopenPending,
   reportInterrupted,
   showApproval,
   watch,
@@ -76,21 +79,33 @@ export default function planhost(pi: ExtensionAPI): void {
     s.sessionId = undefined;
     s.turnId = undefined;
     s.execution = undefined;
+    s.mode = undefined;
+    s.toolsSynced = false;
     try {
       const session = await s.open(ctx);
-      if (session.mode === "plan") {
-        ctx.ui.setStatus("planhost", `plan · ${session.planState.replace("_", " ")}`);
-      }
+      await applySession(s, pi, ctx, session);
       // Coming back (`pi -c`): a still-pending approval keeps its original deadline; one a host
-      // restart interrupted is reported, never revived.
+      // restart interrupted is reported once, never revived.
       if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
-      else void reportInterrupted(s, ctx).catch(() => {});
+      else void reportInterrupted(s, pi, ctx).catch(() => {});
       const live = session.liveExecution;
       if (live?.state === "queued") void claimQueued(s, pi, live.executionId);
     } catch (error) {
-      s.lastError = describe(error);
-      ctx.ui.notify(`planhost: ${s.lastError}`, "error");
+      s.watchForHost(error);
+      ctx.ui.notify(`planhost: ${describe(error)}`, "error");
     }
+  });
+
+  // A prompt while a plan waits for its answer would only fail every tool: say so and reopen
+  // the approval instead.
+  pi.on("input", async (event: any, ctx) => {
+    if (event?.source === "extension" || !s.sessionId) return { action: "continue" };
+    try {
+      if (await reopenPending(s, ctx, "Not sent: ")) return { action: "handled" };
+    } catch {
+      // The host decides at turns.begin; nothing to add here.
+    }
+    return { action: "continue" };
   });
 
   pi.on("session_shutdown", async () => {
@@ -109,9 +124,10 @@ export default function planhost(pi: ExtensionAPI): void {
     try {
       const sessionId = s.requireSession();
       s.turnId = (await s.call("turns.begin", { sessionId })).id;
+      void observeTools(s, pi, ctx);
     } catch (error) {
       s.turnId = undefined;
-      s.lastError = describe(error);
+      ctx.ui.notify(`planhost: this run has no host turn, so every tool call is blocked: ${describe(error)}`, "error");
     }
   });
 

@@ -7,14 +7,17 @@ import { Type } from "typebox";
 
 import { HostError } from "./host.ts";
 import type { ApprovalInfo, Event, ExitChoice, TargetPermissionMode } from "./protocol.d.ts";
+import { provenance } from "./gate.ts";
 import { describe, type PlanhostSession, withCodes } from "./session.ts";
 
-/** The approval dialog's choices, in order; Ask is the default (seed 000 §5). */
-export const APPROVAL_CHOICES: Array<[string, TargetPermissionMode | "reject"]> = [
+/** The approval dialog's choices, in order; Ask is the default (seed 000 §5). "Preview the
+ * plan" shows the exact Markdown and comes back to the same dialog. */
+export const APPROVAL_CHOICES: Array<[string, TargetPermissionMode | "reject" | "preview"]> = [
   ["Approve (Ask)", "ask"],
   ["Approve (Accept edits)", "accept-edits"],
   ["Approve (Auto)", "auto"],
   ["Reject", "reject"],
+  ["Preview the plan", "preview"],
 ];
 
 const EXIT_LABELS: Record<ExitChoice, string> = {
@@ -29,12 +32,90 @@ function text(value: string) {
   return { content: [{ type: "text" as const, text: value }], details: {} };
 }
 
-function minutesLeft(expiresAt: number): string {
-  const ms = Math.max(0, expiresAt - Date.now());
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = Math.floor((ms % 60_000) / 1000);
-  return `${minutes}m ${seconds}s`;
+/** A deadline as the person reads a clock: local time, with the date when it is not today. */
+export function localTime(at: number, now = new Date()): string {
+  const when = new Date(at);
+  const time = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return when.toDateString() === now.toDateString() ? time : `${when.toLocaleDateString()} ${time}`;
 }
+
+/** The footer for the host's state of the session. */
+export function statusText(mode: string, planState: string): string | undefined {
+  if (mode !== "plan") return undefined;
+  if (planState === "awaiting_approval") return "plan · awaiting approval (/plan to answer)";
+  return `plan · ${planState.replace("_", " ")}`;
+}
+
+/** Shows what the host says about the session: the footer, and the tools of its mode. */
+export async function applySession(
+  s: PlanhostSession,
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  session: { mode: string; planState: string },
+): Promise<void> {
+  ctx.ui.setStatus("planhost", statusText(session.mode, session.planState));
+  const changed = s.mode !== session.mode;
+  s.mode = session.mode;
+  if (changed || !s.toolsSynced) await syncTools(s, pi, session.mode);
+}
+
+/** Plan mode's tools while planning (the host computes them for the session's preset), the
+ * pre-Plan selection once it has left (seed 004's drift rule). */
+export async function syncTools(s: PlanhostSession, pi: ExtensionAPI, mode: string): Promise<void> {
+  const sessionId = s.sessionId;
+  if (!sessionId) return;
+  s.toolsSynced = true;
+  try {
+    if (mode === "plan") {
+      const applied = await s.call("toolset.apply", {
+        sessionId,
+        baseline: pi.getActiveTools(),
+        offered: pi.getAllTools().map((t: any) => ({ name: t.name, provenance: provenance(pi, t.name) })),
+      });
+      if (applied.applied) pi.setActiveTools(applied.applied);
+    } else {
+      const restored = await s.call("toolset.restore", {
+        sessionId,
+        available: pi.getAllTools().map((t: any) => t.name),
+        active: pi.getActiveTools(),
+      });
+      if (restored.tools) pi.setActiveTools(restored.tools);
+    }
+  } catch (error) {
+    s.toolsSynced = false;
+    s.ctx?.ui.notify(`planhost: could not set the tools of ${mode} mode: ${describe(error)}`, "warning");
+  }
+}
+
+/** Tells the host which tools are active now: a change made outside planhost while planning is
+ * a conflict that blocks approval until a person accepts it. */
+export async function observeTools(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.sessionId;
+  if (!sessionId || s.mode !== "plan") return;
+  const seen = await s.call("toolset.observe", { sessionId, tools: pi.getActiveTools() }).catch(() => undefined);
+  if (seen?.conflict && !s.conflictReported) {
+    s.conflictReported = true;
+    ctx.ui.notify(
+      "planhost: the active tools changed outside planhost while planning. Approval is blocked until you " +
+        "accept the change (/plan status shows it; run /plan again to re-apply Plan mode's tools).",
+      "warning",
+    );
+  }
+}
+
+/** What Plan mode holds the model to under each preset, in a person's words. */
+const PLAN_RULES: Record<string, string> = {
+  host:
+    "The model explores and plans: planhost blocks file writes and edits, and asks you (Deny first) " +
+    "before any shell command it cannot prove read-only.",
+  literal:
+    "The model explores and plans: planhost blocks file writes and edits; shell commands follow the " +
+    "permission mode (asked, unless it is auto).",
+  strict: "Read-only: planhost blocks file writes, edits and every shell command.",
+  explore:
+    "The model explores and plans: planhost blocks file writes and edits; shell commands follow the " +
+    "permission mode, read-only ones unasked.",
+};
 
 /** The open approval dialog, if any. */
 let dialog: { proposalId: string; controller: AbortController } | undefined;
@@ -45,35 +126,64 @@ export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, ap
   const controller = new AbortController();
   dialog = { proposalId: approval.proposalId, controller };
   try {
-    // The host refuses to approve a file that changed after SubmitPlan; say so before asking.
-    const detail = await s.call("plans.get", { proposalId: approval.proposalId }).catch(() => undefined);
-    const changed =
-      detail && !detail.artifactIntact
-        ? `\nWARNING: ${approval.artifactRelativePath} changed on disk after it was submitted; ` +
-          `approving is refused [PLAN_ARTIFACT_CHANGED]. Reject it, or ask for the plan again.`
-        : "";
-    const title =
-      `Approve the plan "${approval.title}"?\n${approval.question}\n` +
-      `File: ${approval.artifactPath}\nExpires in ${minutesLeft(approval.expiresAt)} (at ${new Date(approval.expiresAt).toISOString()})` +
-      changed;
-    const choice = await ctx.ui.select(
-      title,
-      APPROVAL_CHOICES.map(([label]) => label),
-      { signal: controller.signal, timeout: Math.max(1, approval.expiresAt - Date.now()) },
-    );
-    if (controller.signal.aborted || choice === undefined) return;
-    const action = APPROVAL_CHOICES.find(([label]) => label === choice)?.[1];
-    if (!action) return;
-    await s.call("plans.resolve", {
-      proposalId: approval.proposalId,
-      sessionId: approval.sessionId,
-      turnId: approval.turnId,
-      toolCallId: approval.toolCallId,
-      version: approval.version,
-      artifactSha256: approval.artifactSha256,
-      action: action === "reject" ? "reject" : "approve",
-      targetPermissionMode: action === "reject" ? undefined : action,
-    });
+    for (;;) {
+      // The host refuses to approve a file that changed after SubmitPlan; say so before asking.
+      const detail = await s.call("plans.get", { proposalId: approval.proposalId }).catch(() => undefined);
+      if (detail && detail.approval.status !== "pending") return;
+      const changed =
+        detail && !detail.artifactIntact
+          ? `\nWARNING: ${approval.artifactRelativePath} changed on disk after it was submitted; ` +
+            `approving is refused [PLAN_ARTIFACT_CHANGED]. Reject it, or ask for the plan again.`
+          : "";
+      // pi's dialog shows the live time left itself; the deadline is said once, in local time.
+      const title =
+        `Approve the plan "${approval.title}"?\n${approval.question}\n` +
+        `File: ${approval.artifactPath}\nDeadline: ${localTime(approval.expiresAt)}` +
+        changed;
+      const left = approval.expiresAt - Date.now();
+      if (left <= 0) return;
+      const choice = await ctx.ui.select(
+        title,
+        APPROVAL_CHOICES.map(([label]) => label),
+        { signal: controller.signal, timeout: left },
+      );
+      if (controller.signal.aborted || choice === undefined) {
+        if (!controller.signal.aborted && Date.now() < approval.expiresAt) {
+          ctx.ui.notify(
+            `planhost: the plan "${approval.title}" is still waiting for your answer (deadline ${localTime(approval.expiresAt)}). ` +
+              "Type /plan to reopen the approval.",
+            "info",
+          );
+        }
+        return;
+      }
+      const action = APPROVAL_CHOICES.find(([label]) => label === choice)?.[1];
+      if (!action) return;
+      if (action === "preview") {
+        ctx.ui.notify(`${approval.artifactRelativePath}:\n\n${detail?.markdown ?? "(the plan could not be read)"}`, "info");
+        continue;
+      }
+      let feedback: string | undefined;
+      if (action === "reject") {
+        const reason = await ctx.ui.input("Why reject? The model sees your reason (leave empty to say nothing).", "", {
+          signal: controller.signal,
+        });
+        if (controller.signal.aborted) return;
+        feedback = reason?.trim() ? reason.trim() : undefined;
+      }
+      await s.call("plans.resolve", {
+        proposalId: approval.proposalId,
+        sessionId: approval.sessionId,
+        turnId: approval.turnId,
+        toolCallId: approval.toolCallId,
+        version: approval.version,
+        artifactSha256: approval.artifactSha256,
+        action: action === "reject" ? "reject" : "approve",
+        targetPermissionMode: action === "reject" ? undefined : action,
+        feedback,
+      });
+      return;
+    }
   } catch (error) {
     const message =
       error instanceof HostError && error.code === "PLAN_ARTIFACT_CHANGED"
@@ -85,18 +195,26 @@ export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, ap
   }
 }
 
+/** Sends `text` to the model as the person's next message: now when pi is idle, after the
+ * current run otherwise. */
+function toModel(s: PlanhostSession, pi: ExtensionAPI, message: string): void {
+  const ctx = s.ctx;
+  if (ctx && !ctx.isIdle()) pi.sendUserMessage(message, { deliverAs: "followUp" });
+  else pi.sendUserMessage(message);
+}
+
 /** Claims a queued execution and starts the execution run with the approved plan's bytes. */
 async function startExecution(s: PlanhostSession, pi: ExtensionAPI, executionId: string): Promise<void> {
   const sessionId = s.requireSession();
   const claimed = await s.call("executions.claim", { sessionId, executionId });
   s.execution = { executionId, turnId: claimed.turn.id };
+  // Plan mode has ended: the pre-Plan tools come back before the execution run starts.
+  await syncTools(s, pi, "agent");
   const message =
-    `The plan "${claimed.title}" was approved (permission mode ${claimed.execution.permissionMode}). ` +
-    `Carry it out now. This is the approved plan, exactly as submitted ` +
+    `The person approved the plan "${claimed.title}" (permission mode ${claimed.execution.permissionMode}). ` +
+    `Plan mode has ended: carry out this approved plan now. It is exactly as submitted ` +
     `(${claimed.artifactPath}, sha256 ${claimed.sha256}):\n\n${claimed.markdown}`;
-  const ctx = s.ctx;
-  if (ctx && !ctx.isIdle()) pi.sendUserMessage(message, { deliverAs: "followUp" });
-  else pi.sendUserMessage(message);
+  toModel(s, pi, message);
 }
 
 /** Starts a queued execution, reporting a failure to the person. */
@@ -109,11 +227,65 @@ export async function claimQueued(s: PlanhostSession, pi: ExtensionAPI, executio
   }
 }
 
+/** An approval ended (answered on any surface, expired, or interrupted): say so once, and a
+ * rejection's reason goes to the model as the person's next message. */
+async function approvalEnded(
+  s: PlanhostSession,
+  pi: ExtensionAPI,
+  proposalId: string,
+  status: string,
+  who: string,
+  errorCode: string | null | undefined,
+): Promise<void> {
+  if (s.endedApprovals.has(proposalId)) return;
+  s.endedApprovals.add(proposalId);
+  const ctx = s.ctx;
+  const detail = await s.call("plans.get", { proposalId }).catch(() => undefined);
+  const title = detail ? `"${detail.approval.title}"` : "";
+  const feedback = detail?.approval.feedback?.trim();
+  const by = who ? ` by ${who}` : "";
+  switch (status) {
+    case "approved":
+      ctx?.ui.notify(`planhost: the plan ${title} was approved${by}; the execution starts now.`, "info");
+      return;
+    case "rejected":
+      ctx?.ui.notify(
+        `planhost: the plan ${title} was rejected${by}${feedback ? `: ${feedback}` : "."} Plan mode stays on; the model can revise it.`,
+        "warning",
+      );
+      if (feedback) {
+        toModel(
+          s,
+          pi,
+          `The person rejected the plan ${title}. Their reason: ${feedback}\n` +
+            "Revise the plan accordingly and submit it again with SubmitPlan.",
+        );
+      }
+      return;
+    case "expired":
+      ctx?.ui.notify(
+        `planhost: nobody answered the plan ${title} within 30 minutes, so it expired [${errorCode ?? "PLAN_APPROVAL_TIMEOUT"}]. ` +
+          "Plan mode stays on: ask the model to submit it again.",
+        "warning",
+      );
+      return;
+    default:
+      ctx?.ui.notify(`planhost: the plan approval ${title} was ${status}${by}${errorCode ? ` (${errorCode})` : ""}.`, "warning");
+  }
+}
+
 /** Reacts to the host's events for this session: dialogs close, executions start, status. */
 export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
   s.onReconnect.push(() => {
     const ctx = s.ctx;
-    if (ctx) void reportInterrupted(s, ctx).catch(() => {});
+    if (!ctx) return;
+    void (async () => {
+      const sessionId = s.requireSession();
+      const session = await s.call("sessions.get", { sessionId });
+      await applySession(s, pi, ctx, session);
+      await reportInterrupted(s, pi, ctx);
+      if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
+    })().catch(() => {});
   });
   s.onEvent.push((event: Event) => {
     const ctx = s.ctx;
@@ -121,9 +293,9 @@ export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
       if (dialog?.proposalId === event.proposalId) {
         dialog.controller.abort();
         dialog = undefined;
-        const who = event.resolvedBy ? `by ${event.resolvedBy.client}` : "";
-        const why = event.errorCode ? ` (${event.errorCode})` : "";
-        ctx?.ui.notify(`planhost: the plan approval was ${event.status} ${who}${why}`.trim(), event.status === "approved" ? "info" : "warning");
+      }
+      if (event.status !== "interrupted") {
+        void approvalEnded(s, pi, event.proposalId, event.status, event.resolvedBy?.client ?? "", event.errorCode);
       }
     }
     if (event.kind === "executionChanged" && event.state === "queued") {
@@ -132,28 +304,36 @@ export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
       else void claimQueued(s, pi, event.executionId);
     }
     if (event.kind === "sessionUpdated" && ctx) {
-      ctx.ui.setStatus("planhost", event.mode === "plan" ? `plan · ${event.planState.replace("_", " ")}` : undefined);
+      void applySession(s, pi, ctx, event);
     }
   });
 }
 
+/** The custom entry that records an interrupted approval the person was told about. */
+const REPORTED = "planhost-reported";
+
 /** What the session's last approval became, if the host ended it while nobody was looking (a
- * restart interrupts pending approvals; nothing is replayed). */
-export async function reportInterrupted(s: PlanhostSession, ctx: ExtensionContext): Promise<void> {
+ * restart interrupts pending approvals; nothing is replayed). Said once per approval. */
+export async function reportInterrupted(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
   const sessionId = s.sessionId;
   if (!sessionId) return;
   const latest = (await s.call("plans.list", { sessionId, limit: 1 })).items[0];
-  if (latest?.status === "interrupted") {
-    if (dialog?.proposalId === latest.proposalId) {
-      dialog.controller.abort();
-      dialog = undefined;
-    }
-    ctx.ui.notify(
-      `planhost: the approval of "${latest.title}" was interrupted (${latest.errorCode ?? "HOST_RESTARTED"}): ` +
-        "the host restarted, and nothing was replayed. Submit the plan again to ask anew.",
-      "warning",
-    );
+  if (latest?.status !== "interrupted") return;
+  if (dialog?.proposalId === latest.proposalId) {
+    dialog.controller.abort();
+    dialog = undefined;
   }
+  const told = ctx.sessionManager
+    .getEntries()
+    .some((e: any) => e?.type === "custom" && e.customType === REPORTED && e.data?.proposalId === latest.proposalId);
+  if (told || s.endedApprovals.has(latest.proposalId)) return;
+  s.endedApprovals.add(latest.proposalId);
+  pi.appendEntry(REPORTED, { proposalId: latest.proposalId });
+  ctx.ui.notify(
+    `planhost: the approval of "${latest.title}" was interrupted (${latest.errorCode ?? "HOST_RESTARTED"}): ` +
+      "the host stopped before anyone answered, and nothing was replayed. Ask the model to submit the plan again.",
+    "warning",
+  );
 }
 
 /** After a run: show the approval it raised, if one is pending. */
@@ -162,6 +342,22 @@ export async function afterRun(s: PlanhostSession, ctx: ExtensionContext): Promi
   if (!sessionId) return;
   const session = await s.call("sessions.get", { sessionId });
   if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
+}
+
+/** A plan waiting for an answer: say so and open its dialog again. True when one is pending. */
+export async function reopenPending(s: PlanhostSession, ctx: ExtensionContext, why: string): Promise<boolean> {
+  const sessionId = s.sessionId;
+  if (!sessionId) return false;
+  const session = await s.call("sessions.get", { sessionId });
+  const pending = session.pendingApproval;
+  if (!pending) return false;
+  ctx.ui.notify(
+    `${why}The plan "${pending.title}" is waiting for your approval (deadline ${localTime(pending.expiresAt)}). ` +
+      (ctx.hasUI ? "Answer it in the dialog." : "Answer it with `planhost approve` or `planhost reject`, or on the web page."),
+    "info",
+  );
+  void showApproval(s, ctx, pending);
+  return true;
 }
 
 export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
@@ -214,7 +410,7 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
         });
         return text(
           `The plan was written to ${approval.artifactRelativePath} and is waiting for a person's approval ` +
-            `(expires ${new Date(approval.expiresAt).toISOString()}). Stop here; do not start the work.`,
+            `(deadline ${new Date(approval.expiresAt).toISOString()}). Stop here; do not start the work.`,
         );
       });
     },
@@ -275,16 +471,25 @@ async function markSeen(
 
 async function exitPlan(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
   const sessionId = s.requireSession();
-  const before = pi.getActiveTools();
   const result = await s.call("plans.exit", { sessionId, availableTools: pi.getAllTools().map((t: any) => t.name) });
   if (result.restoreTools && result.restoreTools.length > 0) pi.setActiveTools(result.restoreTools);
-  else pi.setActiveTools(before);
+  s.mode = "agent";
   ctx.ui.setStatus("planhost", undefined);
   ctx.ui.notify("Left Plan mode; the plan and its checkpoints are kept for the next /plan.", "info");
 }
 
 async function save(s: PlanhostSession, ctx: ExtensionContext): Promise<boolean> {
   const sessionId = s.requireSession();
+  if (s.mode !== "plan") {
+    const latest = (await s.call("plans.list", { sessionId, limit: 1 })).items[0];
+    const approved = latest?.status === "approved" ? `The approved plan is ${latest.artifactRelativePath}. ` : "";
+    ctx.ui.notify(
+      `Plan mode is not on, so there is no plan to publish from here. ${approved}` +
+        "To publish the plan to .pi/plans/, type /plan (the plan and its checkpoints come back), then /plan save.",
+      "info",
+    );
+    return false;
+  }
   const request = await s.call("publications.request", { sessionId, branchPath: s.branchPath(ctx) });
   if (request.outcome === "synced" || !request.publication) {
     ctx.ui.notify("The published plan is already up to date.", "info");
@@ -303,6 +508,15 @@ async function save(s: PlanhostSession, ctx: ExtensionContext): Promise<boolean>
   return result.outcome === "completed";
 }
 
+async function showStatus(s: PlanhostSession, ctx: ExtensionContext, sessionId: string): Promise<void> {
+  const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
+  ctx.ui.notify(
+    `Plan mode ${st.active ? "active" : "inactive"} · revision ${st.revision ?? "none"} · ` +
+      `${st.publication}${st.path ? ` (${st.path})` : ""} · ${st.persisted ? "persisted" : "ephemeral"} session`,
+    "info",
+  );
+}
+
 export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void {
   const completions = ["save", "preview", "exit", "status", "help", "--help", "-h"];
   pi.registerCommand("plan", {
@@ -314,23 +528,22 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
       try {
         const parsed = await s.call("plans.parseCommand", { line: `/plan ${args}`.trim() });
         const sessionId = s.requireSession();
+        // A plan waiting for an answer comes first: every /plan that acts reopens its dialog.
+        if (parsed.command && parsed.command !== "help" && parsed.command !== "preview") {
+          if (parsed.command === "status") await showStatus(s, ctx, sessionId);
+          const why = parsed.command === "status" || parsed.command === "enter" ? "" : `/plan ${parsed.command} waits: `;
+          if (await reopenPending(s, ctx, why)) return;
+          if (parsed.command === "status") return;
+        }
         switch (parsed.command) {
           case "enter": {
             const session = await s.call("sessions.setMode", { sessionId, mode: "plan" });
-            ctx.ui.setStatus("planhost", `plan · ${session.planState.replace("_", " ")}`);
-            ctx.ui.notify("Plan mode is on: writes are blocked by planhost until a plan is approved.", "info");
+            await applySession(s, pi, ctx, session);
+            const preset = session.policyPreset ?? (await s.call("settings.get", {})).defaultPolicyPreset ?? "host";
+            ctx.ui.notify(`Plan mode is on (${preset} preset). ${PLAN_RULES[preset]} Type your task.`, "info");
             if (!ctx.sessionManager.getSessionFile()) {
               ctx.ui.notify("This session is not saved (--no-session): the plan lives only as long as the host remembers it.", "warning");
             }
-            return;
-          }
-          case "status": {
-            const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
-            ctx.ui.notify(
-              `Plan mode ${st.active ? "active" : "inactive"} · revision ${st.revision ?? "none"} · ` +
-                `${st.publication}${st.path ? ` (${st.path})` : ""} · ${st.persisted ? "persisted" : "ephemeral"} session`,
-              "info",
-            );
             return;
           }
           case "preview": {

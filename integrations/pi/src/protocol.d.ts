@@ -15,9 +15,11 @@ export type AcceptHandoffParams = { sessionId: SessionId; token: string; };
 export type Access = "any" | "agent" | "approver";
 
 /**
- * `toolset.apply`: entering Plan recorded the tools active before and what Plan applied.
+ * `toolset.apply`: the session is in Plan; the host computes the tools Plan makes active
+ * under the session's preset from the tools active before (`baseline`) and every tool
+ * the client offers (with provenance), records both, and returns what to apply.
  */
-export type ApplyToolsetParams = { applied: string[]; baseline: string[]; sessionId: SessionId; };
+export type ApplyToolsetParams = { baseline: string[]; offered: OfferedTool[]; sessionId: SessionId; };
 
 /**
  * The two answers an approval surface offers.
@@ -87,7 +89,7 @@ export type AuthorizeParams = { batchIndex: number; batchSize: number; input?: u
 /**
  * The host's decision.
  */
-export type AuthorizeResult = { code?: DenyCode | null; decision: DecisionKind; reason: string; requestId?: AskId | null; rule: PolicyRule; };
+export type AuthorizeResult = { code?: DenyCode | null; decision: DecisionKind; defaultAnswer?: PermissionDecision | null; reason: string; requestId?: AskId | null; rule: PolicyRule; };
 
 /**
  * Who may begin a turn with `turns.begin` (execution turns start with `executions.claim`).
@@ -355,6 +357,11 @@ export type MethodInfo = { access: Access; name: string; };
 export type Mode = "agent" | "plan";
 
 /**
+ * One tool a client can activate.
+ */
+export type OfferedTool = { name: string; provenance: Provenance; };
+
+/**
  * `sessions.open`: open a session, or reopen it by external id and workspace root.
  */
 export type OpenSessionParams = { externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
@@ -377,7 +384,7 @@ export type ParsedCommand = { command?: PlanCommand | null; completions: string[
 /**
  * An ask: a tool call waiting for a person's yes.
  */
-export type PermissionAsk = { askedAt: Timestamp; decision?: PermissionDecision | null; input: unknown; reason: string; requestId: AskId; resolvedBy?: Resolver | null; sessionId: SessionId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
+export type PermissionAsk = { askedAt: Timestamp; decision?: PermissionDecision | null; defaultAnswer: PermissionDecision; input: unknown; reason: string; requestId: AskId; resolvedBy?: Resolver | null; sessionId: SessionId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
 
 /**
  * A person's answer to a permission ask.
@@ -425,14 +432,17 @@ export type PlansFilter = { limit?: number | null; sessionId?: SessionId | null;
 export type Platform = "windows" | "macos" | "linux";
 
 /**
- * The named tool-policy presets of DESIGN.md: `host` = seed 000, `strict` = 003, `explore` = 004.
+ * The named tool-policy presets of DESIGN.md: `host` = seed 000 with decision 11 (in Plan,
+ * a shell command runs unasked only when proven read-only; the default), `literal` = seed
+ * 000 word for word (Bash by the permission mode, also in Plan), `strict` = 003,
+ * `explore` = 004.
  */
-export type PolicyPreset = "host" | "strict" | "explore";
+export type PolicyPreset = "host" | "literal" | "strict" | "explore";
 
 /**
  * The rule that decided a tool call: a stable id for the audit log (see the table above).
  */
-export type PolicyRule = "agent.edit_by_permission" | "agent.enter_plan" | "agent.host_utility" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.host_utility" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.update_plan_draft" | "plan.host.host_utility" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_by_permission" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_extension" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied";
+export type PolicyRule = "agent.edit_by_permission" | "agent.enter_plan" | "agent.host_utility" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "agent.shell_read_only" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.host_utility" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.shell_read_only" | "plan.explore.update_plan_draft" | "plan.host.host_utility" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_may_change" | "plan.host.shell_read_only" | "plan.literal.host_utility" | "plan.literal.plan_control" | "plan.literal.plugin_denied" | "plan.literal.read_only" | "plan.literal.shell_by_permission" | "plan.literal.update_plan_draft" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_extension" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied";
 
 /**
  * `checkpoints.projection`.
@@ -537,6 +547,17 @@ export type ResolvePublicationParams = { action: ApprovalAction; publicationId: 
  * a branch switch).
  */
 export type Resolver = { client: string; roles: Role[]; };
+
+/**
+ * `toolset.restore`: the session left Plan (an approval, `/plan exit`, a mode change);
+ * the tools to make active again.
+ */
+export type RestoreToolsetParams = { active: string[]; available: string[]; sessionId: SessionId; };
+
+/**
+ * `toolset.restore`.
+ */
+export type RestoredToolset = { tools?: string[] | null; };
 
 /**
  * What a connection is, declared at `initialize`. Only an approver resolves approvals, so
@@ -797,8 +818,10 @@ export interface Methods {
   "handoff.cancel": { params: SessionRef; result: HandoffInfo };
   /** After a restart, a person reviews a pending handoff again: a fresh token. */
   "handoff.retry": { params: SessionRef; result: HandoffInfo };
-  /** Record the tools before Plan and the set Plan applied. */
+  /** In Plan: record the tools before Plan and return the set Plan applies under the session's preset. */
   "toolset.apply": { params: ApplyToolsetParams; result: ToolsetInfo };
+  /** After Plan: the pre-Plan tools to make active again (seed 004's drift rule). */
+  "toolset.restore": { params: RestoreToolsetParams; result: RestoredToolset };
   /** Report the active tools; a change outside planhost is a conflict. */
   "toolset.observe": { params: ToolsetParams; result: ToolsetInfo };
   /** A person accepts the changed tool set, clearing the conflict. */
@@ -859,6 +882,7 @@ export interface MethodAccess {
   "handoff.cancel": "approver";
   "handoff.retry": "approver";
   "toolset.apply": "agent";
+  "toolset.restore": "agent";
   "toolset.observe": "agent";
   "toolset.accept": "approver";
   "shells.catalog": "any";

@@ -31,7 +31,17 @@ export class PlanhostSession {
   /** The most recent context, for UI from host notifications. */
   ctx: ExtensionContext | undefined;
   /** Why the host is unreachable, when it is. */
-  lastError: string | undefined;
+  lastError: HostError | undefined;
+  /** The session's durable mode as the host last said it. */
+  mode: string | undefined;
+  /** Whether the tools of `mode` were applied in pi. */
+  toolsSynced = false;
+  /** Whether a tool-set conflict was reported (once per Plan phase). */
+  conflictReported = false;
+  /** Approvals whose end was reported (once each). */
+  readonly endedApprovals = new Set<string>();
+  /** The timer that looks for a host again after it could not be reached. */
+  private retry: NodeJS.Timeout | undefined;
   /** Calls in flight, awaited before the socket closes. */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Handlers of `state.changed` for this session. */
@@ -91,13 +101,14 @@ export class PlanhostSession {
   }
 
   /** The connection, opened (and the host started) on first use. */
-  async connection(): Promise<Host> {
+  async connection(start = true): Promise<Host> {
     if (this.host && !this.host.isClosed) return this.host;
     if (!this.connecting) {
       this.connecting = Host.open(
         (method, params) => this.dispatch(method, params),
         VERSION,
         () => this.lost(),
+        start,
       )
         .then((host) => {
           this.host = host;
@@ -112,9 +123,9 @@ export class PlanhostSession {
   }
 
   /** Opens (or reopens, after `pi -c`) the host session of this pi session. */
-  async open(ctx: ExtensionContext): Promise<SessionInfo> {
+  async open(ctx: ExtensionContext, start = true): Promise<SessionInfo> {
     this.ctx = ctx;
-    const host = await this.connection();
+    const host = await this.connection(start);
     const session = await host.call("sessions.open", {
       workspaceRoot: ctx.cwd,
       externalId: ctx.sessionManager.getSessionId(),
@@ -144,9 +155,34 @@ export class PlanhostSession {
   /** The session id, or a fail-closed error when the host session could not be opened. */
   requireSession(): string {
     if (!this.sessionId) {
-      throw new HostError("HOST_UNREACHABLE", this.lastError ?? unreachableHelp(this.socketPath));
+      throw this.lastError ?? new HostError("HOST_UNREACHABLE", unreachableHelp(this.socketPath));
     }
     return this.sessionId;
+  }
+
+  /** The host could not be reached: look for one every second (without starting one, and
+   * without keeping pi alive) and pick the session up again when it answers. */
+  watchForHost(error: unknown): void {
+    this.lastError = error instanceof HostError ? error : new HostError("HOST_UNREACHABLE", describe(error));
+    if (this.retry || this.shuttingDown) return;
+    this.retry = setInterval(() => {
+      const ctx = this.ctx;
+      if (!ctx || this.shuttingDown || this.connecting) return;
+      this.open(ctx, false)
+        .then(() => {
+          this.stopWatching();
+          this.lastError = undefined;
+          ctx.ui.notify("planhost: the host answers again; tools run through it from now on.", "info");
+          for (const handler of this.onReconnect) handler();
+        })
+        .catch(() => {});
+    }, 1000);
+    this.retry.unref();
+  }
+
+  private stopWatching(): void {
+    if (this.retry) clearInterval(this.retry);
+    this.retry = undefined;
   }
 
   /** The client's branch: entry ids from the root to the leaf. */
@@ -170,8 +206,9 @@ export class PlanhostSession {
           for (const handler of this.onReconnect) handler();
         })
         .catch((error) => {
-          this.lastError = describe(error);
-          ctx.ui.notify(`planhost: ${this.lastError}`, "error");
+          this.sessionId = undefined;
+          this.watchForHost(error);
+          ctx.ui.notify(`planhost: ${describe(error)}`, "error");
         });
     }, 300);
   }
@@ -179,6 +216,7 @@ export class PlanhostSession {
   /** Waits for outstanding calls, then closes the socket. */
   async close(): Promise<void> {
     this.shuttingDown = true;
+    this.stopWatching();
     await Promise.allSettled([...this.inFlight]);
     this.host?.close();
     this.host = undefined;

@@ -40,6 +40,7 @@ pub(super) async fn run(
     cancel: CancellationToken,
 ) -> Result<ExecuteResult> {
     let (session_id, turn_id, tool) = (p.session_id.0.clone(), p.turn_id.0.clone(), p.tool);
+    let input = p.input.clone();
     let (root, pin, configured) = svc
         .engine(move |e| {
             let session = e.store().session(&session_id)?;
@@ -54,7 +55,7 @@ pub(super) async fn run(
             let entry = Entry::from_snapshot(e.store().policy_snapshot(&session_id)?);
             let one = BatchPosition { index: 0, size: 1 };
             match (
-                decide(entry.view, tool.as_str(), &ToolProvenance::BuiltIn, one),
+                decide(&entry, tool.as_str(), &ToolProvenance::BuiltIn, one, &input),
                 granted_by,
             ) {
                 (Decision::Allow { .. }, GrantedBy::Policy | GrantedBy::Person)

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
-    AuditAction, AuthorizeInput, BatchPosition, Decision, ErrorCode, PermissionDecision,
-    PolicyView, Timestamp, ToolProvenance, default_strict_allow_list,
+    AuditAction, AuthorizeInput, BatchPosition, Decision, ErrorCode, PermissionDecision, Timestamp,
+    ToolProvenance, default_strict_allow_list,
 };
 use planhost_protocol::{
     AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
@@ -85,14 +85,16 @@ fn input_digest(input: &Value) -> String {
     planhost_core::sha256_hex(input.to_string().as_bytes())
 }
 
-/// The policy's decision for a tool call in `view`.
+/// The policy's decision for a tool call of the turn `entry` describes.
 fn decide(
-    view: PolicyView,
+    entry: &Entry,
     tool_name: &str,
     provenance: &ToolProvenance,
     batch: BatchPosition,
+    input: &Value,
 ) -> Decision {
     let allow_list = default_strict_allow_list();
+    let view = entry.view;
     planhost_core::authorize(&AuthorizeInput {
         preset: view.preset,
         mode: view.mode,
@@ -101,7 +103,35 @@ fn decide(
         provenance,
         batch,
         allow_list: &allow_list,
+        command: shell_command(input),
+        dialect: entry.dialect,
     })
+}
+
+/// A shell tool's command line: the input's `command` string (pi's bash and the host's Bash
+/// both name it so); anything else has none, and is never proven read-only.
+fn shell_command(input: &Value) -> Option<&str> {
+    input.get("command").and_then(Value::as_str)
+}
+
+/// What the audit row says of a shell call's command line: the classifier's verdict and why.
+fn shell_detail(decision: &Decision, tool_name: &str, entry: &Entry, input: &Value) -> Value {
+    use planhost_core::{PolicyRule as R, ToolKind};
+    if ToolKind::classify(tool_name) != ToolKind::Shell {
+        return Value::Null;
+    }
+    match decision.rule() {
+        R::AgentShellReadOnly | R::PlanHostShellReadOnly | R::PlanExploreShellReadOnly => {
+            json!({ "readOnly": true })
+        }
+        _ => match shell_command(input) {
+            Some(line) => {
+                let verdict = planhost_core::classify_command(line, entry.dialect);
+                json!({ "readOnly": verdict.is_read_only(), "reason": verdict.reason() })
+            }
+            None => json!({ "readOnly": false, "reason": "no command line" }),
+        },
+    }
 }
 
 /// Inputs larger than this are summarised in the audit log and asks (a Write's content can be
@@ -136,7 +166,7 @@ fn ask_record(info: &PermissionAsk) -> AskRecord<'_> {
 }
 
 /// The wire's flat provenance as the domain's enum; an extension must name its package and path.
-fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance> {
+pub(crate) fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<ToolProvenance> {
     let missing = |field: &str| {
         ServiceError::Request(planhost_protocol::RequestError {
             code: ErrorCode::InvalidParams,
@@ -203,8 +233,8 @@ async fn record_decision(svc: &Inner, row: AuditRow) -> Result<()> {
 }
 
 impl ToolAuthority {
-    /// The session's policy view for `turn_id`, from the cache or (once per change) the store.
-    async fn policy_view(svc: &Inner, session_id: &str, turn_id: &str) -> Result<PolicyView> {
+    /// The session's policy entry for `turn_id`, from the cache or (once per change) the store.
+    async fn policy_view(svc: &Inner, session_id: &str, turn_id: &str) -> Result<Entry> {
         let entry = match svc.policy.get(session_id) {
             Some(entry) => entry,
             None => {
@@ -230,7 +260,7 @@ impl ToolAuthority {
             }
             .into());
         }
-        Ok(entry.view)
+        Ok(entry)
     }
 
     /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
@@ -240,17 +270,19 @@ impl ToolAuthority {
         p: AuthorizeParams,
     ) -> Result<AuthorizeResult> {
         let provenance = domain_provenance(&p.provenance)?;
-        let view = Self::policy_view(svc, p.session_id.as_str(), p.turn_id.as_str()).await?;
+        let entry = Self::policy_view(svc, p.session_id.as_str(), p.turn_id.as_str()).await?;
+        let view = entry.view;
         let batch = BatchPosition {
             index: p.batch_index,
             size: p.batch_size,
         };
-        let decision = decide(view, &p.tool_name, &provenance, batch);
+        let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input);
         let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
         let digest = input_digest(&p.input);
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
             "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
+            "shell": shell_detail(&decision, &p.tool_name, &entry, &p.input),
         });
         let audit_row = |action: AuditAction, extra: Value| AuditRow {
             at: now(svc),
@@ -286,6 +318,7 @@ impl ToolAuthority {
                     reason: format!("allowed by {rule}"),
                     rule: *rule,
                     request_id: None,
+                    default_answer: None,
                 }
             }
             Decision::Deny { rule, code, reason } => {
@@ -307,9 +340,14 @@ impl ToolAuthority {
                     reason: reason.clone(),
                     rule: *rule,
                     request_id: None,
+                    default_answer: None,
                 }
             }
-            Decision::Ask { rule, reason } => {
+            Decision::Ask {
+                rule,
+                reason,
+                default,
+            } => {
                 let info = PermissionAsk {
                     request_id: planhost_store::new_id().into(),
                     session_id: p.session_id.clone(),
@@ -317,6 +355,7 @@ impl ToolAuthority {
                     tool_call_id: p.tool_call_id.clone(),
                     tool_name: p.tool_name.clone(),
                     reason: reason.clone(),
+                    default_answer: *default,
                     input: audit_input(&p.input),
                     asked_at: now(svc),
                     decision: None,
@@ -343,6 +382,7 @@ impl ToolAuthority {
                     reason: reason.clone(),
                     rule: *rule,
                     request_id: Some(request_id),
+                    default_answer: Some(*default),
                 }
             }
         })

@@ -17,6 +17,9 @@ use planhost_core::PolicyView;
 pub(crate) struct Entry {
     pub(crate) view: PolicyView,
     pub(crate) active_turn: Option<String>,
+    /// The dialect a shell command of the running turn is written in: its pinned shell's, else
+    /// this platform's first shell's.
+    pub(crate) dialect: planhost_core::Dialect,
 }
 
 impl Entry {
@@ -25,6 +28,12 @@ impl Entry {
         Entry {
             view: planhost_core::turn_policy(snap.live, snap.turn_pin),
             active_turn: snap.active_turn,
+            dialect: snap.turn_dialect.unwrap_or_else(|| {
+                planhost_core::Platform::current()
+                    .shell_ids()
+                    .first()
+                    .map_or(planhost_core::Dialect::Posix, |id| id.dialect())
+            }),
         }
     }
 }
@@ -93,6 +102,7 @@ mod tests {
                 permission: EffectivePermission::Ask,
             },
             active_turn: Some("t".into()),
+            dialect: planhost_core::Dialect::Posix,
         }
     }
 

@@ -7,12 +7,13 @@ use planhost_core::{
 use planhost_protocol::{
     AcceptHandoffParams, ApplyToolsetParams, BranchRef, CaptureParams, CaptureResult,
     CheckpointDetail, CheckpointInfo, ExitOptions, ExitPlanParams, ExitPlanResult, HandoffInfo,
-    ParseCommandParams, ParsedCommand, PlanStatusResult, ProjectionResult, SaveCheckpointParams,
-    SavedCheckpoint, SeenCheckpointParams, SessionRef, SwitchBranchResult, ToolsetInfo,
-    ToolsetParams,
+    ParseCommandParams, ParsedCommand, PlanStatusResult, ProjectionResult, RestoreToolsetParams,
+    RestoredToolset, SaveCheckpointParams, SavedCheckpoint, SeenCheckpointParams, SessionRef,
+    SwitchBranchResult, ToolsetInfo, ToolsetParams,
 };
 use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, PlanIdentity, new_id};
 
+use crate::authority::domain_provenance;
 use crate::connection::Caller;
 use crate::convert;
 use crate::service::Inner;
@@ -318,12 +319,67 @@ fn toolset_info(identity: PlanIdentity) -> ToolsetInfo {
 }
 
 pub(crate) async fn toolset_apply(svc: &Inner, p: ApplyToolsetParams) -> Result<ToolsetInfo> {
+    let mut offered = Vec::with_capacity(p.offered.len());
+    for tool in &p.offered {
+        offered.push((tool.name.clone(), domain_provenance(&tool.provenance)?));
+    }
     svc.engine(move |e| {
-        Ok(toolset_info(e.store().tools_enter(
-            p.session_id.as_str(),
-            &p.baseline,
-            &p.applied,
-        )?))
+        let id = p.session_id.as_str();
+        let live = e.store().policy_snapshot(id)?.live;
+        if live.mode != planhost_core::Mode::Plan {
+            return Err(planhost_core::CoreError::PlanModeNotActive.into());
+        }
+        // A client that restarted in Plan re-applies Plan's set; the pre-Plan set it recorded
+        // first is the one to restore.
+        let recorded = e.store().plan_identity(id)?.tool_baseline;
+        let baseline = recorded.unwrap_or(p.baseline);
+        let tools: Vec<planhost_core::OfferedTool<'_>> = offered
+            .iter()
+            .map(|(name, provenance)| planhost_core::OfferedTool {
+                name: name.as_str(),
+                provenance,
+            })
+            .collect();
+        let applied = planhost_core::plan_toolset(live.preset, &baseline, &tools);
+        Ok(toolset_info(
+            e.store().tools_enter(id, &baseline, &applied)?,
+        ))
+    })
+    .await
+}
+
+pub(crate) async fn toolset_restore(
+    svc: &Inner,
+    p: RestoreToolsetParams,
+) -> Result<RestoredToolset> {
+    svc.engine(move |e| {
+        let id = p.session_id.as_str();
+        if e.store().policy_snapshot(id)?.live.mode == planhost_core::Mode::Plan {
+            return Err(ServiceError::refused(
+                planhost_core::ErrorCode::SessionNotIdle,
+                "the session is in Plan mode: its Plan tool set stays until it leaves Plan",
+            ));
+        }
+        let identity = e.store().plan_identity(id)?;
+        if identity.tool_baseline.is_none() {
+            return Ok(RestoredToolset { tools: None });
+        }
+        // Seed 004's drift rule: a tool Plan applied that is no longer active was removed by
+        // someone else, and is not silently brought back.
+        let removed: Vec<String> = identity
+            .tool_applied
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| !p.active.contains(t))
+            .collect();
+        let available: Vec<String> = p
+            .available
+            .into_iter()
+            .filter(|t| !removed.contains(t))
+            .collect();
+        Ok(RestoredToolset {
+            tools: Some(e.store().tools_exit(id, &available)?),
+        })
     })
     .await
 }

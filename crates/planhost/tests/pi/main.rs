@@ -22,6 +22,7 @@
 //! Pre-install pi (CI): `cargo run -p planhost-test-support --example install_pi`.
 
 mod harness;
+mod plan_mode;
 mod plan_steps;
 mod scenarios;
 mod scenarios_more;

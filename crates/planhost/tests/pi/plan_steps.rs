@@ -9,11 +9,12 @@ use planhost_test_support::pi_rpc::message_of;
 use planhost_test_support::{PiSession, ToolEnd, UiRequest};
 
 /// The approval dialog's options, in order.
-pub(crate) const APPROVAL: [&str; 4] = [
+pub(crate) const APPROVAL: [&str; 5] = [
     "Approve (Ask)",
     "Approve (Accept edits)",
     "Approve (Auto)",
     "Reject",
+    "Preview the plan",
 ];
 
 pub(crate) const TITLE: &str = "Rename the greeting";
@@ -88,4 +89,13 @@ pub(crate) fn submit_and_get_dialog(pi: &mut PiSession) -> UiRequest {
         ),
     );
     dialog
+}
+
+/// Answers the approval dialog with Reject, then the reason dialog with `reason` (empty: none).
+pub(crate) fn reject(pi: &mut PiSession, dialog: &UiRequest, reason: &str) {
+    pi.answer(&dialog.id, "Reject");
+    let why = pi.next_ui_request("the reject reason", |r| {
+        r.method == "input" && r.title.contains("Why reject?")
+    });
+    pi.answer(&why.id, reason);
 }

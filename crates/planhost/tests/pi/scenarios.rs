@@ -236,10 +236,23 @@ fn reject_keeps_the_session_in_plan(version: Version) {
     let _model = Responder::start(&fx.model, plan_then_edit(pi.log(), false));
     let session = enter_plan(&mut pi, &host);
     let dialog = submit_and_get_dialog(&mut pi);
-    pi.answer(&dialog.id, "Reject");
+    reject(
+        &mut pi,
+        &dialog,
+        "Keep the greeting; rename the farewell instead.",
+    );
     let plan = wait_plan(&host, &session, "rejected", |p| p["status"] != "pending");
     assert_eq!(plan["status"], "rejected", "{plan:#}");
     assert!(plan["resolvedBy"]["client"].is_string(), "{plan:#}");
+    assert_eq!(
+        plan["feedback"], "Keep the greeting; rename the farewell instead.",
+        "{plan:#}"
+    );
+    // The reason reaches the model as the person's next message, and the screen says so.
+    pi.wait_message("user", |t| {
+        t.contains("rejected the plan") && t.contains("rename the farewell instead")
+    });
+    pi.wait_idle();
     let state = host.session(&session);
     assert_eq!(state["mode"], "plan", "{state:#}");
     assert!(state["liveExecution"].is_null(), "{state:#}");

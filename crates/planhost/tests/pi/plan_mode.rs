@@ -1,0 +1,292 @@
+//! Issue 16: pi's Plan mode as a pi user lives it. Real pi (0.73.1 and 1.6.0), the real
+//! extension, the real `planhost`, a scripted model.
+//!
+//! - Bash in Plan is decided by the shell classifier: `find -delete` asks (Deny first), even
+//!   after an earlier plan was approved with Auto, and Deny keeps the file; `ls` runs unasked.
+//! - The model knows it is planning: its tool list loses `write` and `edit` and gains the
+//!   planning tools, every model call carries the Plan-mode instruction, and the execution turn
+//!   frames the approved plan as approved (no "unapproved data" block).
+//! - No dead ends: a dismissed approval dialog comes back with `/plan`, and a prompt while a
+//!   plan waits reopens it instead of failing every tool.
+//! - Connection: `pi -p` exits; a host started after pi is picked up without restarting pi; a
+//!   missing binary is named at once.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::harness::{Fixture, on_both_versions};
+use crate::plan_steps::*;
+use planhost_test_support::{BOUND, ChatRequest, Last, Reply, Responder, Version, poll_until};
+
+on_both_versions!(
+    find_delete_after_an_auto_approval_asks_and_deny_keeps_the_file,
+    the_model_knows_it_is_planning,
+    a_dismissed_approval_is_reopened_by_plan,
+    a_prompt_while_a_plan_waits_reopens_it,
+    print_mode_exits,
+    a_host_started_after_pi_is_picked_up,
+);
+
+const SECOND: &str = "PHASE-TWO-7f3e";
+const DELETE: &str = "find . -name victim.txt -delete";
+
+/// SubmitPlan for the first prompt; a short text for the execution turn; in the second Plan
+/// phase (`SECOND`): `find -delete`, then `ls`, then text.
+fn plan_then_explore(req: &ChatRequest) -> Reply {
+    if let Some(done) = req.results_of_after("bash", SECOND) {
+        return match done {
+            0 => Reply::tool("bash", json!({ "command": DELETE })),
+            1 => Reply::tool("bash", json!({ "command": "ls" })),
+            _ => Reply::text("Explored."),
+        };
+    }
+    if req.results_of("SubmitPlan") == 0 {
+        return Reply::tool(
+            "SubmitPlan",
+            json!({ "title": TITLE, "markdown": plan_markdown(), "question": "Shall I go ahead?" }),
+        );
+    }
+    Reply::text("Carried out.")
+}
+
+/// (1) `find -delete` in Plan after an Auto approval asks, Deny first, and Deny keeps the file;
+/// `ls` runs unasked.
+fn find_delete_after_an_auto_approval_asks_and_deny_keeps_the_file(version: Version) {
+    let fx = Fixture::new(version);
+    fx.write("victim.txt", "keep me\n");
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, plan_then_explore);
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    pi.answer(&dialog.id, "Approve (Auto)");
+    host.wait_latest_plan(&session, "execution completed", |p| {
+        p["executionState"] == "completed"
+    });
+    pi.wait_idle();
+    let agent = host.wait_mode(&session, "agent");
+    assert_eq!(agent["permissionMode"], "auto", "{agent:#}");
+
+    // The next planning phase: the Auto approval governs its execution only.
+    pi.prompt("/plan");
+    host.wait_mode(&session, "plan");
+    pi.prompt(&format!("Look around first. {SECOND}"));
+    let ask = pi.next_ui_request("the ask for find -delete", |r| {
+        r.method == "select" && r.title.contains("-delete")
+    });
+    check(
+        &pi,
+        ask.options == ["Deny", "Allow"],
+        &format!("the ask offers Deny first: {:?}", ask.options),
+    );
+    check(
+        &pi,
+        ask.title
+            .contains("Plan mode: this command may change files (")
+            && ask.title.contains(DELETE),
+        &format!("the ask says why and shows the command: {:?}", ask.title),
+    );
+    pi.answer(&ask.id, "Deny");
+    let find = pi.wait_tool_end("bash");
+    blocked_with(&pi, &find, "PERMISSION_DENIED");
+    let ls = pi.wait_tool_end("bash");
+    check(
+        &pi,
+        !ls.is_error && ls.text.contains("victim.txt"),
+        &format!("ls ran unasked: {ls:?}"),
+    );
+    pi.wait_idle();
+    assert_eq!(fx.read("victim.txt").as_deref(), Some("keep me\n"));
+    let dialogs = pi
+        .dialogs()
+        .into_iter()
+        .filter(|d| d.title.contains("planhost asks"))
+        .count();
+    assert_eq!(dialogs, 1, "only find -delete asked: {:#?}", pi.dialogs());
+    // The audit says what the classifier found.
+    let asks = host.audit_rows(&session, "tool.ask");
+    assert!(
+        asks.iter()
+            .any(|r| r["detail"].to_string().contains("-delete")),
+        "{asks:#?}"
+    );
+    let allows = host.audit_rows(&session, "tool.allow");
+    assert!(
+        allows
+            .iter()
+            .any(|r| r["detail"]["rule"] == "plan.host.shell_read_only"),
+        "{allows:#?}"
+    );
+}
+
+/// (2) In Plan the model's tools lose `write` and `edit` and gain the planning tools, every
+/// model call carries the Plan-mode instruction, and the execution turn has no "unapproved"
+/// block; the pre-Plan tools come back for it.
+fn the_model_knows_it_is_planning(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, plan_then_explore);
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    pi.answer(&dialog.id, "Approve (Ask)");
+    host.wait_latest_plan(&session, "execution completed", |p| {
+        p["executionState"] == "completed"
+    });
+    pi.wait_idle();
+    let requests: Vec<ChatRequest> = fx
+        .model
+        .requests()
+        .into_iter()
+        .enumerate()
+        .map(|(index, body)| ChatRequest { body, index })
+        .collect();
+    let planning: Vec<&ChatRequest> = requests
+        .iter()
+        .filter(|r| !r.any_user_contains(MARKER))
+        .collect();
+    let executing: Vec<&ChatRequest> = requests
+        .iter()
+        .filter(|r| r.any_user_contains(MARKER) && r.any_user_contains("approved the plan"))
+        .collect();
+    assert!(
+        !planning.is_empty() && !executing.is_empty(),
+        "{requests:#?}"
+    );
+    for r in &planning {
+        let tools = r.offered_tools();
+        assert!(
+            !tools.iter().any(|t| t == "write" || t == "edit"),
+            "Plan offers no writers: {tools:?}"
+        );
+        assert!(
+            tools.iter().any(|t| t == "SubmitPlan")
+                && tools.iter().any(|t| t == "update_plan_draft"),
+            "Plan offers the planning tools: {tools:?}"
+        );
+        assert!(
+            r.any_user_contains("<plan_mode>") && r.any_user_contains("SubmitPlan"),
+            "every planning call carries the instruction: {:#?}",
+            r.user_texts()
+        );
+    }
+    for r in &executing {
+        let tools = r.offered_tools();
+        assert!(
+            tools.iter().any(|t| t == "write") && tools.iter().any(|t| t == "edit"),
+            "the execution gets the pre-Plan tools back: {tools:?}"
+        );
+        assert!(
+            !r.any_user_contains("unapproved data") && !r.any_user_contains("<plan_mode>"),
+            "the execution turn is not told the plan is unapproved: {:#?}",
+            r.user_texts()
+        );
+    }
+}
+
+/// (3) Dismissing the approval dialog is no dead end: `/plan` says what waits and opens it again.
+fn a_dismissed_approval_is_reopened_by_plan(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, plan_then_explore);
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    pi.cancel_dialog(&dialog.id);
+    pi.wait_notify(|t| t.contains("still waiting for your answer") && t.contains("/plan"));
+    pi.prompt("/plan");
+    let again = pi.next_ui_request("the approval, reopened by /plan", |r| {
+        r.method == "select" && r.title.contains(TITLE)
+    });
+    check(
+        &pi,
+        again.options == APPROVAL,
+        &format!("{:?}", again.options),
+    );
+    check(
+        &pi,
+        again.title.contains("Deadline: ") && !again.title.contains("Expires in"),
+        &format!("one deadline, in local time: {:?}", again.title),
+    );
+    pi.answer(&again.id, "Approve (Ask)");
+    host.wait_latest_plan(&session, "approved", |p| p["status"] == "approved");
+}
+
+/// (4) A prompt while a plan waits is not sent: the screen says so and the dialog comes back.
+fn a_prompt_while_a_plan_waits_reopens_it(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, plan_then_explore);
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    pi.cancel_dialog(&dialog.id);
+    pi.wait_idle();
+    let asked = fx.model.requests().len();
+    pi.prompt("What about the tests?");
+    pi.wait_notify(|t| t.starts_with("Not sent: ") && t.contains(TITLE));
+    let again = pi.next_ui_request("the approval, reopened by a prompt", |r| {
+        r.method == "select" && r.title.contains(TITLE)
+    });
+    assert_eq!(
+        fx.model.requests().len(),
+        asked,
+        "the prompt reached no model"
+    );
+    reject(&mut pi, &again, "");
+    host.wait_latest_plan(&session, "rejected", |p| p["status"] == "rejected");
+}
+
+/// (5) `pi -p` with the extension prints its answer and exits.
+fn print_mode_exits(version: Version) {
+    let fx = Fixture::new(version);
+    let _host = fx.start_host();
+    let _model = Responder::start(&fx.model, |_| Reply::text("PRINTED-ANSWER"));
+    let started = Instant::now();
+    let mut child = fx
+        .options()
+        .print_command("hello")
+        .spawn()
+        .expect("spawn pi -p");
+    let status = poll_until("pi -p to exit", BOUND * 2, || {
+        child.try_wait().ok().flatten()
+    });
+    let out = child.wait_with_output().expect("pi -p output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.success() && stdout.contains("PRINTED-ANSWER"),
+        "pi -p: {status} after {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        started.elapsed(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// (6) No host and no binary: the error names the missing binary at once; a host started later
+/// is picked up by the running pi, and tools run through it.
+fn a_host_started_after_pi_is_picked_up(version: Version) {
+    let fx = Fixture::new(version);
+    fx.write("seen.txt", "here\n");
+    let _model = Responder::start(&fx.model, |req| match req.last() {
+        Last::User(_) => Reply::tool("bash", json!({ "command": "cat seen.txt" })),
+        Last::ToolResult { .. } | Last::Other(_) => Reply::text("ok"),
+    });
+    let options = fx.options().env("PLANHOST_BIN", fx.missing_bin());
+    let mut pi = fx.pi_with(options);
+    let said = pi.wait_notify(|t| t.contains("HOST_BINARY_NOT_FOUND"));
+    assert!(
+        said.contains("PLANHOST_BIN") && !said.contains("[HOST_UNREACHABLE]"),
+        "{said}"
+    );
+    let host = fx.start_host();
+    pi.wait_notify(|t| t.contains("the host answers again"));
+    host.session_of(&mut pi);
+    pi.prompt("Read seen.txt.");
+    let cat = pi.wait_tool_end("bash");
+    check(
+        &pi,
+        !cat.is_error && cat.text.contains("here"),
+        &format!("{cat:?}"),
+    );
+    pi.wait_idle();
+}
