@@ -17,7 +17,7 @@ fn approval(c: &mut Conn, proposal: &str) -> Value {
     c.call("plans.get", json!({ "proposalId": proposal }))["approval"].clone()
 }
 
-/// Waits for the audit row of a refused approver and returns it.
+/// Waits for the audit row of a refused approver and returns it (its `detail` an object).
 fn refused_row(c: &mut Conn) -> Value {
     poll_until("the refused approver's audit row", BOUND, || {
         let audit = c.call("audit.list", json!({ "limit": 10_000 }));
@@ -89,7 +89,7 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
     assert_eq!(now["status"], "pending", "{now}");
     assert_eq!(now["version"], pending["version"], "{now}");
     let row = refused_row(&mut c);
-    let detail: Value = serde_json::from_str(row["detail"].as_str().unwrap()).unwrap();
+    let detail = &row["detail"];
     assert_eq!(detail["client"], "planhost-cli", "{row}");
     assert_eq!(detail["code"], "ROLE_APPROVER_REFUSED", "{row}");
     assert_eq!(detail["why"], "run_marker", "{row}");
@@ -121,7 +121,7 @@ fn a_child_of_an_agent_process_cannot_approve_and_a_person_elsewhere_can() {
     assert_eq!(items(&list).len(), 1, "{list}");
     assert_eq!(approval(&mut agent, &proposal)["status"], "pending");
     let row = refused_row(&mut agent);
-    let detail: Value = serde_json::from_str(row["detail"].as_str().unwrap()).unwrap();
+    let detail = &row["detail"];
     assert_eq!(detail["why"], "agent_root", "{row}");
     assert_eq!(detail["byPid"], std::process::id(), "{row}");
 
