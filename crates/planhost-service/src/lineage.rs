@@ -99,7 +99,12 @@ impl AgentRoots {
                     "planhost cannot tell whether this process (pid {pid}) runs under an agent \
                      ({why}); {INSTEAD}"
                 ),
-                _ => format!("this process runs under an agent ({why}); {INSTEAD}"),
+                Why::RunMarker { .. }
+                | Why::RunCgroup { .. }
+                | Why::UnderHost { .. }
+                | Why::AgentRoot { .. } => {
+                    format!("this process runs under an agent ({why}); {INSTEAD}")
+                }
             };
             Some(Refusal {
                 why: why.as_str(),
