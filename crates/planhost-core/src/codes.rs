@@ -121,6 +121,7 @@ error_codes! {
     AlreadyInitialized = "ALREADY_INITIALIZED", Refused, "`initialize` was sent twice on one connection.";
     RolesInvalid = "ROLES_INVALID", InvalidParams, "`initialize` declared no role.";
     RoleForbidden = "ROLE_FORBIDDEN", Forbidden, "The connection's roles do not allow this method (for example resolving without `approver`).";
+    RoleApproverRefused = "ROLE_APPROVER_REFUSED", Forbidden, "`initialize` declared `approver` from a process that runs under an agent (a run of this host, or a child of a process with an `agent` connection): a model cannot approve its own plan.";
     // Storage.
     StorePersistenceFailed = "STORE_PERSISTENCE_FAILED", Persistence, "SQLite could not commit the change; nothing was granted.";
     StoreCorrupt = "STORE_CORRUPT", Internal, "A stored row or body failed its checks; it is reported, never used.";

@@ -251,6 +251,7 @@ wire_enum! {
         SessionModeSet = "session.mode_set",
         SessionConfigured = "session.configured",
         SettingsSet = "settings.set",
+        RoleRefused = "connection.role_refused",
         TurnStarted = "turn.started",
         TurnEnded = "turn.ended",
         PlanEntered = "plan.entered",

@@ -59,6 +59,8 @@ pub use spec::{
 };
 pub use timeout::Timeout;
 #[cfg(target_os = "linux")]
+pub use tree::lineage;
+#[cfg(target_os = "linux")]
 pub use tree::{
     HostIdentity, Leftovers, TERM_GRACE, WATCHDOG_VAR, Watchdog, Whose, claim_unmarked_orphans,
     kill_leftovers, watch_host,

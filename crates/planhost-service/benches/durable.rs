@@ -165,7 +165,9 @@ fn connect(service: &Service) -> (Connection, Notifications) {
         roles: vec![Role::Agent, Role::Approver],
         tool_activity: false,
     };
-    let (conn, notes, _) = service.connect(&hello).unwrap();
+    let (conn, notes, _) = service
+        .connect(&hello, planhost_service::Peer::Embedded)
+        .unwrap();
     (conn, notes)
 }
 

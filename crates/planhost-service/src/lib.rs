@@ -11,7 +11,7 @@
 //! use std::sync::Arc;
 //! use planhost_core::{Interactivity, ManualClock, Mode, Platform, Role, Timestamp};
 //! use planhost_protocol::{methods, InitializeParams, OpenSessionParams, PROTOCOL_VERSION};
-//! use planhost_service::{Service, ServiceConfig};
+//! use planhost_service::{Peer, Service, ServiceConfig};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let state = tempfile::tempdir().unwrap();
@@ -28,7 +28,7 @@
 //!     roles: vec![Role::Agent],
 //!     tool_activity: false,
 //! };
-//! let (conn, _events, _) = service.connect(&hello).unwrap();
+//! let (conn, _events, _) = service.connect(&hello, Peer::Embedded).unwrap();
 //! let session = conn
 //!     .call::<methods::SessionsOpen>(OpenSessionParams {
 //!         workspace_root: workspace.path().display().to_string(),
@@ -56,6 +56,7 @@ mod engine;
 mod error;
 mod fanout;
 mod handlers;
+mod lineage;
 mod publish;
 mod service;
 mod shells;
@@ -63,6 +64,7 @@ mod shells;
 pub use connection::{Connection, Notifications};
 pub use error::{Result, ServiceError};
 pub use fanout::CONNECTION_QUEUE;
+pub use lineage::Peer;
 pub use planhost_store::{FenceReport, MigrationReport, SystemClock, dump_database};
 pub use service::{Service, ServiceConfig, Started};
 

@@ -20,6 +20,7 @@ use crate::authority::policy_cache::PolicyCache;
 use crate::connection::{Caller, Connection, Notifications};
 use crate::engine::Engine;
 use crate::fanout::{CONNECTION_QUEUE, Fanout};
+use crate::lineage::Peer;
 use crate::shells::Shells;
 use crate::{Result, ServiceError};
 
@@ -89,6 +90,8 @@ pub(crate) struct Inner {
     pub(crate) tools: Arc<ToolAuthority>,
     pub(crate) audit: AuditSink,
     pub(crate) shells: Shells,
+    /// The processes that hold (or held, while they live) an `agent` connection.
+    agent_roots: crate::lineage::AgentRoots,
     next_connection: AtomicU64,
     threads: Mutex<Option<(HostThread, AuditWriter)>>,
 }
@@ -154,6 +157,7 @@ impl Service {
             shells: Shells {
                 platform: config.platform,
             },
+            agent_roots: crate::lineage::AgentRoots::default(),
             next_connection: AtomicU64::new(1),
             threads: Mutex::new(Some((thread, audit_writer))),
         };
@@ -170,9 +174,15 @@ impl Service {
 
     /// The handshake: a new connection with the roles it declares, and the queue its
     /// notifications arrive on. The in-process client of an embedding app is this connection.
+    ///
+    /// `peer` is who is at the other end, as the transport knows it. A process peer that
+    /// declares `approver` is refused (`ROLE_APPROVER_REFUSED`) when it runs under an agent
+    /// (see [`Peer`]); one that declares `agent` becomes an agent root, so its children cannot
+    /// approve. The check runs here so that every transport shares it.
     pub fn connect(
         &self,
         hello: &InitializeParams,
+        peer: Peer,
     ) -> Result<(Connection, Notifications, InitializeResult)> {
         if hello.protocol_version != PROTOCOL_VERSION {
             return Err(ServiceError::refused(
@@ -201,6 +211,39 @@ impl Service {
                 planhost_core::ErrorCode::RoleForbidden,
                 "toolActivity needs the observer role",
             ));
+        }
+        if roles.contains(&Role::Approver)
+            && let Some(refusal) = self.inner.agent_roots.refuses(peer)
+        {
+            self.inner.audit.record(planhost_store::AuditRow {
+                at: self.inner.clock.now(),
+                session_id: None,
+                turn_id: None,
+                tool_call_id: None,
+                action: planhost_core::AuditAction::RoleRefused,
+                detail: serde_json::json!({
+                    "client": hello.client_name,
+                    "roles": roles,
+                    "refused": Role::Approver,
+                    "code": planhost_core::ErrorCode::RoleApproverRefused,
+                    "peerPid": peer.pid(),
+                    "why": refusal.why,
+                    "byPid": refusal.by,
+                    "message": refusal.message,
+                })
+                .to_string(),
+            });
+            tracing::warn!(
+                client = %hello.client_name, ?peer, why = refusal.why, by = ?refusal.by,
+                "approver role refused"
+            );
+            return Err(ServiceError::refused(
+                planhost_core::ErrorCode::RoleApproverRefused,
+                refusal.message,
+            ));
+        }
+        if roles.contains(&Role::Agent) {
+            self.inner.agent_roots.add(peer);
         }
         let id = self.inner.next_connection.fetch_add(1, Ordering::Relaxed);
         let (queue, rx) = mpsc::channel(CONNECTION_QUEUE);

@@ -69,7 +69,9 @@ impl Host {
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
             tool_activity: false,
         };
-        let (conn, _events, _) = rt.block_on(async { service.connect(&hello) }).unwrap();
+        let (conn, _events, _) = rt
+            .block_on(async { service.connect(&hello, planhost_service::Peer::Embedded) })
+            .unwrap();
         Self {
             rt,
             service,

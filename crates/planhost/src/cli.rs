@@ -72,7 +72,13 @@ pub(crate) fn report(error: &anyhow::Error) -> ExitCode {
     }
 }
 
-fn connect(paths: &Paths) -> anyhow::Result<Client> {
+/// What a command that only reads declares: a read works from anywhere, an agent's bash too.
+const READER: &[Role] = &[Role::Observer];
+/// What a command that answers for a person declares. The host refuses `approver` to a process
+/// that runs under an agent (`ROLE_APPROVER_REFUSED`), so only these commands can meet that.
+const APPROVER: &[Role] = &[Role::Approver, Role::Observer];
+
+fn connect(paths: &Paths, roles: &[Role]) -> anyhow::Result<Client> {
     let mut client = Client::connect_socket(&paths.socket).map_err(|e| {
         anyhow::Error::from(Failure {
             code: ErrorCode::HostUnreachable,
@@ -83,10 +89,9 @@ fn connect(paths: &Paths) -> anyhow::Result<Client> {
             status: EXIT_UNREACHABLE,
         })
     })?;
-    // A person at a terminal: the CLI answers approvals and reads; it never acts as the agent.
-    client
-        .initialize("planhost-cli", &[Role::Approver, Role::Observer])
-        .map_err(failure)?;
+    // A person at a terminal: the CLI answers approvals and reads; it never acts as the agent,
+    // and declares `approver` only for the commands that answer.
+    client.initialize("planhost-cli", roles).map_err(failure)?;
     Ok(client)
 }
 
@@ -128,7 +133,7 @@ fn all_pending() -> Option<Vec<ApprovalStatus>> {
 }
 
 pub(crate) fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let version = call::<methods::AppVersion>(&mut c, Empty {})?;
     let health = call::<methods::AppHealth>(&mut c, Empty {})?;
     let sessions = call::<methods::SessionsList>(
@@ -186,7 +191,7 @@ pub(crate) fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn plans(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let list = call::<methods::PlansList>(
         &mut c,
         PlansFilter {
@@ -239,7 +244,7 @@ fn short(id: &str) -> &str {
 }
 
 pub(crate) fn show(paths: &Paths, proposal: &str, out: Output) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let detail = call::<methods::PlansGet>(
         &mut c,
         ProposalRef {
@@ -324,7 +329,7 @@ fn resolve(
     mode: Option<TargetPermissionMode>,
     feedback: Option<String>,
 ) -> anyhow::Result<ApprovalInfo> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, APPROVER)?;
     let detail = call::<methods::PlansGet>(
         &mut c,
         ProposalRef {
@@ -374,7 +379,7 @@ pub(crate) fn reject(
 }
 
 pub(crate) fn shells(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let catalog = call::<methods::ShellsCatalog>(&mut c, Empty {})?;
     if out.json {
         return print_json(&catalog);
@@ -422,7 +427,7 @@ struct Check {
 /// (a crash between writing an artifact and committing its row leaves one), as absolute paths.
 fn orphan_artifacts(paths: &Paths) -> anyhow::Result<Vec<String>> {
     use std::collections::{BTreeMap, BTreeSet};
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let sessions = call::<methods::SessionsList>(
         &mut c,
         planhost_protocol::SessionsFilter {
@@ -507,7 +512,8 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             None => "not held: no host is serving this state directory".into(),
         },
     });
-    let reached = connect(paths).and_then(|mut c| call::<methods::AppVersion>(&mut c, Empty {}));
+    let reached =
+        connect(paths, READER).and_then(|mut c| call::<methods::AppVersion>(&mut c, Empty {}));
     checks.push(Check {
         name: "socket",
         ok: reached.is_ok(),
@@ -600,7 +606,7 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, READER)?;
     let list = call::<methods::PublicationsList>(
         &mut c,
         PublicationsFilter {
@@ -636,7 +642,7 @@ pub(crate) fn publications(paths: &Paths, pending: bool, out: Output) -> anyhow:
 }
 
 pub(crate) fn publish(paths: &Paths, publication: &str, reject: bool) -> anyhow::Result<ExitCode> {
-    let mut c = connect(paths)?;
+    let mut c = connect(paths, APPROVER)?;
     let action = if reject {
         ApprovalAction::Reject
     } else {

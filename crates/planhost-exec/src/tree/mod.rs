@@ -14,6 +14,7 @@
 
 mod cgroup;
 mod leftovers;
+pub mod lineage;
 mod procfs;
 
 use std::collections::{HashMap, HashSet};

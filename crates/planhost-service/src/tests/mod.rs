@@ -10,6 +10,8 @@
 mod artifact_changed;
 mod bad_input;
 mod fixture;
+#[cfg(target_os = "linux")]
+mod peer;
 mod plan_and_storage;
 mod plans;
 mod properties;

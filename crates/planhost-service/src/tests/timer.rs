@@ -66,7 +66,7 @@ fn actor_expires_at_the_deadline_not_before() {
             roles: vec![Role::Agent, Role::Approver],
             tool_activity: false,
         };
-        let (conn, mut notes, _) = service.connect(&hello).unwrap();
+        let (conn, mut notes, _) = service.connect(&hello, crate::Peer::Embedded).unwrap();
 
         // Plan mode, a turn, a submitted plan, the turn ended: one pending approval.
         let session = conn

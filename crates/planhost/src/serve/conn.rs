@@ -9,7 +9,7 @@ use planhost_protocol::{
     ClientRequest, Incoming, MAX_LINE_BYTES, Notification, RequestId, Response, RpcError,
     ServerNotification, ServerResult,
 };
-use planhost_service::{Notifications, Service, ServiceError};
+use planhost_service::{Notifications, Peer, Service, ServiceError};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -49,9 +49,11 @@ fn error_line(id: Option<RequestId>, code: ErrorCode, message: impl Into<String>
     encode(&Response::err(id, RpcError::new(code, message)))
 }
 
-/// Serves one connection until its input ends, it is killed (slow client), or it fails.
+/// Serves one connection until its input ends, it is killed (slow client), or it fails. `peer`
+/// is who is at the other end, for the service's handshake (the approver lineage rule).
 pub(crate) async fn serve(
     service: Service,
+    peer: Peer,
     mut lines: mpsc::Receiver<std::io::Result<Line>>,
     out: mpsc::Sender<Arc<str>>,
     kill: CancellationToken,
@@ -85,7 +87,7 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        match service.connect(&hello) {
+        match service.connect(&hello, peer) {
             Ok((conn, notes, result)) => {
                 let value = serde_json::to_value(result).unwrap_or(Value::Null);
                 let _ = out.send(encode(&Response::ok(id, value))).await;

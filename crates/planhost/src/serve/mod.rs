@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use planhost_protocol::MAX_LINE_BYTES;
-use planhost_service::{Service, ServiceConfig};
+use planhost_service::{Peer, Service, ServiceConfig};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -126,7 +126,8 @@ async fn serve_stdio(svc: Service) -> anyhow::Result<()> {
         .name("planhost-stdout".into())
         .spawn(move || stdout_loop(out_rx))?;
     let kill = CancellationToken::new();
-    conn::serve(svc, line_rx, out_tx, kill.clone()).await;
+    // The app on the other end of the pipes started this host: as before, its roles stand.
+    conn::serve(svc, Peer::Embedded, line_rx, out_tx, kill.clone()).await;
     // stdin ended: whatever the client was running dies with its connection.
     kill.cancel();
     // Every sender is gone once in-flight requests finish; the writer then drains and stops. An
@@ -230,6 +231,9 @@ async fn serve_socket(
 }
 
 async fn serve_stream(svc: Service, stream: tokio::net::UnixStream) {
+    // The process that connected, as the kernel recorded it at connect(2) (`SO_PEERCRED`): the
+    // service refuses it the approver role when it runs under an agent.
+    let peer = Peer::Process(stream.peer_cred().ok().and_then(|cred| cred.pid()));
     let (read, mut write) = stream.into_split();
     let (line_tx, line_rx) = mpsc::channel(64);
     let (out_tx, mut out_rx) = mpsc::channel::<Arc<str>>(CLIENT_QUEUE);
@@ -269,7 +273,7 @@ async fn serve_stream(svc: Service, stream: tokio::net::UnixStream) {
             writer_kill.cancel();
         }
     });
-    conn::serve(svc, line_rx, out_tx, kill.clone()).await;
+    conn::serve(svc, peer, line_rx, out_tx, kill.clone()).await;
     kill.cancel();
     let _ = writer.await;
 }

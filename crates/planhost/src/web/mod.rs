@@ -388,7 +388,9 @@ impl Web {
             roles: vec![Role::Approver, Role::Observer],
             tool_activity: false,
         };
-        self.svc.connect(&hello).map(|(conn, _notes, _)| conn)
+        self.svc
+            .connect(&hello, planhost_service::Peer::Embedded)
+            .map(|(conn, _notes, _)| conn)
     }
 
     async fn card(&self, conn: &Connection, approval: ApprovalInfo) -> Card {
@@ -1033,7 +1035,7 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
         roles: vec![Role::Observer],
         tool_activity: true,
     };
-    let (conn, notes, _) = match web.svc.connect(&hello) {
+    let (conn, notes, _) = match web.svc.connect(&hello, planhost_service::Peer::Embedded) {
         Ok(c) => c,
         Err(e) => return internal(e),
     };

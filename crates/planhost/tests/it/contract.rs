@@ -116,7 +116,9 @@ async fn in_process(env: &Env) -> Seen {
         roles: vec![Role::Agent, Role::Approver, Role::Observer],
         tool_activity: false,
     };
-    let (conn, mut notes, _) = service.connect(&hello).expect("connect");
+    let (conn, mut notes, _) = service
+        .connect(&hello, planhost_service::Peer::Embedded)
+        .expect("connect");
     let session = conn
         .call::<methods::SessionsOpen>(OpenSessionParams {
             workspace_root: env.workspace().display().to_string(),

@@ -20,6 +20,7 @@ mod flow;
 mod host_crash;
 mod in_flight;
 mod load;
+mod peercred;
 mod plans;
 mod process;
 mod restart;

@@ -1,0 +1,122 @@
+//! Declared roles against proven lineage: a connection from a process that runs under an agent
+//! is refused the `approver` role (DESIGN decisions 9 and 12: no face a model drives is an
+//! approver). The procfs reading is `planhost_exec::lineage`; the decision is here, in
+//! [`crate::Service::connect`], so every transport shares it.
+
+use std::sync::{Mutex, PoisonError};
+
+/// Who is at the other end of a connection, as its transport knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// The app that embeds the service in process, or the one app on `serve --stdio` (it
+    /// started the host and owns its pipes): no process lineage applies, as before.
+    Embedded,
+    /// A process at the other end of a socket, by the pid the kernel names (`SO_PEERCRED`);
+    /// `None` when the kernel did not say, which an `approver` is refused for.
+    Process(Option<i32>),
+}
+
+impl Peer {
+    /// The peer's pid, when there is one.
+    pub fn pid(self) -> Option<i32> {
+        match self {
+            Peer::Embedded | Peer::Process(None) => None,
+            Peer::Process(Some(pid)) => Some(pid),
+        }
+    }
+}
+
+/// Why an approver was refused: the stable name of the reason, the process that gave it away,
+/// and the sentence for the refusal.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal {
+    pub(crate) why: &'static str,
+    pub(crate) by: Option<i32>,
+    pub(crate) message: String,
+}
+
+/// What the person can do instead, at the end of every refusal.
+const INSTEAD: &str = "a model cannot approve its own plan: answer from your own terminal, \
+                       the agent's dialog or the web page (reading needs only the observer role)";
+
+/// The processes that hold, or held while they live, an `agent` connection: their strict
+/// descendants are no approvers. By pid and start time, never by pid alone.
+#[derive(Debug, Default)]
+pub(crate) struct AgentRoots {
+    #[cfg(target_os = "linux")]
+    roots: Mutex<Vec<planhost_exec::lineage::ProcessIdentity>>,
+    #[cfg(not(target_os = "linux"))]
+    roots: Mutex<Vec<i32>>,
+}
+
+impl AgentRoots {
+    /// Records the peer of an `agent` connection as an agent root (a process peer only).
+    pub(crate) fn add(&self, peer: Peer) {
+        #[cfg(target_os = "linux")]
+        {
+            use planhost_exec::lineage::ProcessIdentity;
+            let Some(me) = peer.pid().and_then(ProcessIdentity::of) else {
+                return;
+            };
+            let mut roots = self.roots.lock().unwrap_or_else(PoisonError::into_inner);
+            // Forget the ones that are gone, so the list stays as small as the live agents.
+            roots.retain(|r| r.alive());
+            if !roots.contains(&me) {
+                roots.push(me);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (peer, &self.roots);
+    }
+
+    /// Why `peer` may not be an approver; `None` when it may.
+    pub(crate) fn refuses(&self, peer: Peer) -> Option<Refusal> {
+        let pid = match peer {
+            Peer::Embedded => return None,
+            Peer::Process(Some(pid)) => pid,
+            Peer::Process(None) => {
+                return Some(Refusal {
+                    why: "unknown",
+                    by: None,
+                    message: format!(
+                        "the kernel did not name the process at the other end of this \
+                         connection, so planhost cannot tell whether it runs under an agent; {INSTEAD}"
+                    ),
+                });
+            }
+        };
+        #[cfg(target_os = "linux")]
+        {
+            use planhost_exec::lineage::{Why, agent_lineage};
+            let roots = self
+                .roots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let why = agent_lineage(pid, &roots)?;
+            let message = match why {
+                Why::Unknown { .. } => format!(
+                    "planhost cannot tell whether this process (pid {pid}) runs under an agent \
+                     ({why}); {INSTEAD}"
+                ),
+                Why::RunMarker { .. }
+                | Why::RunCgroup { .. }
+                | Why::UnderHost { .. }
+                | Why::AgentRoot { .. } => {
+                    format!("this process runs under an agent ({why}); {INSTEAD}")
+                }
+            };
+            Some(Refusal {
+                why: why.as_str(),
+                by: Some(why.pid()),
+                message,
+            })
+        }
+        // Elsewhere there is no procfs to read: the declared roles stand (documented).
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (pid, &self.roots);
+            None
+        }
+    }
+}
