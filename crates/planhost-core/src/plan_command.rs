@@ -6,6 +6,9 @@
 //! - The command word is exactly `/plan`; `/planx`, `/PLAN` and `plan` are not it.
 //! - At most one argument follows, separated by one or more spaces or tabs. Arguments are
 //!   case-sensitive: `save`, `preview`, `exit`, `status`, `help`, `--help`, `-h`.
+//! - Seed 004's handoff flags are admitted too (DESIGN's grammar row: 003's grammar plus 004's
+//!   four flags): `--review`, `--retry`, `--cancel-handoff`, and `--execute-fresh`, which is
+//!   parsed so that it can say it is unavailable.
 //! - Anything else after `/plan` (`/plan <task>`, `/plan pause`, `/plan save now`, an argument
 //!   joined by a newline or a non-ASCII space) is rejected with [`HELP_TEXT`]: the task is given as
 //!   a normal prompt once Plan mode is active.
@@ -20,11 +23,30 @@ Usage:
   /plan status     Show mode, revision, publication state, path and session persistence
   /plan help       Show this help (also /plan --help and /plan -h)
 
+A plan the model proposed in a <proposed_plan> block can be handed to execution:
+  /plan --review          Review the proposed plan and confirm its execution (or a pending handoff)
+  /plan --retry           Confirm a pending handoff again (after a restart it is never sent by itself)
+  /plan --cancel-handoff  Cancel a pending handoff and keep planning
+  /plan --execute-fresh   Execute in a fresh session (unavailable: pi cannot persist one first)
+
 Enter Plan mode first, then give the task as a normal prompt.
 ";
 
-/// Autocomplete arguments in the seed's order: the subcommands, then the retained aliases.
-pub const COMPLETIONS: [&str; 7] = ["save", "preview", "exit", "status", "help", "--help", "-h"];
+/// Autocomplete arguments in seed 003's order: the subcommands, then the retained aliases, then
+/// seed 004's handoff flags.
+pub const COMPLETIONS: [&str; 11] = [
+    "save",
+    "preview",
+    "exit",
+    "status",
+    "help",
+    "--help",
+    "-h",
+    "--review",
+    "--retry",
+    "--cancel-handoff",
+    "--execute-fresh",
+];
 
 /// The command word every accepted line starts with.
 const COMMAND: &str = "/plan";
@@ -46,6 +68,14 @@ pub enum PlanCommand {
     Status,
     /// `/plan help`, `--help`, `-h`: show usage without changing state.
     Help,
+    /// `/plan --review`: review the ready plan (or a pending handoff) for execution (seed 004).
+    Review,
+    /// `/plan --retry`: confirm a pending handoff again with a fresh token (seed 004).
+    Retry,
+    /// `/plan --cancel-handoff`: a pending handoff goes back to ready (seed 004).
+    CancelHandoff,
+    /// `/plan --execute-fresh`: reported unavailable (seed 004 "Public API limitation").
+    ExecuteFresh,
 }
 
 impl PlanCommand {
@@ -58,6 +88,10 @@ impl PlanCommand {
             PlanCommand::Exit => Some("exit"),
             PlanCommand::Status => Some("status"),
             PlanCommand::Help => Some("help"),
+            PlanCommand::Review => Some("--review"),
+            PlanCommand::Retry => Some("--retry"),
+            PlanCommand::CancelHandoff => Some("--cancel-handoff"),
+            PlanCommand::ExecuteFresh => Some("--execute-fresh"),
         }
     }
 }
@@ -119,6 +153,10 @@ pub fn parse_plan_command(input: &str) -> Result<PlanCommand, PlanCommandError> 
         "exit" => Ok(PlanCommand::Exit),
         "status" => Ok(PlanCommand::Status),
         "help" | "--help" | "-h" => Ok(PlanCommand::Help),
+        "--review" => Ok(PlanCommand::Review),
+        "--retry" => Ok(PlanCommand::Retry),
+        "--cancel-handoff" => Ok(PlanCommand::CancelHandoff),
+        "--execute-fresh" => Ok(PlanCommand::ExecuteFresh),
         other => Err(PlanCommandError::InvalidArgument {
             argument: other.to_owned(),
         }),
@@ -147,6 +185,10 @@ mod tests {
             PlanCommand::Exit,
             PlanCommand::Status,
             PlanCommand::Help,
+            PlanCommand::Review,
+            PlanCommand::Retry,
+            PlanCommand::CancelHandoff,
+            PlanCommand::ExecuteFresh,
         ] {
             let line = match cmd.argument() {
                 Some(arg) => format!("/plan {arg}"),
@@ -173,9 +215,34 @@ mod tests {
 
     fn soup() -> impl Strategy<Value = String> {
         let piece = prop::sample::select(vec![
-            "/plan", "/planx", "/PLAN", "plan", " ", "  ", "\t", "\n", "\r\n", "save", "Save",
-            "preview", "exit", "status", "help", "--help", "-h", "-H", "pause", "now", "\u{a0}",
-            "é", "",
+            "/plan",
+            "/planx",
+            "/PLAN",
+            "plan",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "save",
+            "Save",
+            "preview",
+            "exit",
+            "status",
+            "help",
+            "--help",
+            "-h",
+            "-H",
+            "pause",
+            "now",
+            "\u{a0}",
+            "--review",
+            "--retry",
+            "--cancel-handoff",
+            "--execute-fresh",
+            "--Review",
+            "é",
+            "",
         ]);
         prop::collection::vec(piece, 0..6).prop_map(|v| v.concat())
     }

@@ -13,6 +13,7 @@ import {
   registerPlanCommand,
   registerPlanTools,
   reopenPending,
+  settleHandoff,
   reportInterrupted,
   showApproval,
   watch,
@@ -90,6 +91,17 @@ export default function planhost(pi: ExtensionAPI): void {
       else void reportInterrupted(s, pi, ctx).catch(() => {});
       const live = session.liveExecution;
       if (live?.state === "queued") void claimQueued(s, pi, live.executionId);
+      // Seed 004: a handoff left pending by a restart is never sent by itself.
+      if (session.mode === "plan") {
+        const st = await s.call("plans.status", { sessionId: session.id, branchPath: s.branchPath(ctx) });
+        if (st.phase === "handoff_pending") {
+          ctx.ui.notify(
+            "planhost: a plan handoff was pending when pi or the host stopped; it is never sent by itself. " +
+              "/plan --review confirms it again, /plan --cancel-handoff keeps planning.",
+            "warning",
+          );
+        }
+      }
     } catch (error) {
       s.watchForHost(error);
       ctx.ui.notify(`planhost: ${describe(error)}`, "error");
@@ -121,6 +133,15 @@ export default function planhost(pi: ExtensionAPI): void {
       return;
     }
     s.runIsExecution = false;
+    // A dispatched handoff's run: its turn begins once the prompt has started (an Agent turn).
+    if (s.handoff) {
+      s.deferredTurn = true;
+      return;
+    }
+    await beginTurn(ctx);
+  });
+
+  async function beginTurn(ctx: ExtensionContext): Promise<void> {
     try {
       const sessionId = s.requireSession();
       s.turnId = (await s.call("turns.begin", { sessionId })).id;
@@ -128,6 +149,16 @@ export default function planhost(pi: ExtensionAPI): void {
     } catch (error) {
       s.turnId = undefined;
       ctx.ui.notify(`planhost: this run has no host turn, so every tool call is blocked: ${describe(error)}`, "error");
+    }
+  }
+
+  // Seed 004: the matching message_start records the handoff's acceptance.
+  pi.on("message_start", async (event, ctx) => {
+    if (!s.handoff && !s.deferredTurn) return;
+    await settleHandoff(s, pi, ctx, (event as any).message);
+    if (s.deferredTurn) {
+      s.deferredTurn = false;
+      await beginTurn(ctx);
     }
   });
 
@@ -156,7 +187,7 @@ export default function planhost(pi: ExtensionAPI): void {
       void claimQueued(s, pi, s.queuedExecution);
       return;
     }
-    void afterRun(s, ctx).catch(() => {});
+    void afterRun(s, pi, ctx).catch(() => {});
   });
 
   // The batch position of every tool call: the tool_call event has none, the message has it.
@@ -202,7 +233,12 @@ export default function planhost(pi: ExtensionAPI): void {
       // The next model call's projection, read by the host right after the capture.
       s.rememberProjection(branchPath, result.projection, mark, result.eventSeq);
       if (result.checkpoint && result.created) {
-        ctx.ui.notify(`planhost: plan captured as revision ${result.checkpoint.revision}`, "info");
+        ctx.ui.notify(
+          `planhost: the proposed plan was captured as revision ${result.checkpoint.revision}. ` +
+            "/plan --review hands it to execution.",
+          "info",
+        );
+        if (result.checkpoint.source === "capture") s.offerReview = true;
       }
     } catch (error) {
       ctx.ui.notify(`planhost: capture failed: ${describe(error)}`, "warning");

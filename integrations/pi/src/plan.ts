@@ -337,11 +337,15 @@ export async function reportInterrupted(s: PlanhostSession, pi: ExtensionAPI, ct
 }
 
 /** After a run: show the approval it raised, if one is pending. */
-export async function afterRun(s: PlanhostSession, ctx: ExtensionContext): Promise<void> {
+export async function afterRun(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
   const sessionId = s.sessionId;
   if (!sessionId) return;
   const session = await s.call("sessions.get", { sessionId });
   if (session.pendingApproval) void showApproval(s, ctx, session.pendingApproval);
+  else if (s.offerReview && ctx.hasUI) {
+    s.offerReview = false;
+    await reviewHandoff(s, pi, ctx);
+  }
 }
 
 /** A plan waiting for an answer: say so and open its dialog again. True when one is pending. */
@@ -358,6 +362,149 @@ export async function reopenPending(s: PlanhostSession, ctx: ExtensionContext, w
   );
   void showApproval(s, ctx, pending);
   return true;
+}
+
+/** The text of a message's content (a string, or its text parts). */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part: any) => part?.type === "text")
+    .map((part: any) => String(part.text ?? ""))
+    .join("\n");
+}
+
+/** Seed 004's handoff: a ready plan (a captured `<proposed_plan>`, or any checkpoint) reviewed
+ * in a dialog with a second confirmation, then handed to execution in this session. */
+export async function reviewHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.requireSession();
+  const branchPath = s.branchPath(ctx);
+  const st = await s.call("plans.status", { sessionId, branchPath });
+  if (st.phase === "handoff_pending") return reviewPendingHandoff(s, pi, ctx);
+  if (!st.active || st.phase !== "ready") {
+    ctx.ui.notify(
+      st.active
+        ? "No plan is ready to hand off yet: the model proposes one in a <proposed_plan> block (or saves it with update_plan_draft)."
+        : "Plan mode is not on, so there is no plan to hand off. Type /plan first.",
+      "info",
+    );
+    return;
+  }
+  if (!ctx.hasUI) {
+    ctx.ui.notify("Handing a plan to execution needs pi's interactive UI (a review and a second confirmation).", "warning");
+    return;
+  }
+  if (st.toolConflict) {
+    ctx.ui.notify(
+      "The active tools changed outside planhost while planning, so a handoff is blocked [PLAN_TOOLS_CONFLICT]. Run /plan again to re-apply Plan mode's tools.",
+      "warning",
+    );
+    return;
+  }
+  const latest = await s.call("checkpoints.latest", { sessionId, branchPath });
+  const revision = latest.checkpoint.revision;
+  for (;;) {
+    const pick = await ctx.ui.select(`The plan is ready (revision ${revision}). Hand it to execution?`, [
+      "Review the plan",
+      "Execute it",
+      "Keep planning",
+    ]);
+    if (pick === "Review the plan") {
+      ctx.ui.notify(`Revision ${revision}:\n\n${latest.markdown}`, "info");
+      await markSeen(s, ctx, sessionId, latest.checkpoint);
+      continue;
+    }
+    if (pick !== "Execute it") return;
+    const sure = await ctx.ui.confirm(
+      `Execute revision ${revision} now?`,
+      "Plan mode ends and the model carries out this exact plan in this session; files may change.",
+    );
+    if (!sure) return;
+    break;
+  }
+  const info = await s.call("handoff.approve", { sessionId, branchPath });
+  await dispatchHandoff(s, pi, ctx, info.token ?? "", latest.checkpoint.revision, latest.checkpoint.sha256, latest.markdown);
+}
+
+/** A handoff still pending (the run never started, or pi or the host restarted): never sent
+ * by itself; the person confirms it again or cancels it. */
+async function reviewPendingHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.requireSession();
+  if (!ctx.hasUI) {
+    ctx.ui.notify("A plan handoff is pending; confirming it needs pi's interactive UI. /plan --cancel-handoff keeps planning.", "info");
+    return;
+  }
+  const pick = await ctx.ui.select("A plan handoff is pending and was not sent. Confirm it again?", [
+    "Confirm and execute",
+    "Cancel the handoff",
+    "Decide later",
+  ]);
+  if (pick === "Cancel the handoff") return cancelHandoff(s, ctx);
+  if (pick !== "Confirm and execute") return;
+  const info = await s.call("handoff.retry", { sessionId });
+  const latest = await s.call("checkpoints.latest", { sessionId, branchPath: s.branchPath(ctx) });
+  await dispatchHandoff(s, pi, ctx, info.token ?? "", latest.checkpoint.revision, latest.checkpoint.sha256, latest.markdown);
+}
+
+async function cancelHandoff(s: PlanhostSession, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.requireSession();
+  s.handoff = undefined;
+  await s.call("handoff.cancel", { sessionId });
+  ctx.ui.notify("The handoff was cancelled; Plan mode stays on and the plan is kept.", "info");
+}
+
+/** Reads the pending handoff back from the host, then sends the execution prompt; the matching
+ * `message_start` accepts it (index.ts). */
+async function dispatchHandoff(
+  s: PlanhostSession,
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  token: string,
+  revision: number,
+  sha256: string,
+  markdown: string,
+): Promise<void> {
+  const sessionId = s.requireSession();
+  const back = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
+  if (back.phase !== "handoff_pending" || back.handoffRestarted || !token) {
+    ctx.ui.notify("planhost could not confirm the pending handoff, so nothing was sent. /plan --review to try again.", "error");
+    return;
+  }
+  const text =
+    `The person approved this plan (revision ${revision}, sha256 ${sha256}) for execution. ` +
+    `Plan mode has ended: carry out this approved plan now.\n\n${markdown}`;
+  s.handoff = { token, text };
+  try {
+    toModel(s, pi, text);
+  } catch (error) {
+    s.handoff = undefined;
+    await s.call("handoff.cancel", { sessionId }).catch(() => {});
+    ctx.ui.notify(`planhost: the execution prompt could not be sent, so Plan mode stays on: ${describe(error)}`, "error");
+  }
+}
+
+/** The run that carries a dispatched handoff started with this user message: accept it (Plan
+ * mode ends and the pre-Plan tools come back) when it is the prompt sent, cancel it otherwise. */
+export async function settleHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext, message: any): Promise<void> {
+  const pending = s.handoff;
+  const sessionId = s.sessionId;
+  if (!pending || !sessionId || message?.role !== "user") return;
+  s.handoff = undefined;
+  if (messageText(message.content) !== pending.text) {
+    await s.call("handoff.cancel", { sessionId }).catch(() => {});
+    ctx.ui.notify("The plan handoff did not start (another message came first); Plan mode stays on. /plan --review to try again.", "warning");
+    return;
+  }
+  try {
+    await s.call("handoff.accept", { sessionId, token: pending.token });
+    s.mode = "agent";
+    ctx.ui.setStatus("planhost", undefined);
+    await syncTools(s, pi, "agent");
+  } catch (error) {
+    await s.call("handoff.cancel", { sessionId }).catch(() => {});
+    ctx.ui.notify(`planhost: the handoff was not accepted, so Plan mode stays on and this run stops: ${describe(error)}`, "error");
+    ctx.abort();
+  }
 }
 
 export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
@@ -518,9 +665,21 @@ async function showStatus(s: PlanhostSession, ctx: ExtensionContext, sessionId: 
 }
 
 export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void {
-  const completions = ["save", "preview", "exit", "status", "help", "--help", "-h"];
+  const completions = [
+    "save",
+    "preview",
+    "exit",
+    "status",
+    "help",
+    "--help",
+    "-h",
+    "--review",
+    "--retry",
+    "--cancel-handoff",
+    "--execute-fresh",
+  ];
   pi.registerCommand("plan", {
-    description: "Plan mode, enforced by planhost: /plan, /plan save | preview | exit | status | help",
+    description: "Plan mode, enforced by planhost: /plan, /plan save | preview | exit | status | help | --review",
     getArgumentCompletions: (prefix: string) =>
       completions.filter((c) => c.startsWith(prefix)).map((value) => ({ value, label: value })),
     handler: async (args: string, ctx) => {
@@ -579,6 +738,26 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
               return;
             }
           }
+          case "review":
+          case "retry":
+            await reviewHandoff(s, pi, ctx);
+            return;
+          case "cancelHandoff": {
+            const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
+            if (st.phase !== "handoff_pending") {
+              ctx.ui.notify("No handoff is pending; nothing to cancel.", "info");
+              return;
+            }
+            await cancelHandoff(s, ctx);
+            return;
+          }
+          case "executeFresh":
+            ctx.ui.notify(
+              "/plan --execute-fresh is unavailable: pi offers extensions no way to make a new session durable " +
+                "before its first answer, so a fresh execution could be lost (seed 004). Use /plan --review to execute in this session.",
+              "info",
+            );
+            return;
           default:
             ctx.ui.notify(parsed.help ?? "usage: /plan [save|preview|exit|status|help]", parsed.errorCode ? "warning" : "info");
         }

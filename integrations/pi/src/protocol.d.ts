@@ -399,7 +399,7 @@ export type PermissionMode = "inherit" | "ask" | "accept-edits" | "auto";
 /**
  * One accepted `/plan` command.
  */
-export type PlanCommand = "enter" | "save" | "preview" | "exit" | "status" | "help";
+export type PlanCommand = "enter" | "save" | "preview" | "exit" | "status" | "help" | "review" | "retry" | "cancelHandoff" | "executeFresh";
 
 /**
  * `plans.get`: the approval and the exact submitted Markdown.

@@ -38,6 +38,12 @@ export class PlanhostSession {
   toolsSynced = false;
   /** Whether a tool-set conflict was reported (once per Plan phase). */
   conflictReported = false;
+  /** A handoff this process dispatched, until its run's first user message settles it. */
+  handoff: { token: string; text: string } | undefined;
+  /** A captured plan was just made ready: offer its review once the run is over. */
+  offerReview = false;
+  /** The run's host turn waits for the handoff to settle (it begins as an Agent turn). */
+  deferredTurn = false;
   /** Approvals whose end was reported (once each). */
   readonly endedApprovals = new Set<string>();
   /** The timer that looks for a host again after it could not be reached. */

@@ -32,8 +32,15 @@ const CORPUS: &[(&str, Want)] = &[
     ("/plan --h", Err("--h")),
     ("/plan ?", Err("?")),
     ("/plan help help", Err("help help")),
-    ("/plan --review", Err("--review")),
-    ("/plan --execute-fresh", Err("--execute-fresh")),
+    // Seed 004's flags, exactly as spelled (DESIGN's grammar row).
+    ("/plan --review", Ok(PlanCommand::Review)),
+    ("/plan --retry", Ok(PlanCommand::Retry)),
+    ("/plan --cancel-handoff", Ok(PlanCommand::CancelHandoff)),
+    ("/plan --execute-fresh", Ok(PlanCommand::ExecuteFresh)),
+    ("/plan --Review", Err("--Review")),
+    ("/plan review", Err("review")),
+    ("/plan --review now", Err("--review now")),
+    ("/plan --cancel", Err("--cancel")),
     ("/plan save\u{a0}", Err("save\u{a0}")),
     ("/plan \u{a0}save", Err("\u{a0}save")),
     // Not the command word.
@@ -68,7 +75,18 @@ fn corpus() {
 #[test]
 fn help_documents_every_subcommand_and_the_task_rule() {
     for word in [
-        "/plan ", "save", "preview", "exit", "status", "help", "--help", "-h",
+        "/plan ",
+        "save",
+        "preview",
+        "exit",
+        "status",
+        "help",
+        "--help",
+        "-h",
+        "--review",
+        "--retry",
+        "--cancel-handoff",
+        "--execute-fresh",
     ] {
         assert!(HELP_TEXT.contains(word), "{word}");
     }
@@ -79,6 +97,18 @@ fn help_documents_every_subcommand_and_the_task_rule() {
 fn completions_follow_the_seed_order() {
     assert_eq!(
         COMPLETIONS,
-        ["save", "preview", "exit", "status", "help", "--help", "-h"]
+        [
+            "save",
+            "preview",
+            "exit",
+            "status",
+            "help",
+            "--help",
+            "-h",
+            "--review",
+            "--retry",
+            "--cancel-handoff",
+            "--execute-fresh"
+        ]
     );
 }

@@ -582,6 +582,11 @@ fn a_pending_handoff_after_restart_is_never_accepted_without_a_retry() {
         .handoff(&s, &HandoffRequest::Accept { token: "t2".into() })
         .unwrap();
     assert_eq!(id.phase, HandoffPhase::Off);
+    // Accepted means Plan mode ended: the execution's turn is an Agent turn.
+    assert_eq!(
+        f.store().session(&s).unwrap().mode,
+        planhost_core::Mode::Agent
+    );
 }
 
 #[test]

@@ -69,6 +69,13 @@ impl Store {
                 }
             };
             let phase = handoff_next(id.phase, step, conflict)?;
+            if step == HandoffStep::Accept {
+                // The execution prompt started: Plan mode ends in the same transaction, so the
+                // turn the client begins next is an Agent turn (seed 004: accepted → off).
+                let view = t.view(session_id)?;
+                let state = planhost_core::set_mode(&view, planhost_core::Mode::Agent)?;
+                t.set_state(&view, state)?;
+            }
             let keep_binding = phase == HandoffPhase::HandoffPending;
             t.tx.prepare_cached(
                 "UPDATE plan_identities SET phase = ?2, handoff_token = ?3, handoff_checkpoint = ?4, \

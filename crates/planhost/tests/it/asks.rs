@@ -25,7 +25,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
         &turn,
         "bash-1",
         "Bash",
-        json!({ "command": "echo ran" }),
+        json!({ "command": "touch ran.txt && echo ran" }),
     );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().expect("requestId").to_owned();
@@ -34,7 +34,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
         &turn,
         "bash-1",
         "Bash",
-        json!({ "command": "echo ran" }),
+        json!({ "command": "touch ran.txt && echo ran" }),
     );
 
     // Unanswered: the call may not run.

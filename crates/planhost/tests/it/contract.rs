@@ -92,7 +92,13 @@ fn over_the_socket(env: &Env) -> Seen {
     let turn = c.call("turns.begin", json!({ "sessionId": sid }));
     let bash = c.call(
         "tools.authorize",
-        authorize(&session, &turn, "b1", "Bash", json!({"command": "true"})),
+        authorize(
+            &session,
+            &turn,
+            "b1",
+            "Bash",
+            json!({"command": "touch b1.txt"}),
+        ),
     );
     Seen {
         write_in_plan: decision(write),
@@ -189,7 +195,12 @@ async fn in_process(env: &Env) -> Seen {
         .await
         .expect("turn");
     let bash = conn
-        .call::<methods::ToolsAuthorize>(authorize(&turn, "b1", "Bash", json!({"command": "true"})))
+        .call::<methods::ToolsAuthorize>(authorize(
+            &turn,
+            "b1",
+            "Bash",
+            json!({"command": "touch b1.txt"}),
+        ))
         .await
         .expect("authorize Bash");
     let mut events = Vec::new();

@@ -118,7 +118,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         &et,
         "bash-1",
         "Bash",
-        json!({ "command": "echo one; echo two >&2; cat out.txt; echo three >&2" }),
+        json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
     );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().unwrap().to_owned();
@@ -138,7 +138,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
             &et,
             "bash-1",
             "Bash",
-            json!({ "command": "echo one; echo two >&2; cat out.txt; echo three >&2" }),
+            json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
         ),
     );
     assert_eq!(result["toolCallId"], "bash-1");

@@ -108,7 +108,7 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
     assert_refused(&late, "TOOL_NOT_AUTHORIZED");
 
     // A host-run call: asking, then allowed, then running, then gone.
-    let input = json!({ "command": "sleep 1; echo done" });
+    let input = json!({ "command": "touch done.mark; sleep 1; echo done" });
     let ask = authorize_input(&mut agent, &sid, &turn, "bash-1", "Bash", input.clone());
     assert_eq!(ask["decision"], "ask", "{ask}");
     assert_eq!(

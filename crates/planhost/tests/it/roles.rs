@@ -280,7 +280,7 @@ fn who_answered_is_recorded_by_client_and_roles() {
         &et,
         "bash-1",
         "Bash",
-        json!({ "command": "true" }),
+        json!({ "command": "touch roles.mark" }),
     );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let answered = web.call(
