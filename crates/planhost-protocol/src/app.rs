@@ -210,3 +210,13 @@ result! {
         pub items: Vec<AuditEntry>,
     }
 }
+
+result! {
+    /// `host.stopping` notification, to every connection: the host was asked to stop
+    /// (`planhost stop`, SIGTERM, Ctrl-C) and has interrupted its pending work, as a restart
+    /// would. A client should not start another host by itself after this.
+    pub struct HostStopping {
+        /// Why, in a sentence for the person.
+        pub reason: String,
+    }
+}

@@ -173,6 +173,8 @@ result! {
         pub tool_conflict: bool,
         /// A pending handoff survived a restart and waits for review, retry or cancel.
         pub handoff_restarted: bool,
+        /// The session's name, from the first published plan's `# Plan:` title (seed 003).
+        pub session_name: Option<String>,
     }
 }
 

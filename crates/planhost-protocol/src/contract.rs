@@ -286,6 +286,8 @@ pub mod notifications {
     /// A tool call changed state or finished: a [`crate::ToolActivity`], only to connections
     /// that asked for it.
     pub const TOOL_ACTIVITY: &str = "tools.activity";
+    /// The host is stopping on request: a [`crate::HostStopping`], to every connection.
+    pub const HOST_STOPPING: &str = "host.stopping";
 }
 
 /// Something the host sends without being asked.
@@ -297,6 +299,8 @@ pub enum ServerNotification {
     ToolOutput(ToolOutput),
     /// A tool call changed state, to connections that asked for it.
     ToolActivity(ToolActivity),
+    /// The host is stopping on request, to every connection.
+    HostStopping(crate::HostStopping),
 }
 
 impl ServerNotification {
@@ -306,6 +310,7 @@ impl ServerNotification {
             ServerNotification::StateChanged(_) => notifications::STATE_CHANGED,
             ServerNotification::ToolOutput(_) => notifications::TOOL_OUTPUT,
             ServerNotification::ToolActivity(_) => notifications::TOOL_ACTIVITY,
+            ServerNotification::HostStopping(_) => notifications::HOST_STOPPING,
         }
     }
 
@@ -315,6 +320,7 @@ impl ServerNotification {
             ServerNotification::StateChanged(e) => serde_json::to_value(e),
             ServerNotification::ToolOutput(o) => serde_json::to_value(o),
             ServerNotification::ToolActivity(a) => serde_json::to_value(a),
+            ServerNotification::HostStopping(h) => serde_json::to_value(h),
         }
     }
 
@@ -330,6 +336,9 @@ impl ServerNotification {
             notifications::TOOL_ACTIVITY => serde_json::from_value(params)
                 .ok()
                 .map(ServerNotification::ToolActivity),
+            notifications::HOST_STOPPING => serde_json::from_value(params)
+                .ok()
+                .map(ServerNotification::HostStopping),
             _ => None,
         }
     }

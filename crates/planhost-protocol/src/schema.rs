@@ -30,6 +30,10 @@ pub fn protocol_schema() -> Value {
         notifications::TOOL_ACTIVITY.into(),
         generator.subschema_for::<crate::ToolActivity>().to_value(),
     );
+    notes.insert(
+        notifications::HOST_STOPPING.into(),
+        generator.subschema_for::<crate::HostStopping>().to_value(),
+    );
     let error = generator.subschema_for::<crate::RpcError>().to_value();
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({

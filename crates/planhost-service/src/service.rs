@@ -286,6 +286,22 @@ impl Service {
         self.inner.host.poke();
     }
 
+    /// Stops on request (`planhost stop`, SIGTERM, Ctrl-C): interrupts what is pending, queued
+    /// or running exactly as the next start's fence would (the events reach every client now),
+    /// then tells every connection the host is stopping. The transport closes next, then
+    /// [`Service::shutdown`].
+    pub async fn stop(&self, reason: &str) -> Result<planhost_store::FenceReport> {
+        let report = self.inner.engine(|e| Ok(e.store().stop_fence()?)).await?;
+        self.inner
+            .fanout
+            .send_all(&ServerNotification::HostStopping(
+                planhost_protocol::HostStopping {
+                    reason: reason.to_owned(),
+                },
+            ));
+        Ok(report)
+    }
+
     /// Stops the service: jobs already queued finish, every later call is `HOST_STOPPED`, and
     /// this returns once the state thread and the audit writer have stopped (what they had
     /// queued is committed). Running tool calls are the connections' to cancel.

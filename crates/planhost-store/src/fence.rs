@@ -25,6 +25,12 @@ pub struct FenceReport {
 }
 
 impl Store {
+    /// The fence, run by a host that was asked to stop (`planhost stop`): its pending work is
+    /// interrupted exactly as the next start would, while its clients can still be told.
+    pub fn stop_fence(&mut self) -> Result<FenceReport> {
+        self.fence()
+    }
+
     /// Runs the fence. Called by `open`; idempotent, so calling it again finds nothing.
     pub(crate) fn fence(&mut self) -> Result<FenceReport> {
         self.transact(|t| {

@@ -714,3 +714,53 @@ pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `planhost stop`: ends the host that holds this state directory, cleanly. It interrupts its
+/// pending approvals and queued or running executions exactly as a restart would (its clients
+/// are told), kills its command trees, and releases the lock.
+pub(crate) fn stop(paths: &Paths) -> anyhow::Result<ExitCode> {
+    let lock = paths.lock();
+    let Some(holder) = crate::serve::lock::StateLock::holder(&lock) else {
+        return Err(Failure {
+            code: ErrorCode::HostUnreachable,
+            message: format!(
+                "no planhost is running for {} (nothing holds {}); nothing to stop",
+                paths.state_dir.display(),
+                lock.display()
+            ),
+            status: EXIT_UNREACHABLE,
+        }
+        .into());
+    };
+    let pid = holder
+        .parse::<i32>()
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} is held, but names no pid ({holder:?}); run `planhost doctor`",
+                lock.display()
+            )
+        })?;
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).map_err(|e| {
+        anyhow::anyhow!("could not signal the host (pid {holder}): {e}; is it another user's?")
+    })?;
+    // The host lets its connections kill their command trees (10 s at most), then exits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while crate::serve::lock::StateLock::holder(&lock).is_some() {
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "the host (pid {holder}) was asked to stop but still holds {} after 20 s; \
+                 `kill -9 {holder}` ends it (the next start interrupts its work)",
+                lock.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    println!(
+        "planhost: stopped the host (pid {holder}) serving {}; its pending approvals and executions \
+         were interrupted, as on a restart",
+        paths.state_dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

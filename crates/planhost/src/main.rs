@@ -60,6 +60,9 @@ enum Command {
         #[arg(long)]
         rotate: bool,
     },
+    /// Stop the running host: its pending approvals and executions are interrupted, as on a
+    /// restart, its commands' process trees are killed, and its clients are told.
+    Stop,
     /// Host status: version, state directory, sessions, pending approvals.
     Status(cli::Output),
     /// List plan approvals.
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Web { no_open, rotate } => cli::web(&paths, no_open, rotate),
+        Command::Stop => cli::stop(&paths),
         Command::Status(out) => cli::status(&paths, out),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),

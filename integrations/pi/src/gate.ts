@@ -89,6 +89,7 @@ export async function authorize(
   ctx: ExtensionContext,
 ): Promise<{ block: true; reason: string } | undefined> {
   try {
+    if (s.turnReady) await s.turnReady;
     const sessionId = s.requireSession();
     if (!s.turnId) throw new HostError("TURN_NOT_ACTIVE", "planhost has no turn for this run (it could not start one; see the message above)");
     const position = s.batches.get(event.toolCallId) ?? { index: 0, size: 1 };

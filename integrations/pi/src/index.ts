@@ -11,9 +11,11 @@ import {
   claimQueued,
   observeTools,
   registerPlanCommand,
+  registerPlanhostCommand,
   registerPlanTools,
   reopenPending,
   settleHandoff,
+  syncTools,
   reportInterrupted,
   showApproval,
   watch,
@@ -74,6 +76,7 @@ export default function planhost(pi: ExtensionAPI): void {
   registerUserBash(pi, s);
   registerPlanTools(pi, s);
   registerPlanCommand(pi, s);
+  registerPlanhostCommand(pi, s);
 
   pi.on("session_start", async (_event, ctx) => {
     s.ctx = ctx;
@@ -152,13 +155,31 @@ export default function planhost(pi: ExtensionAPI): void {
     }
   }
 
+  // Seed 004: the handed-off run's first tool snapshot is the execution's (pi reads the active
+  // tools when the run starts); the host still holds it to Plan until the prompt is accepted.
+  pi.on("before_agent_start", async () => {
+    if (s.handoff) await syncTools(s, pi, "agent");
+    return undefined;
+  });
+
   // Seed 004: the matching message_start records the handoff's acceptance.
+  // pi 1.6 does not wait for one event's handlers before the next event: the run's later
+  // messages (and its tool calls, in gate.ts) wait for the settling of the first.
   pi.on("message_start", async (event, ctx) => {
-    if (!s.handoff && !s.deferredTurn) return;
-    await settleHandoff(s, pi, ctx, (event as any).message);
-    if (s.deferredTurn) {
-      s.deferredTurn = false;
-      await beginTurn(ctx);
+    if (s.turnReady) return s.turnReady;
+    // 1.6 starts a run with a system message; the handoff is settled by the user's.
+    if ((!s.handoff && !s.deferredTurn) || (event as any).message?.role !== "user") return;
+    s.turnReady = (async () => {
+      await settleHandoff(s, pi, ctx, (event as any).message);
+      if (s.deferredTurn) {
+        s.deferredTurn = false;
+        await beginTurn(ctx);
+      }
+    })();
+    try {
+      await s.turnReady;
+    } finally {
+      s.turnReady = undefined;
     }
   });
 

@@ -54,9 +54,45 @@ export async function applySession(
   session: { mode: string; planState: string },
 ): Promise<void> {
   ctx.ui.setStatus("planhost", statusText(session.mode, session.planState));
+  present(s, ctx, session.mode === "plan");
   const changed = s.mode !== session.mode;
   s.mode = session.mode;
   if (changed || !s.toolsSynced) await syncTools(s, pi, session.mode);
+}
+
+/** The bundled Plan theme (seed 003): applied while Plan is active (again after `/reload`,
+ * which starts the session anew), the theme from before restored on exit. Applied as a theme
+ * object, so pi's saved theme setting never changes. */
+export const PLAN_THEME = "planhost-plan";
+
+export function present(s: PlanhostSession, ctx: ExtensionContext, planning: boolean): void {
+  const ui: any = ctx.ui;
+  if (!ctx.hasUI || typeof ui.getTheme !== "function" || typeof ui.setTheme !== "function") return;
+  const current: string | undefined = ui.theme?.name;
+  if (planning) {
+    if (current === PLAN_THEME) return;
+    const theme = ui.getTheme(PLAN_THEME);
+    if (!theme) return;
+    s.preTheme = current;
+    ui.setTheme(theme);
+  } else if (current === PLAN_THEME) {
+    const back = s.preTheme ? ui.getTheme(s.preTheme) : undefined;
+    if (back) ui.setTheme(back);
+    s.preTheme = undefined;
+  }
+}
+
+/** After a publication: the session takes the name the host derived from the plan's
+ * `# Plan:` title, once (seed 003). */
+export async function nameSession(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext): Promise<void> {
+  const sessionId = s.sessionId;
+  if (!sessionId) return;
+  const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) }).catch(() => undefined);
+  const name = st?.sessionName;
+  const api: any = pi;
+  if (!name || typeof api.setSessionName !== "function") return;
+  if (typeof api.getSessionName === "function" && api.getSessionName()) return;
+  api.setSessionName(name);
 }
 
 /** Plan mode's tools while planning (the host computes them for the session's preset), the
@@ -294,7 +330,9 @@ export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
         dialog.controller.abort();
         dialog = undefined;
       }
-      if (event.status !== "interrupted") {
+      if (event.status === "interrupted") {
+        if (ctx) void reportInterrupted(s, pi, ctx).catch(() => {});
+      } else {
         void approvalEnded(s, pi, event.proposalId, event.status, event.resolvedBy?.client ?? "", event.errorCode);
       }
     }
@@ -492,6 +530,7 @@ export async function settleHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: E
   s.handoff = undefined;
   if (messageText(message.content) !== pending.text) {
     await s.call("handoff.cancel", { sessionId }).catch(() => {});
+    await syncTools(s, pi, "plan");
     ctx.ui.notify("The plan handoff did not start (another message came first); Plan mode stays on. /plan --review to try again.", "warning");
     return;
   }
@@ -499,9 +538,11 @@ export async function settleHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: E
     await s.call("handoff.accept", { sessionId, token: pending.token });
     s.mode = "agent";
     ctx.ui.setStatus("planhost", undefined);
+    present(s, ctx, false);
     await syncTools(s, pi, "agent");
   } catch (error) {
     await s.call("handoff.cancel", { sessionId }).catch(() => {});
+    await syncTools(s, pi, "plan");
     ctx.ui.notify(`planhost: the handoff was not accepted, so Plan mode stays on and this run stops: ${describe(error)}`, "error");
     ctx.abort();
   }
@@ -622,6 +663,7 @@ async function exitPlan(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionCont
   if (result.restoreTools && result.restoreTools.length > 0) pi.setActiveTools(result.restoreTools);
   s.mode = "agent";
   ctx.ui.setStatus("planhost", undefined);
+  present(s, ctx, false);
   ctx.ui.notify("Left Plan mode; the plan and its checkpoints are kept for the next /plan.", "info");
 }
 
@@ -652,6 +694,7 @@ async function save(s: PlanhostSession, ctx: ExtensionContext): Promise<boolean>
     action: answer === "Publish" ? "approve" : "reject",
   });
   ctx.ui.notify(`planhost: publication ${result.outcome}: ${result.publication.relativePath}`, result.outcome === "completed" ? "info" : "warning");
+  if (result.outcome === "completed") await nameSession(s, s.pi, ctx);
   return result.outcome === "completed";
 }
 
@@ -760,6 +803,68 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
             return;
           default:
             ctx.ui.notify(parsed.help ?? "usage: /plan [save|preview|exit|status|help]", parsed.errorCode ? "warning" : "info");
+        }
+      } catch (error) {
+        ctx.ui.notify(`planhost: ${describe(error)}`, "error");
+      }
+    },
+  });
+}
+
+const PRESETS = ["host", "literal", "strict", "explore"] as const;
+
+const PLANHOST_HELP = `Usage:
+  /planhost preset                 Show the tool-policy preset of this session
+  /planhost preset NAME            Use preset NAME for this session (host, literal, strict, explore)
+  /planhost preset NAME --default  Make NAME the host's default for every session that has none
+
+Presets: host (the default: in Plan, shell commands run unasked only when proven read-only),
+literal (seed 000 as written: shell commands by the permission mode), strict (Plan is read-only:
+no shell), explore (only file writers are blocked in Plan).`;
+
+/** `/planhost`: the host's settings a pi user may change without leaving pi. */
+export function registerPlanhostCommand(pi: ExtensionAPI, s: PlanhostSession): void {
+  pi.registerCommand("planhost", {
+    description: "planhost settings: /planhost preset [host|literal|strict|explore] [--default]",
+    getArgumentCompletions: (prefix: string) =>
+      [...PRESETS.map((p) => `preset ${p}`), "preset", "help"]
+        .filter((c) => c.startsWith(prefix))
+        .map((value) => ({ value, label: value })),
+    handler: async (args: string, ctx) => {
+      s.ctx = ctx;
+      const words = args.trim().split(/\s+/).filter(Boolean);
+      try {
+        const sessionId = s.requireSession();
+        if (words[0] !== "preset" || words.length > 3) {
+          ctx.ui.notify(PLANHOST_HELP, words.length === 0 || words[0] === "help" ? "info" : "warning");
+          return;
+        }
+        const name = words[1];
+        if (!name) {
+          const session = await s.call("sessions.get", { sessionId });
+          const fallback = (await s.call("settings.get", {})).defaultPolicyPreset;
+          ctx.ui.notify(
+            session.policyPreset
+              ? `This session uses the ${session.policyPreset} preset.`
+              : `This session uses the host's default preset: ${fallback ?? "host"}.`,
+            "info",
+          );
+          return;
+        }
+        const preset = PRESETS.find((p) => p === name);
+        const asDefault = words[2] === "--default";
+        if (!preset || (words[2] !== undefined && !asDefault)) {
+          ctx.ui.notify(`/planhost preset does not accept "${words.slice(1).join(" ")}".\n\n${PLANHOST_HELP}`, "warning");
+          return;
+        }
+        if (asDefault) {
+          await s.call("settings.set", { defaultPolicyPreset: preset });
+          ctx.ui.notify(`The host's default preset is now ${preset}; it applies from the next turn of every session without its own.`, "info");
+        } else {
+          const session = await s.call("sessions.configure", { sessionId, policyPreset: preset });
+          ctx.ui.notify(`This session now uses the ${preset} preset, from its next turn.`, "info");
+          // Plan's tool set depends on the preset.
+          if (session.mode === "plan") await syncTools(s, pi, "plan");
         }
       } catch (error) {
         ctx.ui.notify(`planhost: ${describe(error)}`, "error");

@@ -326,6 +326,13 @@ export type HealthResult = { pid: number; status: HealthStatus; uptimeMs: number
 export type HealthStatus = "ok";
 
 /**
+ * `host.stopping` notification, to every connection: the host was asked to stop
+ * (`planhost stop`, SIGTERM, Ctrl-C) and has interrupted its pending work, as a restart
+ * would. A client should not start another host by itself after this.
+ */
+export type HostStopping = { reason: string; };
+
+/**
  * The tools the host itself runs.
  */
 export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash";
@@ -419,7 +426,7 @@ export type PlanState = "planning" | "awaiting_approval" | "inactive" | "stopped
 /**
  * `plans.status` (seed 003 `/plan status`).
  */
-export type PlanStatusResult = { active: boolean; handoffRestarted: boolean; path?: string | null; persisted: boolean; phase: HandoffPhase; planId: PlanId; publication: PublicationState; revision?: number | null; sha256?: string | null; toolConflict: boolean; };
+export type PlanStatusResult = { active: boolean; handoffRestarted: boolean; path?: string | null; persisted: boolean; phase: HandoffPhase; planId: PlanId; publication: PublicationState; revision?: number | null; sessionName?: string | null; sha256?: string | null; toolConflict: boolean; };
 
 /**
  * `plans.list`.
@@ -893,6 +900,7 @@ export interface MethodAccess {
 
 /** Every notification and its payload. */
 export interface Notifications {
+  "host.stopping": HostStopping;
   "state.changed": Event;
   "tools.activity": ToolActivity;
   "tools.output": ToolOutput;

@@ -38,12 +38,16 @@ export class PlanhostSession {
   toolsSynced = false;
   /** Whether a tool-set conflict was reported (once per Plan phase). */
   conflictReported = false;
+  /** The theme before Plan mode's, to restore on exit. */
+  preTheme: string | undefined;
   /** A handoff this process dispatched, until its run's first user message settles it. */
   handoff: { token: string; text: string } | undefined;
   /** A captured plan was just made ready: offer its review once the run is over. */
   offerReview = false;
   /** The run's host turn waits for the handoff to settle (it begins as an Agent turn). */
   deferredTurn = false;
+  /** While a handed-off run's first message settles the handoff and begins the host turn. */
+  turnReady: Promise<void> | undefined;
   /** Approvals whose end was reported (once each). */
   readonly endedApprovals = new Set<string>();
   /** The timer that looks for a host again after it could not be reached. */
@@ -56,6 +60,8 @@ export class PlanhostSession {
   readonly onReconnect: Array<() => void> = [];
   /** Whether pi is shutting the session down (a lost connection is then expected). */
   private shuttingDown = false;
+  /** The host said it was asked to stop (`planhost stop`): do not start another one. */
+  private hostStopped = false;
   /** Handlers of `tools.output`. */
   readonly onOutput = new Map<string, (stream: string, text: string) => void>();
   /** The projection `checkpoints.capture` returned, for the model call right after it; void
@@ -204,6 +210,20 @@ export class PlanhostSession {
     this.projection = undefined;
     if (this.shuttingDown) return;
     this.turnId = undefined;
+    if (this.hostStopped) {
+      // A person stopped it: wait for one to be started again, start none.
+      this.hostStopped = false;
+      this.sessionId = undefined;
+      const error = new HostError(
+        "HOST_UNREACHABLE",
+        "planhost was stopped (planhost stop), so every tool call is blocked. Start it again with " +
+          "`planhost serve`; this session reconnects by itself.",
+      );
+      this.watchForHost(error);
+      this.ctx?.ui.notify(`planhost: ${describe(error)}`, "warning");
+      this.ctx?.ui.setStatus("planhost", "planhost stopped");
+      return;
+    }
     setTimeout(() => {
       const ctx = this.ctx;
       if (!ctx || this.shuttingDown) return;
@@ -234,6 +254,8 @@ export class PlanhostSession {
       this.projection = undefined;
       if (typeof params.seq === "number" && params.seq > this.seenSeq) this.seenSeq = params.seq;
       for (const handler of this.onEvent) handler(params as Event);
+    } else if (method === "host.stopping") {
+      this.hostStopped = true;
     } else if (method === "tools.output") {
       this.onOutput.get(params?.toolCallId)?.(params.stream, params.text);
     }

@@ -114,23 +114,21 @@ fn shell_command(input: &Value) -> Option<&str> {
     input.get("command").and_then(Value::as_str)
 }
 
-/// What the audit row says of a shell call's command line: the classifier's verdict and why.
-fn shell_detail(decision: &Decision, tool_name: &str, entry: &Entry, input: &Value) -> Value {
+/// What the audit row says of a shell call's command line: proven read-only, or why it asked
+/// (the classifier's reason is in the ask's); `null` when the permission mode decided alone.
+fn shell_detail(decision: &Decision, tool_name: &str) -> Value {
     use planhost_core::{PolicyRule as R, ToolKind};
     if ToolKind::classify(tool_name) != ToolKind::Shell {
         return Value::Null;
     }
-    match decision.rule() {
-        R::AgentShellReadOnly | R::PlanHostShellReadOnly | R::PlanExploreShellReadOnly => {
-            json!({ "readOnly": true })
-        }
-        _ => match shell_command(input) {
-            Some(line) => {
-                let verdict = planhost_core::classify_command(line, entry.dialect);
-                json!({ "readOnly": verdict.is_read_only(), "reason": verdict.reason() })
-            }
-            None => json!({ "readOnly": false, "reason": "no command line" }),
-        },
+    let proven = matches!(
+        decision.rule(),
+        R::AgentShellReadOnly | R::PlanHostShellReadOnly | R::PlanExploreShellReadOnly
+    );
+    match decision {
+        Decision::Ask { reason, .. } => json!({ "readOnly": false, "reason": reason }),
+        Decision::Allow { .. } if proven => json!({ "readOnly": true }),
+        Decision::Allow { .. } | Decision::Deny { .. } => json!({ "readOnly": null }),
     }
 }
 
@@ -282,7 +280,7 @@ impl ToolAuthority {
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
             "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
-            "shell": shell_detail(&decision, &p.tool_name, &entry, &p.input),
+            "shell": shell_detail(&decision, &p.tool_name),
         });
         let audit_row = |action: AuditAction, extra: Value| AuditRow {
             at: now(svc),

@@ -180,6 +180,7 @@ pub(crate) async fn status(svc: &Inner, p: BranchRef) -> Result<PlanStatusResult
             persisted,
             tool_conflict: s.identity.tool_conflict,
             handoff_restarted: s.identity.handoff_restarted,
+            session_name: s.identity.session_name,
         })
     })
     .await
@@ -354,13 +355,17 @@ pub(crate) async fn toolset_restore(
 ) -> Result<RestoredToolset> {
     svc.engine(move |e| {
         let id = p.session_id.as_str();
-        if e.store().policy_snapshot(id)?.live.mode == planhost_core::Mode::Plan {
+        let identity = e.store().plan_identity(id)?;
+        // In Plan the tool set stays Plan's, except for the run a person handed the plan to
+        // (seed 004: the first tool snapshot is the execution's while the gate stays in place;
+        // the host still holds the run to Plan until `handoff.accept`).
+        let planning = e.store().policy_snapshot(id)?.live.mode == planhost_core::Mode::Plan;
+        if planning && identity.phase != planhost_core::HandoffPhase::HandoffPending {
             return Err(ServiceError::refused(
                 planhost_core::ErrorCode::SessionNotIdle,
                 "the session is in Plan mode: its Plan tool set stays until it leaves Plan",
             ));
         }
-        let identity = e.store().plan_identity(id)?;
         if identity.tool_baseline.is_none() {
             return Ok(RestoredToolset { tools: None });
         }

@@ -29,7 +29,9 @@ fn expired_in(notes: &[ServerNotification]) -> Vec<ProposalId> {
                 } => Some(proposal_id.clone()),
                 _ => None,
             },
-            ServerNotification::ToolOutput(_) | ServerNotification::ToolActivity(_) => None,
+            ServerNotification::ToolOutput(_)
+            | ServerNotification::ToolActivity(_)
+            | ServerNotification::HostStopping(_) => None,
         })
         .collect()
 }

@@ -226,7 +226,23 @@ async fn serve_socket(
         let svc = svc.clone();
         tokio::spawn(async move { serve_stream(svc, stream).await });
     }
+    // Asked to stop: nothing accepts on the socket any more; interrupt what is in flight as
+    // the next start would, while the clients can still hear it.
     let _ = fs_err::remove_file(path);
+    match svc.stop("planhost was asked to stop").await {
+        Ok(report) => tracing::info!(
+            interrupted_approvals = report.interrupted_approvals.len(),
+            interrupted_executions = report.interrupted_executions.len(),
+            aborted_turns = report.aborted_turns.len(),
+            "stopping"
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "stopping: the fence did not run; the next start runs it")
+        }
+    }
+    // Give the notifications a moment to reach the clients before their connections close.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    eprintln!("planhost: stopped");
     Ok(())
 }
 

@@ -159,9 +159,27 @@ pub(crate) async fn start(
     state_dir: &Path,
     addr: SocketAddr,
 ) -> anyhow::Result<String> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("binding the web page to {addr}"))?;
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        // The default port is taken (another program, another host): a free port instead, so a
+        // host started for someone (pi's) still serves its page; `planhost web` says where.
+        Err(error)
+            if error.kind() == std::io::ErrorKind::AddrInUse
+                && addr.to_string() == DEFAULT_ADDR =>
+        {
+            let free = SocketAddr::new(addr.ip(), 0);
+            tracing::warn!(%addr, "the default web port is taken; serving the page on a free port");
+            tokio::net::TcpListener::bind(free)
+                .await
+                .with_context(|| format!("binding the web page to {free}"))?
+        }
+        Err(error) => {
+            return Err(anyhow::Error::new(error).context(format!(
+                "binding the web page to {addr}: choose another address with `--web 127.0.0.1:PORT` \
+                 (port 0 picks a free one)"
+            )));
+        }
+    };
     let local = listener.local_addr()?;
     let url = page_url(local);
     let token = match WebFile::read(state_dir) {
@@ -1066,7 +1084,8 @@ async fn events(State(web): Shared, headers: HeaderMap) -> Response {
                     ("tools", serde_json::to_string(&activity))
                 }
                 Some(ServerNotification::ToolOutput(_)) => continue,
-                None => return None,
+                // The host is stopping: the page sees the stream end and says it lost the host.
+                Some(ServerNotification::HostStopping(_)) | None => return None,
             };
             let e = Event::default().event(name).data(data.unwrap_or_default());
             return Some((

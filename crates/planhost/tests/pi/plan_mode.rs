@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::harness::{Fixture, on_both_versions};
+use crate::harness::{Fixture, on_both_versions, planhost_bin};
 use crate::plan_steps::*;
 use planhost_test_support::{BOUND, ChatRequest, Last, Reply, Responder, Version, poll_until};
 
@@ -26,6 +26,8 @@ on_both_versions!(
     a_prompt_while_a_plan_waits_reopens_it,
     print_mode_exits,
     a_host_started_after_pi_is_picked_up,
+    a_proposed_plan_is_handed_off_and_executed,
+    the_agents_bash_cannot_approve_its_own_plan,
 );
 
 const SECOND: &str = "PHASE-TWO-7f3e";
@@ -289,4 +291,134 @@ fn a_host_started_after_pi_is_picked_up(version: Version) {
         &format!("{cat:?}"),
     );
     pi.wait_idle();
+}
+
+/// (7) Seed 004's handoff: a `<proposed_plan>` in the model's final answer is captured, the
+/// person reviews it and confirms twice, the execution prompt starts the run (Plan mode ends),
+/// and the model's edit changes the file.
+fn a_proposed_plan_is_handed_off_and_executed(version: Version) {
+    let fx = Fixture::new(version);
+    fx.write("greeting.txt", "hello world\n");
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, |req| {
+        if req.any_user_contains("The person approved this plan") {
+            if req.results_of("edit") == 0 {
+                return Reply::tool(
+                    "edit",
+                    json!({ "path": "greeting.txt",
+                            "edits": [{ "oldText": "hello", "newText": "goodbye" }] }),
+                );
+            }
+            return Reply::text("Done: the greeting is renamed.");
+        }
+        Reply::text(&format!(
+            "Here is the plan.\n\n<proposed_plan>\n{}</proposed_plan>\n",
+            plan_markdown()
+        ))
+    });
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    pi.prompt("Plan the rename of the greeting.");
+    let review = pi.next_ui_request("the handoff review", |r| {
+        r.method == "select" && r.title.contains("Hand it to execution?")
+    });
+    pi.answer(&review.id, "Execute it");
+    let sure = pi.next_ui_request("the second confirmation", |r| r.method == "confirm");
+    check(
+        &pi,
+        sure.title.contains("Execute revision 1 now?"),
+        &format!("{sure:?}"),
+    );
+    pi.confirm(&sure.id, true);
+    pi.wait_message("user", |t| {
+        t.contains("The person approved this plan") && t.contains(MARKER)
+    });
+    // Agent mode under the session's permission mode (ask): the edit asks, Allow first.
+    let ask = pi.next_ui_request("the edit's ask", |r| {
+        r.method == "select" && r.title.contains("planhost asks")
+    });
+    pi.answer(&ask.id, "Allow");
+    let edit = pi.wait_tool_end("edit");
+    check(&pi, !edit.is_error, &format!("{edit:?}"));
+    pi.wait_idle();
+    assert_eq!(fx.read("greeting.txt").as_deref(), Some("goodbye world\n"));
+    let state = host.session(&session);
+    assert_eq!(state["mode"], "agent", "{state:#}");
+    let status = host.query(
+        "plans.status",
+        json!({ "sessionId": session, "branchPath": ["x"] }),
+    );
+    assert_eq!(status["phase"], "off", "{status:#}");
+    let steps = host.audit_rows(&session, "handoff.step");
+    assert!(
+        steps.iter().any(|r| r["detail"]["to"] == "handoff_pending")
+            && steps
+                .iter()
+                .any(|r| r["detail"]["from"] == "handoff_pending" && r["detail"]["to"] == "off"),
+        "{steps:#?}"
+    );
+}
+
+/// (8) The model's own bash runs `planhost approve` against its pending plan: even when the
+/// person allows the command, the host refuses the approver role to a process under the agent,
+/// and the plan stays pending.
+fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let socket = fx.socket();
+    let state = fx.state_dir();
+    let _model = Responder::start(&fx.model, move |req| {
+        if req.results_of("SubmitPlan") == 0 {
+            return Reply::tool(
+                "SubmitPlan",
+                json!({ "title": TITLE, "markdown": plan_markdown(), "question": "Go?" }),
+            );
+        }
+        if req.results_of("bash") == 0 {
+            // The model looks its plan up, as the attack did, and approves it with the CLI.
+            let mut client = planhost_client::Client::connect_socket(&socket).expect("socket");
+            client
+                .initialize("model-side", &[planhost_core::Role::Observer])
+                .expect("initialize");
+            let pending: serde_json::Value = client
+                .call_raw("plans.list", &json!({ "status": ["pending"] }))
+                .expect("plans.list");
+            let id = pending["items"][0]["proposalId"]
+                .as_str()
+                .unwrap_or("none")
+                .to_owned();
+            let command = format!(
+                "{} --socket {} --state-dir {} approve {id} --mode auto",
+                planhost_bin(),
+                socket.display(),
+                state.display()
+            );
+            return Reply::tool("bash", json!({ "command": command }));
+        }
+        Reply::text("Waiting for the reviewer.")
+    });
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    pi.prompt("Plan the rename of the greeting.");
+    let ask = pi.next_ui_request("the ask for planhost approve", |r| {
+        r.method == "select" && r.title.contains("approve")
+    });
+    check(
+        &pi,
+        ask.options == ["Deny", "Allow"],
+        &format!("{:?}", ask.options),
+    );
+    pi.answer(&ask.id, "Allow");
+    let bash = pi.wait_tool_end("bash");
+    check(
+        &pi,
+        bash.text.contains("ROLE_APPROVER_REFUSED"),
+        &format!("the CLI under the agent is refused: {bash:?}"),
+    );
+    let dialog = pi.next_ui_request("the approval", |r| {
+        r.method == "select" && r.title.contains(TITLE)
+    });
+    let plan = host.plans(&session)[0].clone();
+    assert_eq!(plan["status"], "pending", "{plan:#}");
+    pi.cancel_dialog(&dialog.id);
 }

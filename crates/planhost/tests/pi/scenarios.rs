@@ -37,7 +37,7 @@ on_both_versions!(
 
 /// Plan, then execute: `SubmitPlan` first; one `edit` once the approved plan has arrived as a
 /// user message pi showed (`log`: the extension also injects the latest plan into every model
-/// call as a user message, which must not count), then, `with_bash`, one `cat greeting.txt`;
+/// call as a user message, which must not count), then, `with_bash`, one `cat greeting.txt && touch seen.txt` (not provably read-only, so it asks);
 /// text otherwise.
 fn plan_then_edit(
     log: EventLog,
@@ -54,7 +54,10 @@ fn plan_then_edit(
         }
         if edit_sent && !bash_sent {
             bash_sent = true;
-            return Reply::tool("bash", json!({ "command": "cat greeting.txt" }));
+            return Reply::tool(
+                "bash",
+                json!({ "command": "cat greeting.txt && touch seen.txt" }),
+            );
         }
         if edit_sent {
             return Reply::text("Done: the greeting is renamed.");
@@ -105,7 +108,9 @@ fn wait_execution_completed(host: &Host, session: &str) -> Value {
     })
 }
 
-/// (1) In Plan, `write` and `edit` are blocked by the host and the file is unchanged.
+/// (1) In Plan, `write` and `edit` are not among the model's tools (the host computed Plan's
+/// set), a call anyway is refused, and the file is unchanged. (The host's own deny of a writer
+/// that is active after all is `POLICY_PLAN_WRITE_DENIED`: the integration tests hold it.)
 fn plan_blocks_write_and_edit(version: Version) {
     let fx = Fixture::new(version);
     fx.write("notes.txt", "original\n");
@@ -132,14 +137,21 @@ fn plan_blocks_write_and_edit(version: Version) {
     let write = pi.wait_tool_end("write");
     let edit = pi.wait_tool_end("edit");
     pi.wait_idle();
-    blocked_with(&pi, &write, "POLICY_PLAN_WRITE_DENIED");
-    blocked_with(&pi, &edit, "POLICY_PLAN_WRITE_DENIED");
+    blocked_with(&pi, &write, "Tool write not found");
+    blocked_with(&pi, &edit, "Tool edit not found");
     assert_eq!(fx.read("notes.txt").as_deref(), Some("original\n"));
-    let denies = host.audit_rows(&session, "tool.deny");
+    let offered: Vec<String> = fx
+        .model
+        .requests()
+        .into_iter()
+        .flat_map(|body| ChatRequest { body, index: 0 }.offered_tools())
+        .collect();
     assert!(
-        denies.len() >= 2,
-        "the host recorded the denials: {denies:#?}"
+        !offered.iter().any(|t| t == "write" || t == "edit"),
+        "{offered:?}"
     );
+    let executed = host.audit_rows(&session, "tool.executed");
+    assert!(executed.is_empty(), "the host ran nothing: {executed:#?}");
 }
 
 /// (2) SubmitPlan → dialog → `Approve (Accept edits)` → the execution turn's `edit` changes the
@@ -163,7 +175,7 @@ fn approve_accept_edits_runs_the_execution_turn(version: Version) {
         &format!("the execution's edit failed: {edit:?}"),
     );
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("goodbye world\n"));
-    // Accept edits still asks for Bash, which the host runs.
+    // Accept edits still asks for a Bash command that may change files (the host runs it).
     let ask = pi.next_ui_request("the Bash ask of the execution", |r| r.method == "select");
     check(
         &pi,
@@ -356,7 +368,7 @@ fn approval_from_a_rust_approver_runs_the_execution_once(version: Version) {
 }
 
 /// (10) No host and no way to start one: `write` and `bash` are blocked with a message that
-/// says how to start the host, and nothing is written.
+/// names the missing binary and what to set, once, and nothing is written.
 fn host_unreachable_blocks_write_and_bash(version: Version) {
     let fx = Fixture::new(version);
     let _model = Responder::start(&fx.model, |req| {
@@ -373,8 +385,15 @@ fn host_unreachable_blocks_write_and_bash(version: Version) {
     let write = pi.wait_tool_end("write");
     let bash = pi.wait_tool_end("bash");
     pi.wait_idle();
-    blocked_with(&pi, &write, "planhost serve");
-    blocked_with(&pi, &bash, "planhost serve");
+    for end in [&write, &bash] {
+        blocked_with(&pi, end, "set PLANHOST_BIN to the planhost binary");
+        check(
+            &pi,
+            end.text.matches("[HOST_BINARY_NOT_FOUND]").count() == 1
+                && !end.text.contains("HOST_UNREACHABLE"),
+            &format!("the code once, and the right one: {:?}", end.text),
+        );
+    }
     assert_eq!(fx.read("made.txt"), None);
     assert_eq!(fx.read("leaked.txt"), None);
     assert!(!fx.socket().exists(), "nothing started a host");
@@ -403,15 +422,11 @@ fn strict_plan_blocks_find_delete(version: Version) {
     pi.prompt("Clean up victim.txt.");
     let bash = pi.wait_tool_end("bash");
     pi.wait_idle();
-    blocked_with(&pi, &bash, "POLICY_PLAN_SHELL_DENIED");
+    // Strict Plan has no shell among the model's tools at all.
+    blocked_with(&pi, &bash, "Tool bash not found");
     assert_eq!(fx.read("victim.txt").as_deref(), Some("still here\n"));
-    let denies = host.audit_rows(&session, "tool.deny");
-    assert!(
-        denies
-            .iter()
-            .any(|r| r["detail"]["code"] == "POLICY_PLAN_SHELL_DENIED"),
-        "{denies:#?}"
-    );
+    let executed = host.audit_rows(&session, "tool.executed");
+    assert!(executed.is_empty(), "{executed:#?}");
     check(&pi, pi.dialogs().is_empty(), "a deny asks nobody");
 }
 
@@ -421,7 +436,10 @@ fn bash_ask_is_an_allow_deny_dialog(version: Version) {
     let fx = Fixture::new(version);
     let host = fx.start_host();
     let _model = Responder::start(&fx.model, |req| match req.results_of("bash") {
-        0 => Reply::tool("bash", json!({ "command": "echo first-run" })),
+        0 => Reply::tool(
+            "bash",
+            json!({ "command": "echo first-run | tee first.txt" }),
+        ),
         1 => Reply::tool("bash", json!({ "command": "echo second > second.txt" })),
         _ => Reply::text("One ran, one was denied."),
     });
@@ -446,6 +464,7 @@ fn bash_ask_is_an_allow_deny_dialog(version: Version) {
     let denied = pi.wait_tool_end("bash");
     check(&pi, denied.is_error, &format!("denied bash: {denied:?}"));
     pi.wait_idle();
+    assert_eq!(fx.read("first.txt").as_deref(), Some("first-run\n"));
     assert_eq!(fx.read("second.txt"), None);
     let executed = host.audit_rows(&session, "tool.executed");
     assert_eq!(

@@ -173,12 +173,17 @@ fn proposed_plan_is_captured_previewed_and_published(version: Version) {
     let mut pi = fx.pi();
     let session = enter_plan(&mut pi, &host);
     pi.prompt("Propose a plan for the greeting.");
-    let captured = pi.wait_notify(|m| m.contains("plan captured as revision"));
+    let captured = pi.wait_notify(|m| m.contains("plan was captured as revision"));
     check(
         &pi,
-        captured.contains("revision 1"),
+        captured.contains("revision 1") && captured.contains("/plan --review"),
         &format!("the first capture is revision 1: {captured:?}"),
     );
+    // A ready plan is offered for execution (seed 004's review); keep planning here.
+    let review = pi.next_ui_request("the handoff review", |r| {
+        r.method == "select" && r.title.contains("Hand it to execution?")
+    });
+    pi.answer(&review.id, "Keep planning");
     pi.wait_idle();
 
     pi.prompt("/plan preview");
@@ -589,9 +594,9 @@ fn host_preset_find_delete_asks_and_deny_keeps_the_file(version: Version) {
     let ask = pi.next_ui_request("the find -delete ask", |r| r.method == "select");
     check(
         &pi,
-        ask.options == ["Allow", "Deny"] && ask.title.contains("victim.txt"),
+        ask.options == ["Deny", "Allow"] && ask.title.contains("victim.txt"),
         &format!(
-            "an Allow/Deny select showing the command: {:?} {:?}",
+            "a Deny-first select showing the command: {:?} {:?}",
             ask.title, ask.options
         ),
     );
@@ -600,7 +605,8 @@ fn host_preset_find_delete_asks_and_deny_keeps_the_file(version: Version) {
     let write = pi.wait_tool_end("write");
     pi.wait_idle();
     check(&pi, bash.is_error, &format!("the denied bash: {bash:?}"));
-    blocked_with(&pi, &write, "POLICY_PLAN_WRITE_DENIED");
+    // Plan's tool set has no writer (the host's deny stands behind it).
+    blocked_with(&pi, &write, "Tool write not found");
     assert_eq!(fx.read("victim.txt").as_deref(), Some("still here\n"));
     let executed = host.audit_rows(&session, "tool.executed");
     assert!(
@@ -653,7 +659,8 @@ fn continue_comes_back_in_plan(version: Version) {
     second.prompt("Overwrite notes.txt.");
     let write = second.wait_tool_end("write");
     second.wait_idle();
-    blocked_with(&second, &write, "POLICY_PLAN_WRITE_DENIED");
+    // Back in Plan after `pi -c`: Plan's tool set is applied again.
+    blocked_with(&second, &write, "Tool write not found");
     assert_eq!(fx.read("notes.txt").as_deref(), Some("original\n"));
 }
 
