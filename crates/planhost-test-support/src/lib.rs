@@ -13,6 +13,7 @@
 //! assert_eq!(server.pending(), 1);
 //! ```
 
+mod detached;
 mod model;
 pub mod pi_install;
 pub mod pi_rpc;
@@ -21,6 +22,7 @@ pub mod procs;
 pub mod responder;
 pub mod swap;
 
+pub use detached::{Detached, run_detached};
 pub use model::{ModelServer, Reply};
 pub use pi_install::{PiInstall, Version, ensure_pi};
 pub use pi_rpc::{EventLog, PiOptions, PiSession, SessionStore, ToolEnd, UiRequest};

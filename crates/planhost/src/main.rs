@@ -60,6 +60,16 @@ enum Command {
         #[arg(long)]
         rotate: bool,
     },
+    /// Show or choose the tool-policy preset: host (the default: in Plan, shell commands run
+    /// unasked only when proven read-only), literal (seed 000: by the permission mode), strict
+    /// (Plan is read-only, no shell), explore (only file writers blocked in Plan).
+    Preset {
+        /// The preset to use; without it, the current one is shown.
+        name: Option<planhost_core::PolicyPreset>,
+        /// One session (its id, or a unique prefix or suffix); without it, the host's default.
+        #[arg(long)]
+        session: Option<String>,
+    },
     /// Stop the running host: its pending approvals and executions are interrupted, as on a
     /// restart, its commands' process trees are killed, and its clients are told.
     Stop,
@@ -157,6 +167,7 @@ fn main() -> ExitCode {
         }
         Command::Web { no_open, rotate } => cli::web(&paths, no_open, rotate),
         Command::Stop => cli::stop(&paths),
+        Command::Preset { name, session } => cli::preset(&paths, name, session.as_deref()),
         Command::Status(out) => cli::status(&paths, out),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),

@@ -140,10 +140,13 @@ fn a_sibling_branch_never_sees_another_branchs_checkpoint() {
         .unwrap();
     assert!(projected.contains("# right\n") && !projected.contains("left"));
     assert_eq!(revision, Some(2));
+    // No checkpoint on that branch: the Plan-mode instruction alone.
+    let (root_only, revision) = f.engine().projection(&s, &path(&["root"])).unwrap();
     assert_eq!(
-        f.engine().projection(&s, &path(&["root"])).unwrap(),
-        (String::new(), None)
+        root_only,
+        planhost_core::plan_instruction(planhost_core::PolicyPreset::Host)
     );
+    assert_eq!(revision, None);
 }
 
 #[test]

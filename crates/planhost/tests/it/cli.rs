@@ -34,40 +34,21 @@ impl Run {
 /// Runs `planhost --state-dir … --socket … <args>` the way a person's terminal does: not as a
 /// descendant of this test process. The tests hold `agent` connections (they play the agent),
 /// and the host refuses `approver` to a child of an agent (`ROLE_APPROVER_REFUSED`), so the
-/// command is double-forked (`sh` starts it in the background and exits: it is re-parented past
-/// this process) and its output comes back through files. Bounded.
+/// command runs detached (`planhost_test_support::run_detached`). Bounded.
 pub(crate) fn cli(env: &Env, args: &[&str]) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let mut sh = Reaped(
-        Command::new("sh")
-            .arg("-c")
-            .arg(
-                r#"( "$@" >"$OUT/out" 2>"$OUT/err" </dev/null; echo $? >"$OUT/rc.tmp"
-                     mv "$OUT/rc.tmp" "$OUT/rc" ) >/dev/null 2>&1 </dev/null &"#,
-            )
-            .arg("sh")
-            .arg(bin())
-            .arg("--state-dir")
-            .arg(env.state_dir())
-            .arg("--socket")
-            .arg(env.socket())
-            .args(args)
-            .env("OUT", dir.path())
-            .env_remove("PLANHOST_LOG")
-            .env_remove("PLANHOST_STATE_DIR")
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    sh.wait_exit("sh to start the detached command");
-    let rc = poll_until(&format!("planhost {args:?} to exit"), BOUND, || {
-        std::fs::read_to_string(dir.path().join("rc")).ok()
-    });
-    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.arg("--state-dir")
+        .arg(env.state_dir())
+        .arg("--socket")
+        .arg(env.socket())
+        .args(args)
+        .env_remove("PLANHOST_LOG")
+        .env_remove("PLANHOST_STATE_DIR");
+    let run = planhost_test_support::run_detached(&cmd, BOUND);
     Run {
-        code: rc.trim().parse().ok(),
-        stdout: read("out"),
-        stderr: read("err"),
+        code: run.code,
+        stdout: run.stdout,
+        stderr: run.stderr,
     }
 }
 

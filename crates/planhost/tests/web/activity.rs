@@ -85,7 +85,7 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "read-1" }),
     );
     assert_eq!(finished["released"], true, "{finished}");
-    let input = json!({ "command": "sleep 4" });
+    let input = json!({ "command": "touch ran.mark; sleep 4" });
     let ask = authorize(&mut agent, &sid, &turn, "bash-1", "Bash", input.clone());
     assert_eq!(ask["decision"], "ask", "{ask}");
     person.call(

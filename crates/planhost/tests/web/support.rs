@@ -345,22 +345,25 @@ impl WebHost {
         command_in(self.root.path())
     }
 
-    /// Runs a CLI command against this host within the budget; it must succeed.
+    /// Runs a CLI command against this host within the budget, the way a person's terminal
+    /// does (detached: the test holds agent connections, and the host refuses `approver` to a
+    /// process below an agent); it must succeed.
     pub(crate) fn cli(&self, args: &[&str]) -> String {
         let what = format!("planhost {}", args.join(" "));
-        let out = run_bounded(
-            self.command().args(args),
+        let mut cmd = self.command();
+        cmd.args(args);
+        let out = planhost_test_support::run_detached(
+            &cmd,
             self.budget.at_most(Duration::from_secs(10), &what),
-            &what,
         );
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
-            out.status.success(),
-            "`{what}` exited with {}\nstdout:\n{stdout}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            out.code == Some(0),
+            "`{what}` exited with {:?}\nstdout:\n{}\nstderr:\n{}",
+            out.code,
+            out.stdout,
+            out.stderr
         );
-        stdout
+        out.stdout
     }
 
     /// An initialized connection on the socket declaring `roles`. It stops reading (and every
