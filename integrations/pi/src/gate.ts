@@ -65,11 +65,20 @@ async function ask(
     if (event.kind === "permissionResolved" && event.requestId === requestId) controller.abort();
   };
   s.onEvent.push(onEvent);
+  // The host went away: its asks are gone with it (a restarted host has none), so the dialog
+  // closes and the call is blocked.
+  let lost = false;
+  const onLost = () => {
+    lost = true;
+    controller.abort();
+  };
+  s.onLost.push(onLost);
   try {
     const options = defaultAnswer === "deny" ? ["Deny", "Allow"] : ["Allow", "Deny"];
     const choice = await ctx.ui.select(`planhost asks: ${reason}\n${shownInput(toolName, input)}`, options, {
       signal: controller.signal,
     });
+    if (lost) throw new HostError("HOST_UNREACHABLE", "the host stopped while it was asking; the command did not run");
     if (controller.signal.aborted) {
       const asks = await s.call("permissions.list", { sessionId: s.sessionId, status: ["answered"] });
       return asks.items.some((a) => a.requestId === requestId && a.decision === "allow");
@@ -79,6 +88,7 @@ async function ask(
     return answered.decision === "allow";
   } finally {
     s.onEvent.splice(s.onEvent.indexOf(onEvent), 1);
+    s.onLost.splice(s.onLost.indexOf(onLost), 1);
   }
 }
 

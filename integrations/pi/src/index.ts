@@ -116,7 +116,10 @@ export default function planhost(pi: ExtensionAPI): void {
   pi.on("input", async (event: any, ctx) => {
     if (event?.source === "extension" || !s.sessionId) return { action: "continue" };
     try {
-      if (await reopenPending(s, ctx, "Not sent: ")) return { action: "handled" };
+      if (await reopenPending(s, ctx, "Your message was not sent (it is back in the editor): ")) {
+        (ctx.ui as any).setEditorText?.(String(event.text ?? ""));
+        return { action: "handled" };
+      }
     } catch {
       // The host decides at turns.begin; nothing to add here.
     }

@@ -43,6 +43,7 @@ export function localTime(at: number, now = new Date()): string {
 export function statusText(mode: string, planState: string): string | undefined {
   if (mode !== "plan") return undefined;
   if (planState === "awaiting_approval") return "plan · awaiting approval (/plan to answer)";
+  if (planState === "stopped") return "plan · no plan pending (prompt to plan again)";
   return `plan · ${planState.replace("_", " ")}`;
 }
 
@@ -263,6 +264,20 @@ export async function claimQueued(s: PlanhostSession, pi: ExtensionAPI, executio
   }
 }
 
+/** Who answered, in a person's words. */
+function surface(client: string): string {
+  switch (client) {
+    case "pi-planhost":
+      return "you in pi";
+    case "planhost-cli":
+      return "the planhost CLI";
+    case "planhost-web":
+      return "the web page";
+    default:
+      return client;
+  }
+}
+
 /** An approval ended (answered on any surface, expired, or interrupted): say so once, and a
  * rejection's reason goes to the model as the person's next message. */
 async function approvalEnded(
@@ -279,14 +294,15 @@ async function approvalEnded(
   const detail = await s.call("plans.get", { proposalId }).catch(() => undefined);
   const title = detail ? `"${detail.approval.title}"` : "";
   const feedback = detail?.approval.feedback?.trim();
-  const by = who ? ` by ${who}` : "";
+  const by = who ? ` by ${surface(who)}` : "";
   switch (status) {
     case "approved":
       ctx?.ui.notify(`planhost: the plan ${title} was approved${by}; the execution starts now.`, "info");
       return;
     case "rejected":
       ctx?.ui.notify(
-        `planhost: the plan ${title} was rejected${by}${feedback ? `: ${feedback}` : "."} Plan mode stays on; the model can revise it.`,
+        `planhost: the plan ${title} was rejected${by}${feedback ? ` ("${feedback}")` : ""}. Plan mode stays on` +
+          (feedback ? "; the reason went to the model." : "; tell the model what to change."),
         "warning",
       );
       if (feedback) {

@@ -62,6 +62,10 @@ export class PlanhostSession {
   private shuttingDown = false;
   /** The host said it was asked to stop (`planhost stop`): do not start another one. */
   private hostStopped = false;
+  /** After a stop: calls wait for a host a person starts; none is started from here. */
+  private dontStart = false;
+  /** Handlers run when the connection drops (open dialogs that only the lost host could answer). */
+  readonly onLost: Array<() => void> = [];
   /** Handlers of `tools.output`. */
   readonly onOutput = new Map<string, (stream: string, text: string) => void>();
   /** The projection `checkpoints.capture` returned, for the model call right after it; void
@@ -113,7 +117,7 @@ export class PlanhostSession {
   }
 
   /** The connection, opened (and the host started) on first use. */
-  async connection(start = true): Promise<Host> {
+  async connection(start = !this.dontStart): Promise<Host> {
     if (this.host && !this.host.isClosed) return this.host;
     if (!this.connecting) {
       this.connecting = Host.open(
@@ -184,6 +188,7 @@ export class PlanhostSession {
         .then(() => {
           this.stopWatching();
           this.lastError = undefined;
+          this.dontStart = false;
           ctx.ui.notify("planhost: the host answers again; tools run through it from now on.", "info");
           for (const handler of this.onReconnect) handler();
         })
@@ -208,15 +213,17 @@ export class PlanhostSession {
   private lost(): void {
     this.host = undefined;
     this.projection = undefined;
+    for (const handler of [...this.onLost]) handler();
     if (this.shuttingDown) return;
     this.turnId = undefined;
     if (this.hostStopped) {
       // A person stopped it: wait for one to be started again, start none.
       this.hostStopped = false;
+      this.dontStart = true;
       this.sessionId = undefined;
       const error = new HostError(
         "HOST_UNREACHABLE",
-        "planhost was stopped (planhost stop), so every tool call is blocked. Start it again with " +
+        "the host was stopped (planhost stop), so every tool call is blocked. Start it again with " +
           "`planhost serve`; this session reconnects by itself.",
       );
       this.watchForHost(error);

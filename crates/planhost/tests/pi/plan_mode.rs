@@ -227,7 +227,9 @@ fn a_prompt_while_a_plan_waits_reopens_it(version: Version) {
     pi.wait_idle();
     let asked = fx.model.requests().len();
     pi.prompt("What about the tests?");
-    pi.wait_notify(|t| t.starts_with("Not sent: ") && t.contains(TITLE));
+    pi.wait_notify(|t| {
+        t.starts_with("Your message was not sent (it is back in the editor): ") && t.contains(TITLE)
+    });
     let again = pi.next_ui_request("the approval, reopened by a prompt", |r| {
         r.method == "select" && r.title.contains(TITLE)
     });
