@@ -2,6 +2,8 @@
 //!
 //! - `tools.authorize` round trip over `serve --stdio`, p50/p99 and throughput, against an
 //!   `app.health` echo through the same pipe (target ≤ 1.5× the echo; echo p50 < 100 µs);
+//! - the same for a Bash call in Plan mode (the shell classifier on the path: `git log` with
+//!   options and a pipe into `head`, proven read-only, so allowed);
 //! - resident memory idle and with 1,000 open sessions (targets ≤ 20 MB and ≤ 64 MB);
 //! - 50 concurrent socket clients × 1,000 authorize calls each: zero errors, p99 reported.
 //!
@@ -94,6 +96,52 @@ fn authorize(
     .map_err(|e| e.to_string())
 }
 
+/// A Plan session (the `host` preset) with a running turn: a proven read-only Bash is allowed.
+fn plan_session(c: &mut Client, root: &std::path::Path) -> (SessionId, TurnId) {
+    let s = c
+        .call::<methods::SessionsOpen>(OpenSessionParams {
+            workspace_root: root.display().to_string(),
+            external_id: Some("bench-plan".into()),
+            interactivity: Interactivity::Interactive,
+            persistence: None,
+        })
+        .unwrap();
+    let _ = c
+        .call::<methods::SessionsSetMode>(planhost_protocol::SetModeParams {
+            session_id: s.id.clone(),
+            mode: planhost_core::Mode::Plan,
+        })
+        .unwrap();
+    let t = c
+        .call::<methods::TurnsBegin>(BeginTurnParams {
+            session_id: s.id.clone(),
+            origin: None,
+        })
+        .unwrap();
+    (s.id, t.id)
+}
+
+const READ_ONLY_BASH: &str = "git log --oneline -n 20 -- src | head -n 5";
+
+fn authorize_bash(
+    c: &mut Client,
+    session: &SessionId,
+    turn: &TurnId,
+    i: usize,
+) -> Result<AuthorizeResult, String> {
+    c.call::<methods::ToolsAuthorize>(AuthorizeParams {
+        session_id: session.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: format!("bash-{i}").into(),
+        tool_name: "Bash".into(),
+        batch_index: 0,
+        batch_size: 1,
+        provenance: planhost_protocol::Provenance::built_in(),
+        input: serde_json::json!({ "command": READ_ONLY_BASH }),
+    })
+    .map_err(|e| e.to_string())
+}
+
 fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
     let mut child = Command::new(BIN)
         .args(["serve", "--stdio", "--state-dir"])
@@ -160,6 +208,40 @@ fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
         "  authorize / echo    p50 {:.2}x  p99 {:.2}x  (target <= 1.5x; echo p50 target < 100 µs)",
         a50.as_secs_f64() / e50.as_secs_f64(),
         pct(&auth, 0.99).as_secs_f64() / pct(&echo, 0.99).as_secs_f64()
+    );
+
+    // Bash in Plan: the classifier proves the command read-only on every call.
+    let (plan, plan_turn) = plan_session(&mut c, root);
+    let m = 5_000;
+    let (mut echo2, mut bash) = (Vec::with_capacity(m), Vec::with_capacity(m));
+    for i in 0..500 {
+        let _ = c.call::<methods::AppHealth>(Empty {}).unwrap();
+        authorize_bash(&mut c, &plan, &plan_turn, 1_000_000 + i).unwrap();
+    }
+    for block in 0..(m / 500) {
+        for _ in 0..500 {
+            let s = Instant::now();
+            let _ = c.call::<methods::AppHealth>(Empty {}).unwrap();
+            echo2.push(s.elapsed());
+        }
+        for i in 0..500 {
+            let s = Instant::now();
+            let r = authorize_bash(&mut c, &plan, &plan_turn, block * 500 + i).unwrap();
+            assert_eq!(r.decision, DecisionKind::Allow, "{r:?}");
+            bash.push(s.elapsed());
+        }
+    }
+    echo2.sort();
+    bash.sort();
+    println!("  Bash in Plan, proven read-only ({READ_ONLY_BASH:?}), n = {m}");
+    println!(
+        "    echo p50 {}  p99 {}; authorize p50 {}  p99 {}; ratio p50 {:.2}x  p99 {:.2}x",
+        us(pct(&echo2, 0.5)),
+        us(pct(&echo2, 0.99)),
+        us(pct(&bash, 0.5)),
+        us(pct(&bash, 0.99)),
+        pct(&bash, 0.5).as_secs_f64() / pct(&echo2, 0.5).as_secs_f64(),
+        pct(&bash, 0.99).as_secs_f64() / pct(&echo2, 0.99).as_secs_f64()
     );
 
     for i in 0..1_000 {

@@ -28,6 +28,8 @@ on_both_versions!(
     a_host_started_after_pi_is_picked_up,
     a_proposed_plan_is_handed_off_and_executed,
     the_agents_bash_cannot_approve_its_own_plan,
+    planhost_stop_interrupts_once_and_pi_waits_for_a_person,
+    a_preset_chosen_in_pi_sets_plans_tools,
 );
 
 const SECOND: &str = "PHASE-TWO-7f3e";
@@ -423,4 +425,94 @@ fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
     let plan = host.plans(&session)[0].clone();
     assert_eq!(plan["status"], "pending", "{plan:#}");
     pi.cancel_dialog(&dialog.id);
+}
+
+/// (9) `planhost stop` while a plan waits: the approval is interrupted (said once, also after
+/// `pi -c`), pi starts no host of its own, tools are blocked saying how to go on, and a host a
+/// person starts is picked up.
+fn planhost_stop_interrupts_once_and_pi_waits_for_a_person(version: Version) {
+    let fx = Fixture::new(version);
+    let mut host = fx.start_host();
+    let _model = Responder::start(&fx.model, plan_then_explore);
+    let options = fx.options().session_dir(fx.session_dir());
+    let mut pi = fx.pi_with(options.clone());
+    let session = enter_plan(&mut pi, &host);
+    let dialog = submit_and_get_dialog(&mut pi);
+    let stopped = fx.planhost_cli(&["stop"]);
+    assert!(
+        stopped.status.success(),
+        "{}",
+        crate::harness::output_text(&stopped)
+    );
+    host.kill(); // already gone: reaps the child
+    pi.wait_notify(|t| t.contains("was interrupted") && t.contains(TITLE));
+    pi.wait_notify(|t| t.contains("the host was stopped (planhost stop)"));
+    pi.cancel_dialog(&dialog.id);
+    // pi starts no host after a stop.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !fx.socket().exists(),
+        "pi started a host after planhost stop"
+    );
+    let host = fx.start_host();
+    pi.wait_notify(|t| t.contains("the host answers again"));
+    let plan = host.plans(&session)[0].clone();
+    assert_eq!(plan["status"], "interrupted", "{plan:#}");
+    pi.prompt("Noted?");
+    pi.wait_idle();
+    pi.close();
+    // Back with `pi -c`: the interruption was said already.
+    let mut again = fx.pi_with(options.continue_session());
+    host.session_of(&mut again);
+    again.prompt("Still there?");
+    again.wait_idle();
+    let said = again
+        .events()
+        .iter()
+        .filter(|e| {
+            e["method"] == "notify"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("was interrupted"))
+        })
+        .count();
+    assert_eq!(
+        said,
+        0,
+        "the interruption is reported once: {:#?}",
+        again.events()
+    );
+}
+
+/// (10) `/planhost preset strict` for this session: Plan's tools lose the shell, and the
+/// policy denies it.
+fn a_preset_chosen_in_pi_sets_plans_tools(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, |req| match req.last() {
+        Last::User(_) => Reply::tool("bash", json!({ "command": "ls" })),
+        Last::ToolResult { .. } | Last::Other(_) => Reply::text("ok"),
+    });
+    let mut pi = fx.pi();
+    let session = enter_plan(&mut pi, &host);
+    pi.prompt("/planhost preset strict");
+    pi.wait_notify(|t| t.contains("now uses the strict preset"));
+    let state = host.session(&session);
+    assert_eq!(state["policyPreset"], "strict", "{state:#}");
+    pi.prompt("Look around.");
+    let bash = pi.wait_tool_end("bash");
+    pi.wait_idle();
+    blocked_with(&pi, &bash, "Tool bash not found");
+    let last = fx.model.requests().last().cloned().unwrap_or_default();
+    let offered = ChatRequest {
+        body: last,
+        index: 0,
+    }
+    .offered_tools();
+    assert!(
+        !offered.iter().any(|t| t == "bash") && offered.iter().any(|t| t == "update_plan_draft"),
+        "{offered:?}"
+    );
+    pi.prompt("/planhost preset nonsense");
+    pi.wait_notify(|t| t.contains("does not accept") && t.contains("Usage"));
 }
