@@ -134,7 +134,7 @@ export async function observeTools(s: PlanhostSession, pi: ExtensionAPI, ctx: Ex
     s.conflictReported = true;
     ctx.ui.notify(
       "planhost: the active tools changed outside planhost while planning. Approval is blocked until you " +
-        "accept the change (/plan status shows it; run /plan again to re-apply Plan mode's tools).",
+        "settle it: type /plan to re-apply Plan mode's tools or keep the changed ones.",
       "warning",
     );
   }
@@ -714,6 +714,31 @@ async function save(s: PlanhostSession, ctx: ExtensionContext): Promise<boolean>
   return result.outcome === "completed";
 }
 
+/** `/plan` while planning: a no-op (seed 003), unless the active tools changed outside planhost;
+ * then the person chooses: Plan's tools again, or the changed set as the new applied set. */
+async function replan(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext, sessionId: string): Promise<void> {
+  const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
+  if (!st.toolConflict) {
+    ctx.ui.notify("Plan mode is already on.", "info");
+    return;
+  }
+  const pick = ctx.hasUI
+    ? await ctx.ui.select("The active tools changed outside planhost while planning. Approval waits until you choose:", [
+        "Re-apply Plan mode's tools",
+        "Keep the changed tools",
+      ])
+    : undefined;
+  if (pick === "Keep the changed tools") {
+    await s.call("toolset.accept", { sessionId, tools: pi.getActiveTools() });
+  } else if (pick === "Re-apply Plan mode's tools") {
+    await syncTools(s, pi, "plan");
+  } else {
+    return;
+  }
+  s.conflictReported = false;
+  ctx.ui.notify("The tool set is settled; approvals can go ahead.", "info");
+}
+
 async function showStatus(s: PlanhostSession, ctx: ExtensionContext, sessionId: string): Promise<void> {
   const st = await s.call("plans.status", { sessionId, branchPath: s.branchPath(ctx) });
   ctx.ui.notify(
@@ -755,6 +780,7 @@ export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void 
         }
         switch (parsed.command) {
           case "enter": {
+            if (s.mode === "plan") return replan(s, pi, ctx, sessionId);
             const session = await s.call("sessions.setMode", { sessionId, mode: "plan" });
             await applySession(s, pi, ctx, session);
             const preset = session.policyPreset ?? (await s.call("settings.get", {})).defaultPolicyPreset ?? "host";
