@@ -474,16 +474,24 @@ pub struct AuthorizeInput<'a> {
     pub command: Option<&'a str>,
     /// The dialect the command line is written in.
     pub dialect: Dialect,
+    /// Where the classifier's verdict on `command` is kept, so a caller classifies a command
+    /// line once (a grant carries it to the execute-time re-check); `None`: not kept.
+    pub verdict: Option<&'a std::cell::OnceCell<CommandSafety>>,
 }
 
 impl AuthorizeInput<'_> {
-    /// What the classifier proves of the call's command line; no command line is not read-only.
+    /// What the classifier proves of the call's command line (computed at most once per
+    /// `verdict` cell); no command line is not read-only.
     pub fn command_safety(&self) -> CommandSafety {
-        match self.command {
+        let classify = || match self.command {
             Some(line) => classify_command(line, self.dialect),
             None => CommandSafety::MayChangeFiles {
                 reason: "the call has no command line to check".into(),
             },
+        };
+        match self.verdict {
+            Some(cell) => cell.get_or_init(classify).clone(),
+            None => classify(),
         }
     }
 }
@@ -883,6 +891,7 @@ pub fn plan_toolset(
             allow_list: &allow_list,
             command: None,
             dialect: Dialect::Posix,
+            verdict: None,
         });
         !matches!(decision, Decision::Deny { .. })
     };

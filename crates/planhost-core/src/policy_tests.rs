@@ -57,6 +57,7 @@ fn decide_command(
         allow_list: &allow_list,
         command,
         dialect: Dialect::Posix,
+        verdict: None,
     })
 }
 
@@ -474,6 +475,7 @@ fn strict_with_an_empty_allow_list_admits_no_extension() {
         allow_list: &[],
         command: None,
         dialect: Dialect::Posix,
+        verdict: None,
     });
     assert_eq!(outcome(&d), "POLICY_PLUGIN_DENIED");
 }
@@ -495,6 +497,7 @@ fn a_configured_allow_list_entry_is_provenance_checked() {
             allow_list: &allow_list,
             command: None,
             dialect: Dialect::Posix,
+            verdict: None,
         }))
     };
     assert_eq!(
@@ -743,6 +746,27 @@ fn plan_asks_before_a_command_that_may_change_files_deny_first() {
             if reason.contains("may change files")),
         "{d:?}"
     );
+    // A kept verdict is what the policy decides by: classified once, reused as it is.
+    let cell = std::cell::OnceCell::new();
+    let allow_list = default_strict_allow_list();
+    let input = |verdict| AuthorizeInput {
+        preset: PolicyPreset::Host,
+        mode: Mode::Plan,
+        permission_mode: EffectivePermission::Ask,
+        tool_name: "Bash",
+        provenance: &ToolProvenance::BuiltIn,
+        batch: ALONE,
+        allow_list: &allow_list,
+        command: Some(READS),
+        dialect: Dialect::Posix,
+        verdict,
+    };
+    assert_eq!(outcome(&authorize(&input(Some(&cell)))), "allow");
+    assert_eq!(cell.get(), Some(&CommandSafety::ReadOnly));
+    let kept = std::cell::OnceCell::from(CommandSafety::MayChangeFiles {
+        reason: "kept".into(),
+    });
+    assert_eq!(outcome(&authorize(&input(Some(&kept)))), "ask");
     // No command line at all is never read-only.
     let d = decide(
         PolicyPreset::Host,
@@ -889,6 +913,7 @@ proptest! {
             allow_list: &allow_list,
             command: None,
             dialect: Dialect::Posix,
+            verdict: None,
         });
         prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
     }
@@ -913,6 +938,7 @@ proptest! {
             allow_list: &allow_list,
             command: None,
             dialect: Dialect::Posix,
+            verdict: None,
         });
         prop_assert!(matches!(d, Decision::Deny { .. }), "{:?}", d);
     }

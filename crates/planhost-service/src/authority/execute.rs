@@ -37,6 +37,7 @@ pub(super) async fn run(
     caller: &Caller,
     p: &ExecuteParams,
     granted_by: GrantedBy,
+    verdict: Option<planhost_core::CommandSafety>,
     cancel: CancellationToken,
 ) -> Result<ExecuteResult> {
     let (session_id, turn_id, tool) = (p.session_id.0.clone(), p.turn_id.0.clone(), p.tool);
@@ -54,8 +55,18 @@ pub(super) async fn run(
             // The durable state decides again, now: a grant never outlives the policy that gave it.
             let entry = Entry::from_snapshot(e.store().policy_snapshot(&session_id)?);
             let one = BatchPosition { index: 0, size: 1 };
+            // The grant's input is this input (its digest matched) in this turn: the verdict
+            // the grant was decided by holds, and is not computed again on this thread.
+            let verdict = verdict.map_or_else(std::cell::OnceCell::new, std::cell::OnceCell::from);
             match (
-                decide(&entry, tool.as_str(), &ToolProvenance::BuiltIn, one, &input),
+                decide(
+                    &entry,
+                    tool.as_str(),
+                    &ToolProvenance::BuiltIn,
+                    one,
+                    &input,
+                    &verdict,
+                ),
                 granted_by,
             ) {
                 (Decision::Allow { .. }, GrantedBy::Policy | GrantedBy::Person)

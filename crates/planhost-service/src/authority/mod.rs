@@ -10,12 +10,13 @@
 mod execute;
 pub(crate) mod policy_cache;
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
-    AuditAction, AuthorizeInput, BatchPosition, Decision, ErrorCode, PermissionDecision, Timestamp,
-    ToolProvenance, default_strict_allow_list,
+    AuditAction, AuthorizeInput, BatchPosition, CommandSafety, Decision, ErrorCode,
+    PermissionDecision, Timestamp, ToolProvenance, default_strict_allow_list,
 };
 use planhost_protocol::{
     AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
@@ -49,11 +50,15 @@ struct Grant {
     input_sha256: String,
     by: GrantedBy,
     since: Timestamp,
+    /// The classifier's verdict on the input's command line, when the policy needed it.
+    verdict: Option<CommandSafety>,
 }
 
 struct Ask {
     info: PermissionAsk,
     input_sha256: String,
+    /// The classifier's verdict the ask was decided by, for the grant a yes makes.
+    verdict: Option<CommandSafety>,
 }
 
 struct Running {
@@ -86,12 +91,18 @@ fn input_digest(input: &Value) -> String {
 }
 
 /// The policy's decision for a tool call of the turn `entry` describes.
+///
+/// `verdict` keeps the shell classifier's answer on the call's command line: it is computed at
+/// most once, only when a rule needs it, and a grant carries it to the execute-time re-check
+/// (same input by the grant's digest, same turn, so the same dialect), which then does not
+/// classify again on the host thread.
 fn decide(
     entry: &Entry,
     tool_name: &str,
     provenance: &ToolProvenance,
     batch: BatchPosition,
     input: &Value,
+    verdict: &OnceCell<CommandSafety>,
 ) -> Decision {
     let allow_list = default_strict_allow_list();
     let view = entry.view;
@@ -105,6 +116,7 @@ fn decide(
         allow_list: &allow_list,
         command: shell_command(input),
         dialect: entry.dialect,
+        verdict: Some(verdict),
     })
 }
 
@@ -274,7 +286,8 @@ impl ToolAuthority {
             index: p.batch_index,
             size: p.batch_size,
         };
-        let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input);
+        let verdict = OnceCell::new();
+        let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input, &verdict);
         let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
         let digest = input_digest(&p.input);
         let detail = json!({
@@ -301,6 +314,7 @@ impl ToolAuthority {
                     input_sha256: digest,
                     by: GrantedBy::Policy,
                     since: now(svc),
+                    verdict: verdict.get().cloned(),
                 };
                 lock(&self.grants).insert(key.clone(), grant);
                 activity(
@@ -366,6 +380,7 @@ impl ToolAuthority {
                 lock(&self.asks).push(Ask {
                     info,
                     input_sha256: digest,
+                    verdict: verdict.get().cloned(),
                 });
                 activity(
                     svc,
@@ -437,6 +452,7 @@ impl ToolAuthority {
         slot.info.decision = Some(p.decision);
         slot.info.resolved_by = Some(caller.by.clone());
         let answered = slot.info.clone();
+        let verdict = slot.verdict.clone();
         drop(asks);
         let key = (ask.session_id.0.clone(), ask.tool_call_id.0.clone());
         let state = match p.decision {
@@ -447,6 +463,7 @@ impl ToolAuthority {
                     input_sha256: digest,
                     by: GrantedBy::Person,
                     since: now(svc),
+                    verdict,
                 };
                 lock(&self.grants).insert(key.clone(), grant);
                 Some(ToolCallState::Allowed)
@@ -590,7 +607,7 @@ impl ToolAuthority {
             tool,
             Some(ToolCallState::Running),
         );
-        let outcome = execute::run(svc, caller, &p, grant.by, cancel).await;
+        let outcome = execute::run(svc, caller, &p, grant.by, grant.verdict, cancel).await;
         lock(&self.running).remove(&key);
         activity(svc, &key, &grant.turn_id, tool, None);
         let summary = match &outcome {
