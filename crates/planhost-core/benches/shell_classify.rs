@@ -98,6 +98,22 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+fn run(mode: &str, line: &str) {
+    match mode {
+        "parse" => {
+            let options = brush_parser::ParserOptions::default();
+            let _ = black_box(brush_parser::Parser::new(line.as_bytes(), &options).parse_program());
+        }
+        "tokenize" => {
+            let options = brush_parser::TokenizerOptions::default();
+            let _ = black_box(brush_parser::uncached_tokenize_str(line, &options));
+        }
+        _ => {
+            black_box(classify_command(line, Dialect::Posix));
+        }
+    }
+}
+
 fn main() {
     if let Some(line) = std::env::var_os("SHELL_CLASSIFY_LINE") {
         let line = line.to_string_lossy();
@@ -108,6 +124,10 @@ fn main() {
         }
         return;
     }
+    // `SHELL_CLASSIFY_MODE=parse` times brush-parser alone (tokenize + parse), `tokenize` its
+    // tokenizer alone: the floor under the classifier.
+    let mode = std::env::var("SHELL_CLASSIFY_MODE").unwrap_or_default();
+    let mode = mode.as_str();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     println!(
         "                                  every call                  best of {ROUNDS} per line"
@@ -130,7 +150,7 @@ fn main() {
         for _ in 0..ROUNDS {
             for (i, l) in lines.iter().enumerate() {
                 let start = Instant::now();
-                black_box(classify_command(black_box(l), Dialect::Posix));
+                run(mode, black_box(l));
                 let took = start.elapsed();
                 times.push(took);
                 best[i] = best[i].min(took);
