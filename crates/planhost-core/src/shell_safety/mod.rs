@@ -43,6 +43,7 @@
 //!
 //! The result is pure and deterministic: no I/O, no environment, no clock.
 
+mod plain;
 mod programs;
 mod programs_util;
 mod sed;
@@ -126,6 +127,14 @@ pub(crate) fn classify_script(script: &str, depth: usize) -> Verdict {
     if has_overflowing_number(script) {
         return Err("a descriptor or `~N` number is too long to check".to_owned());
     }
+    if let Some(verdict) = plain::classify_plain_line(script, depth) {
+        return verdict;
+    }
+    classify_parsed(script, depth)
+}
+
+/// [`classify_script`] through brush-parser, for lines [`plain`] does not take.
+fn classify_parsed(script: &str, depth: usize) -> Verdict {
     // brush-parser 0.4 unwraps a few integer parses (guarded above); a panic it still has is
     // "not proven", never a crash of the policy.
     let parsed = std::panic::catch_unwind(|| {

@@ -616,3 +616,176 @@ proptest! {
         let _ = posix(&line);
     }
 }
+
+/// Words for plain lines: readers, writers, options that make readers write, wrappers, the
+/// `-c` of `sh -c`, assignments, reserved words (which send the line to the parser).
+const PLAIN_WORDS: &[&str] = &[
+    "ls",
+    "-la",
+    "src",
+    "cat",
+    "README.md",
+    "git",
+    "status",
+    "log",
+    "-3",
+    "push",
+    "commit",
+    "find",
+    ".",
+    "-name",
+    "x",
+    "-delete",
+    "-exec",
+    "rm",
+    "sed",
+    "-i",
+    "-n",
+    "1,5p",
+    "sort",
+    "-o",
+    "out",
+    "wc",
+    "-l",
+    "head",
+    "rg",
+    "--type",
+    "rust",
+    "bash",
+    "sh",
+    "-c",
+    "env",
+    "A=1",
+    "LC_ALL=C",
+    "PATH=/x",
+    "PAGER=cat",
+    "xargs",
+    "timeout",
+    "5",
+    "nice",
+    "command",
+    "-v",
+    "eval",
+    "source",
+    "nohup",
+    "export",
+    "tee",
+    "a.txt",
+    "echo",
+    "true",
+    "/bin/ls",
+    "./x",
+    "if",
+    "then",
+    "fi",
+    "do",
+    "done",
+    "for",
+    "in",
+    "time",
+    "while",
+    "case",
+    "esac",
+    "coproc",
+    "function",
+    "select",
+    "=x",
+    "x=",
+    "%1",
+    "@a",
+    "+b",
+    "a:b",
+    "1",
+    "22",
+];
+
+const PLAIN_SEPARATORS: &[&str] = &[
+    " ", " ", " ", "  ", "\t", " | ", "|", " || ", "&&", " && ", ";", "; ", "\n", " & ", "&", "|&",
+    ";;", "|||", "&&&", " ;\n", "\n\n",
+];
+
+fn plain_line() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec!["", " ", "\n", ";"]),
+        prop::collection::vec(
+            (
+                prop::sample::select(PLAIN_WORDS.to_vec()),
+                prop::sample::select(PLAIN_SEPARATORS.to_vec()),
+            ),
+            1..10,
+        ),
+        prop::sample::select(vec!["", " ", "\n", ";", "|", "&&"]),
+    )
+        .prop_map(|(lead, parts, trail)| {
+            let mut line = lead.to_owned();
+            for (i, (word, separator)) in parts.iter().enumerate() {
+                if i > 0 {
+                    line.push_str(separator);
+                }
+                line.push_str(word);
+            }
+            line.push_str(trail);
+            line
+        })
+}
+
+#[test]
+fn plain_lines_skip_the_parser() {
+    for line in [
+        "ls -la src",
+        "git status && git log -3",
+        "cat a | wc -l",
+        "rg -n x src; ls\nls",
+        "find . -name x -delete",
+        "sed -i s/a/b/ f || ls",
+        "bash -c ls",
+        "  ls  \n",
+    ] {
+        assert!(
+            super::plain::classify_plain_line(line, 0).is_some(),
+            "{line:?} should take the plain path"
+        );
+    }
+    for line in [
+        "ls &",
+        "ls |& cat",
+        "A=1 ls",
+        "for x in a; do ls; done",
+        "time ls",
+        "ls;",
+        "ls;; ls",
+        "ls 'a b'",
+        "ls > f",
+        "ls $x",
+    ] {
+        assert!(
+            super::plain::classify_plain_line(line, 0).is_none(),
+            "{line:?} should take the parser"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// The plain path's verdict (reason included) is the parser path's, on every line it takes.
+    #[test]
+    fn plain_path_agrees_with_the_parser(line in plain_line()) {
+        if let Some(fast) = super::plain::classify_plain_line(&line, 0) {
+            let full = super::classify_parsed(&line, 0);
+            prop_assert_eq!(fast, full, "{:?}", line);
+        }
+    }
+
+    /// The same on arbitrary strings over the plain path's alphabet.
+    #[test]
+    fn plain_path_agrees_on_any_plain_bytes(line in "[a-zA-Z0-9_./=:,@%+ \\t\\n;|&-]{0,40}") {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        if let Some(fast) = super::plain::classify_plain_line(&line, 0) {
+            let full = super::classify_parsed(&line, 0);
+            prop_assert_eq!(fast, full, "{:?}", line);
+        }
+    }
+}
