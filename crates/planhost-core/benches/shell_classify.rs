@@ -135,10 +135,17 @@ fn main() {
     println!(
         "band (bytes)   lines  read-only  p50 µs   p99 µs   max µs    p50 µs   p99 µs   max µs"
     );
-    for &(min, max) in BANDS {
+    // `SHELL_CLASSIFY_BAND=N` (0-based) runs one band only.
+    let only_band: Option<usize> = std::env::var("SHELL_CLASSIFY_BAND")
+        .ok()
+        .and_then(|b| b.parse().ok());
+    for (band, &(min, max)) in BANDS.iter().enumerate() {
         let lines: Vec<String> = (0..LINES_PER_BAND)
             .map(|_| line(&mut rng, min, max))
             .collect();
+        if only_band.is_some_and(|only| only != band) {
+            continue;
+        }
         let read_only = lines
             .iter()
             .filter(|l| classify_command(l, Dialect::Posix).is_read_only())
