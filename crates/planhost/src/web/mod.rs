@@ -212,6 +212,7 @@ pub(crate) async fn start(
         .route("/asks/{id}", post(answer_ask))
         .route("/sessions/{id}/mode", post(set_mode))
         .route("/sessions/{id}/shell", post(set_shell))
+        .route("/sessions/{id}/preset", post(set_preset))
         .route("/events", get(events))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
@@ -806,6 +807,8 @@ struct AnswerForm {
     mode: String,
     #[serde(default)]
     shell: String,
+    #[serde(default)]
+    preset: String,
 }
 
 async fn answer_publication(
@@ -912,6 +915,41 @@ async fn set_shell(
             .err()
             .map(|e| refusal_of(&id, &e)),
         Err(_) => invalid(&id, "shell", &form.shell),
+    };
+    answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
+}
+
+/// Chooses a session's tool-policy preset (empty: the host's default) through the host's rules
+/// (idle only).
+async fn set_preset(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    let preset = if form.preset.is_empty() {
+        Ok(None)
+    } else {
+        form.preset.parse::<planhost_core::PolicyPreset>().map(Some)
+    };
+    let failed = match preset {
+        Ok(preset) => conn
+            .call::<methods::SessionsConfigure>(ConfigureParams {
+                session_id: id.as_str().into(),
+                permission_mode: None,
+                shell_id: None,
+                policy_preset: Some(preset),
+                provider: None,
+                model: None,
+            })
+            .await
+            .err()
+            .map(|e| refusal_of(&id, &e)),
+        Err(_) => invalid(&id, "preset", &form.preset),
     };
     answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
 }

@@ -469,8 +469,39 @@ fn idle_controls(lang: Lang, csrf: &str, s: &SessionInfo, shells: Option<&ShellC
         default = lang.t("sessions.shell.default"),
         set = lang.t("sessions.set_shell"),
     );
+    let preset_options: String = [
+        ("host", "sessions.preset.host"),
+        ("literal", "sessions.preset.literal"),
+        ("strict", "sessions.preset.strict"),
+        ("explore", "sessions.preset.explore"),
+    ]
+    .iter()
+    .map(|(value, key)| {
+        let chosen = s.policy_preset.is_some_and(|p| p.as_str() == *value);
+        format!(
+            r#"<option value="{value}"{selected}>{label}</option>"#,
+            selected = sel(chosen),
+            label = esc(lang.t(key)),
+        )
+    })
+    .collect();
+    let preset_form = format!(
+        r#"<form class="set-preset" method="post" action="/sessions/{id}/preset" data-replace="sessions-box">
+<input type="hidden" name="csrf" value="{csrf}">
+<label for="preset-select-{id}">{preset_l}</label>
+<select id="preset-select-{id}" name="preset">
+<option value=""{default_sel}>{default}</option>
+{preset_options}
+</select>
+<button type="submit">{set}</button></form>"#,
+        csrf = esc(csrf),
+        preset_l = lang.t("sessions.preset"),
+        default_sel = sel(s.policy_preset.is_none()),
+        default = lang.t("sessions.preset.default"),
+        set = lang.t("sessions.set_preset"),
+    );
     format!(
-        r#"<div class="idle-controls" role="group" aria-label="{l}">{mode_form}{shell_form}</div>"#,
+        r#"<div class="idle-controls" role="group" aria-label="{l}">{mode_form}{shell_form}{preset_form}</div>"#,
         l = esc(lang.t("sessions.idle_controls")),
     )
 }

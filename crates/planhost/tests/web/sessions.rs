@@ -54,6 +54,40 @@ fn session_item<'h>(html: &'h str, sid: &str) -> Option<&'h str> {
 }
 
 #[test]
+fn choosing_strict_in_the_page_sets_the_sessions_preset() {
+    let (_slot, budget) = browser_scenario();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let sid = open_session(&host, &mut agent);
+    assert_eq!(agent.session(&sid)["policyPreset"], Value::Null);
+    let result = run_scenario(
+        &host,
+        "preset_change",
+        json!({ "sessionId": sid, "preset": "strict" }),
+    );
+    // The host default first, then the four presets; the default chosen before, strict after.
+    assert_eq!(
+        option_values(&result["before"]["presetOptions"]),
+        ["", "host", "literal", "strict", "explore"],
+        "{result:#}"
+    );
+    assert_eq!(
+        server_selected(&result["before"]["presetOptions"]),
+        [""],
+        "{result:#}"
+    );
+    let after = &result["after"];
+    assert_eq!(after["presetValue"], "strict", "{result:#}");
+    assert_eq!(
+        server_selected(&after["presetOptions"]),
+        ["strict"],
+        "{result:#}"
+    );
+    assert_eq!(error_codes(after), Vec::<&str>::new(), "{result:#}");
+    assert_eq!(agent.session(&sid)["policyPreset"], "strict");
+}
+
+#[test]
 fn choosing_bash_in_the_page_pins_it_on_the_session() {
     let (_slot, budget) = browser_scenario();
     let host = WebHost::start(&budget);

@@ -145,6 +145,7 @@ async function sessionState(row) {
   return row.evaluate((li) => {
     const shell = li.querySelector('form.set-shell select[name=shell]');
     const mode = li.querySelector('form.set-mode select[name=mode]');
+    const preset = li.querySelector('form.set-preset select[name=preset]');
     const options = (select) =>
       select
         ? [...select.options].map((o) => ({ value: o.value, selected: o.selected, selectedAttr: o.hasAttribute('selected') }))
@@ -159,6 +160,8 @@ async function sessionState(row) {
       modeOptions: options(mode),
       shellValue: shell ? shell.value : null,
       shellOptions: options(shell),
+      presetValue: preset ? preset.value : null,
+      presetOptions: options(preset),
       errors: [...li.querySelectorAll('.error')].map((e) => ({ code: e.getAttribute('data-code'), text: e.textContent.trim() })),
     };
   });
@@ -298,6 +301,20 @@ const scenarios = {
     const sameDocument = await page.evaluate(() => window.__planhostNoReload === true);
     const shots = [await screenshot(card, 'card-expired.png')].filter(Boolean);
     return { before, live, sameDocument, screenshots: shots };
+  },
+
+  /** Choosing a preset (Plan's rules) in the session's form sets it on the session. */
+  async preset_change({ page, input, login, screenshot }) {
+    await loginLive(page, login);
+    const row = await sessionRow(page, input.sessionId);
+    const before = await sessionState(row);
+    const form = row.locator('form.set-preset');
+    await form.locator('select[name=preset]').selectOption(input.preset);
+    await form.locator('button[type=submit]').click();
+    await waitSession(page, input.sessionId, `form.set-preset select[name=preset] option[value="${input.preset}"][selected]`, 'showed the preset chosen');
+    const after = await sessionState(row);
+    const shots = [await screenshot(row, 'session-preset.png')].filter(Boolean);
+    return { before, after, screenshots: shots };
   },
 
   /** The shell catalog is shown; choosing bash in the session's form pins it. */
