@@ -14,6 +14,13 @@ pub enum Peer {
     /// A process at the other end of a socket, by the pid the kernel names (`SO_PEERCRED`);
     /// `None` when the kernel did not say, which an `approver` is refused for.
     Process(Option<i32>),
+    /// The process at the other end of the web page's loopback TCP connection, as
+    /// `planhost_exec::lineage::tcp_peers` found it. Its `approver` is refused only when it is
+    /// one of this host's runs (its marker, its cgroup, or under the host): agent roots do not
+    /// apply, since a browser is never a child of pi in practice, while a person's browser
+    /// started by a program that holds an agent connection (the web tests' Chromium) is one.
+    /// A page client that could not be found is [`Peer::Embedded`].
+    WebClient(i32),
 }
 
 impl Peer {
@@ -21,7 +28,7 @@ impl Peer {
     pub fn pid(self) -> Option<i32> {
         match self {
             Peer::Embedded | Peer::Process(None) => None,
-            Peer::Process(Some(pid)) => Some(pid),
+            Peer::Process(Some(pid)) | Peer::WebClient(pid) => Some(pid),
         }
     }
 }
@@ -71,9 +78,10 @@ impl AgentRoots {
 
     /// Why `peer` may not be an approver; `None` when it may.
     pub(crate) fn refuses(&self, peer: Peer) -> Option<Refusal> {
-        let pid = match peer {
+        let (pid, runs_only) = match peer {
             Peer::Embedded => return None,
-            Peer::Process(Some(pid)) => pid,
+            Peer::Process(Some(pid)) => (pid, false),
+            Peer::WebClient(pid) => (pid, true),
             Peer::Process(None) => {
                 return Some(Refusal {
                     why: "unknown",
@@ -88,11 +96,14 @@ impl AgentRoots {
         #[cfg(target_os = "linux")]
         {
             use planhost_exec::lineage::{Why, agent_lineage};
-            let roots = self
-                .roots
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
+            let roots = if runs_only {
+                Vec::new()
+            } else {
+                self.roots
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            };
             let why = agent_lineage(pid, &roots)?;
             let message = match why {
                 Why::Unknown { .. } => format!(
@@ -115,7 +126,7 @@ impl AgentRoots {
         // Elsewhere there is no procfs to read: the declared roles stand (documented).
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (pid, &self.roots);
+            let _ = (pid, runs_only, &self.roots);
             None
         }
     }

@@ -16,6 +16,7 @@
 //! that says which process gave it away.
 
 use super::leftovers::HostIdentity;
+pub use super::tcp_peer::tcp_peers;
 use super::{cgroup, procfs};
 use crate::runner::RUN_MARKER_VAR;
 

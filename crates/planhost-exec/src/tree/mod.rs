@@ -16,6 +16,7 @@ mod cgroup;
 mod leftovers;
 pub mod lineage;
 mod procfs;
+mod tcp_peer;
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, OwnedFd};

@@ -64,6 +64,9 @@ fn a_peer_under_an_agent_is_refused_the_approver_role_and_nothing_else() {
         "{message}"
     );
     assert_eq!(refusal(&service, &[Role::Observer], kid), None);
+    // The web page's client, found holding its TCP connection: the same runs rule.
+    let (code, _) = refusal(&service, approver, Peer::WebClient(child.id() as i32)).unwrap();
+    assert_eq!(code, ErrorCode::RoleApproverRefused);
     let _ = child.kill();
     let _ = child.wait();
 
@@ -82,5 +85,7 @@ fn a_peer_under_an_agent_is_refused_the_approver_role_and_nothing_else() {
         message.contains(&format!("(pid {parent}, an agent connected to this host)")),
         "{message}"
     );
+    // Agent roots do not apply to the web page's client: only this host's runs do.
+    assert_eq!(refusal(&service, approver, Peer::WebClient(me)), None);
     service.shutdown();
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::extract::{Form, Path as UrlPath, Query, State};
+use axum::extract::{ConnectInfo, Form, Path as UrlPath, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -148,6 +148,8 @@ struct Web {
     /// `planhost_web_<port>`: hosts on other ports keep cookies of their own under the one
     /// [`PAGE_HOST`].
     cookie_name: String,
+    /// Where the page listens: the server end of every connection, to find its client's.
+    local: SocketAddr,
 }
 
 type Shared = State<Arc<Web>>;
@@ -198,6 +200,7 @@ pub(crate) async fn start(
         svc,
         state_dir: state_dir.to_path_buf(),
         cookie_name: format!("planhost_web_{}", local.port()),
+        local,
     });
     let app = Router::new()
         .route("/", get(index))
@@ -219,6 +222,8 @@ pub(crate) async fn start(
         .fallback(not_found)
         .with_state(web);
     tokio::spawn(async move {
+        // With each connection's client address: an answer's client process is looked up by it.
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
         if let Err(error) = axum::serve(listener, app).await {
             tracing::error!(%error, "web page stopped");
         }
@@ -383,23 +388,96 @@ impl Web {
         Ok(visitor)
     }
 
-    /// A request's checks (with its CSRF field when it changes state) and its connection.
+    /// A read's checks and its connection.
     #[allow(clippy::result_large_err)]
-    fn begin(
-        &self,
-        headers: &HeaderMap,
-        csrf: Option<&str>,
-    ) -> Result<(Visitor, Connection), Response> {
-        let visitor = match csrf {
-            Some(csrf) => self.admit_change(headers, csrf)?,
-            None => self.admit(headers)?,
-        };
+    fn begin(&self, headers: &HeaderMap) -> Result<(Visitor, Connection), Response> {
+        let visitor = self.admit(headers)?;
         let conn = self.connect().map_err(internal)?;
         Ok((visitor, conn))
     }
 
-    /// A connection of the page's own, for one request.
+    /// An answer's checks (its CSRF field and origin) and its connection, made for the client
+    /// process at the other end of the TCP connection from `client` (see [`Web::answerer`]).
+    async fn begin_answer(
+        &self,
+        headers: &HeaderMap,
+        csrf: &str,
+        client: SocketAddr,
+    ) -> Result<(Visitor, Connection), Response> {
+        let visitor = self.admit_change(headers, csrf)?;
+        let conn = self.connect_answer(visitor.lang, client).await?;
+        Ok((visitor, conn))
+    }
+
+    /// A connection of the page's own for one answer, refused (403, `ROLE_APPROVER_REFUSED`,
+    /// on record in the audit as `connection.role_refused`) when the client process is one of
+    /// this host's runs: the model's Bash can read `web.json` and post to this page.
+    async fn connect_answer(&self, lang: Lang, client: SocketAddr) -> Result<Connection, Response> {
+        let peer = self.answerer(client).await;
+        self.connect_as(peer).map_err(|e| {
+            if e.code() == planhost_core::ErrorCode::RoleApproverRefused {
+                refused(
+                    lang,
+                    StatusCode::FORBIDDEN,
+                    "approver-refused",
+                    "approver_refused.title",
+                    "approver_refused.body",
+                )
+            } else {
+                internal(e)
+            }
+        })
+    }
+
+    /// Who answers over the connection from `client`: the process of this user that holds its
+    /// other end, looked up in procfs ([`planhost_exec::lineage::tcp_peers`]); the service then
+    /// refuses it the approver role if it is one of this host's runs (agent roots do not apply
+    /// here: see [`planhost_service::Peer::WebClient`]). Of several holders, one under a run is
+    /// named if there is one.
+    ///
+    /// Not found (the client closed the connection already, or its socket is not this user's,
+    /// or this is not Linux): the answer is allowed as before, logged at debug. Failing closed
+    /// would refuse a person whose browser runs as another user or in another network
+    /// namespace (a sandboxed browser), while the page's own checks (token cookie, CSRF field,
+    /// same-origin `Origin`, loopback `Host`) still stand; a run cannot hide its socket that way
+    /// (it runs as this user, in the host's namespace), and one that closed its connection gets
+    /// no answer.
+    async fn answerer(&self, client: SocketAddr) -> planhost_service::Peer {
+        #[cfg(target_os = "linux")]
+        {
+            let server = self.local;
+            let found = tokio::task::spawn_blocking(move || {
+                use planhost_exec::lineage::{agent_lineage, tcp_peers};
+                let holders = tcp_peers(client, server);
+                holders
+                    .iter()
+                    .copied()
+                    .find(|&pid| agent_lineage(pid, &[]).is_some())
+                    .or_else(|| holders.first().copied())
+            })
+            .await
+            .ok()
+            .flatten();
+            if let Some(pid) = found {
+                return planhost_service::Peer::WebClient(pid);
+            }
+            tracing::debug!(%client, "no process found for the page's client; answering as before");
+        }
+        #[cfg(not(target_os = "linux"))]
+        tracing::debug!(%client, "no procfs to find the page's client; answering as before");
+        planhost_service::Peer::Embedded
+    }
+
+    /// A connection of the page's own, for one request that answers nothing.
     fn connect(&self) -> Result<Connection, planhost_service::ServiceError> {
+        self.connect_as(planhost_service::Peer::Embedded)
+    }
+
+    /// A connection of the page's own, for one request by `peer`.
+    fn connect_as(
+        &self,
+        peer: planhost_service::Peer,
+    ) -> Result<Connection, planhost_service::ServiceError> {
         let hello = InitializeParams {
             protocol_version: PROTOCOL_VERSION,
             client_name: CLIENT_NAME.into(),
@@ -407,9 +485,7 @@ impl Web {
             roles: vec![Role::Approver, Role::Observer],
             tool_activity: false,
         };
-        self.svc
-            .connect(&hello, planhost_service::Peer::Embedded)
-            .map(|(conn, _notes, _)| conn)
+        self.svc.connect(&hello, peer).map(|(conn, _notes, _)| conn)
     }
 
     async fn card(&self, conn: &Connection, approval: ApprovalInfo) -> Card {
@@ -629,7 +705,7 @@ async fn index(State(web): Shared, headers: HeaderMap, Query(q): Query<IndexQuer
 }
 
 async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    let (visitor, conn) = match web.begin(&headers, None) {
+    let (visitor, conn) = match web.begin(&headers) {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -648,7 +724,7 @@ async fn card_fragment(
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, None) {
+    let (visitor, conn) = match web.begin(&headers) {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -686,7 +762,7 @@ fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> String {
 }
 
 async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
-    let (visitor, conn) = match web.begin(headers, None) {
+    let (visitor, conn) = match web.begin(headers) {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -711,7 +787,7 @@ async fn session_fragment(
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, None) {
+    let (visitor, conn) = match web.begin(&headers) {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -813,11 +889,12 @@ struct AnswerForm {
 
 async fn answer_publication(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -837,11 +914,12 @@ async fn answer_publication(
 
 async fn answer_ask(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -863,11 +941,12 @@ async fn answer_ask(
 /// The Agent | Plan selector, with the host's idle rule and its codes.
 async fn set_mode(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -888,11 +967,12 @@ async fn set_mode(
 /// Pins a session's shell (empty: the host's default) through the host's validation.
 async fn set_shell(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
         Ok(begun) => begun,
         Err(r) => return r,
     };
@@ -974,6 +1054,7 @@ struct ResolveForm {
 /// now (for the page's script, `x-planhost-fetch: 1`) or a redirect to the page.
 async fn resolve(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<ResolveForm>,
@@ -983,9 +1064,9 @@ async fn resolve(
         Err(r) => return r,
     };
     let fetched = headers.get("x-planhost-fetch").is_some();
-    let conn = match web.connect() {
+    let conn = match web.connect_answer(visitor.lang, client).await {
         Ok(c) => c,
-        Err(e) => return internal(e),
+        Err(r) => return r,
     };
     let detail = match conn
         .call::<methods::PlansGet>(ProposalRef {

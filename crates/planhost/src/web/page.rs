@@ -703,6 +703,9 @@ mod tests {
             }
             let refused = refusal(lang, "x", "forbidden.title", "forbidden.body");
             assert!(!refused.contains("forbidden."), "{refused}");
+            let refused = refusal(lang, "x", "approver_refused.title", "approver_refused.body");
+            assert!(!refused.contains("approver_refused."), "{refused}");
+            assert!(refused.contains("ROLE_APPROVER_REFUSED"), "{refused}");
         }
     }
 }

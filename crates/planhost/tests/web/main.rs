@@ -17,5 +17,6 @@ mod browser;
 mod http;
 mod page;
 mod refusals;
+mod runs;
 mod sessions;
 mod support;
