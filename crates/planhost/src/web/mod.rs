@@ -1003,11 +1003,12 @@ async fn set_shell(
 /// (idle only).
 async fn set_preset(
     State(web): Shared,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers, Some(&form.csrf)) {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
         Ok(begun) => begun,
         Err(r) => return r,
     };
