@@ -30,6 +30,8 @@ on_both_versions!(
     the_agents_bash_cannot_approve_its_own_plan,
     planhost_stop_interrupts_once_and_pi_waits_for_a_person,
     a_preset_chosen_in_pi_sets_plans_tools,
+    the_first_publication_names_the_session,
+    a_user_bash_turn_ends_after_its_command,
 );
 
 const SECOND: &str = "PHASE-TWO-7f3e";
@@ -515,4 +517,74 @@ fn a_preset_chosen_in_pi_sets_plans_tools(version: Version) {
     );
     pi.prompt("/planhost preset nonsense");
     pi.wait_notify(|t| t.contains("does not accept") && t.contains("Usage"));
+}
+
+/// (11) Seed 003: after the first publication the session is named from the plan's `# Plan:`
+/// title.
+fn the_first_publication_names_the_session(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let _model = Responder::start(&fx.model, |_| {
+        Reply::text(
+            "<proposed_plan>\n# Plan: Tidy the greeting\n\n1. Replace hello.\n</proposed_plan>\n",
+        )
+    });
+    let mut pi = fx.pi();
+    enter_plan(&mut pi, &host);
+    pi.prompt("Propose a plan.");
+    let review = pi.next_ui_request("the handoff review", |r| {
+        r.method == "select" && r.title.contains("Hand it to execution?")
+    });
+    pi.answer(&review.id, "Keep planning");
+    pi.wait_idle();
+    let unnamed = pi.state();
+    assert!(unnamed["sessionName"].is_null(), "{unnamed:#}");
+    let id = pi.send_prompt("/plan save");
+    let publish = pi.next_ui_request("the publication choice", |r| r.method == "select");
+    pi.answer(&publish.id, "Publish");
+    pi.wait_response(&id);
+    pi.wait_notify(|m| m.contains("publication completed"));
+    let named = poll_until("the session's name", BOUND, || {
+        let state = pi.state();
+        state["sessionName"].as_str().map(str::to_owned)
+    });
+    assert_eq!(named, "Tidy the greeting");
+}
+
+/// (12) The user's `!cmd` outside a run has a host turn of its own, ended only once the command
+/// has finished (it was ended in a `setTimeout(0)` that could run first).
+fn a_user_bash_turn_ends_after_its_command(version: Version) {
+    let fx = Fixture::new(version);
+    let host = fx.start_host();
+    let mut pi = fx.pi();
+    let session = crate::plan_steps::id_of(&host.session_of(&mut pi));
+    let ran = pi.request_ok(
+        "bash",
+        json!({ "command": "sleep 1 && echo user-bash-done" }),
+    );
+    assert!(ran.to_string().contains("user-bash-done"), "{ran:#}");
+    if version == Version::V073 {
+        // pi 0.73's RPC `bash` command runs pi's own shell without the `user_bash` event (its
+        // TUI's `!cmd` does emit it, and goes through the host): nothing to check here.
+        return;
+    }
+    let executed = poll_until("the command's tool.executed row", BOUND, || {
+        host.audit_rows(&session, "tool.executed").first().cloned()
+    });
+    let turn = executed["turnId"].clone();
+    let row = |action: &str| {
+        poll_until(&format!("the turn's {action} row"), BOUND, || {
+            host.audit_rows(&session, action)
+                .into_iter()
+                .find(|r| r["turnId"] == turn)
+        })
+    };
+    let (started, ended) = (row("turn.started"), row("turn.ended"));
+    let at = |r: &serde_json::Value| r["at"].as_i64().unwrap_or_default();
+    assert!(
+        at(&ended) >= at(&executed) && at(&ended) - at(&started) >= 1_000,
+        "the turn lasted the whole command (sleep 1): {started:#} {executed:#} {ended:#}"
+    );
+    let state = host.session(&session);
+    assert!(state["activeTurn"].is_null(), "{state:#}");
 }
