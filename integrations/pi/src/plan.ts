@@ -749,27 +749,16 @@ async function showStatus(s: PlanhostSession, ctx: ExtensionContext, sessionId: 
 }
 
 export function registerPlanCommand(pi: ExtensionAPI, s: PlanhostSession): void {
-  const completions = [
-    "save",
-    "preview",
-    "exit",
-    "status",
-    "help",
-    "--help",
-    "-h",
-    "--review",
-    "--retry",
-    "--cancel-handoff",
-    "--execute-fresh",
-  ];
   pi.registerCommand("plan", {
     description: "Plan mode, enforced by planhost: /plan, /plan save | preview | exit | status | help | --review",
+    // The host's grammar lists them (seed 003's order, then seed 004's flags).
     getArgumentCompletions: (prefix: string) =>
-      completions.filter((c) => c.startsWith(prefix)).map((value) => ({ value, label: value })),
+      s.completions.filter((c) => c.startsWith(prefix)).map((value) => ({ value, label: value })),
     handler: async (args: string, ctx) => {
       s.ctx = ctx;
       try {
         const parsed = await s.call("plans.parseCommand", { line: `/plan ${args}`.trim() });
+        s.completions = parsed.completions;
         const sessionId = s.requireSession();
         // A plan waiting for an answer comes first: every /plan that acts reopens its dialog.
         if (parsed.command && parsed.command !== "help" && parsed.command !== "preview") {

@@ -38,6 +38,8 @@ export class PlanhostSession {
   toolsSynced = false;
   /** Whether a tool-set conflict was reported (once per Plan phase). */
   conflictReported = false;
+  /** `/plan`'s argument completions, as the host's grammar lists them. */
+  completions: string[] = [];
   /** The theme before Plan mode's, to restore on exit. */
   preTheme: string | undefined;
   /** A handoff this process dispatched, until its run's first user message settles it. */
@@ -149,6 +151,14 @@ export class PlanhostSession {
       persistence: ctx.sessionManager.getSessionFile() ? "persisted" : "ephemeral",
     });
     this.sessionId = session.id;
+    if (this.completions.length === 0) {
+      void host
+        .call("plans.parseCommand", { line: "/plan help" })
+        .then((parsed) => {
+          this.completions = parsed.completions;
+        })
+        .catch(() => {});
+    }
     return session;
   }
 

@@ -964,6 +964,60 @@ async fn set_mode(
     answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
 }
 
+/// One setting of a session from the page's idle controls: what the form asks for becomes a
+/// `sessions.configure` (the host validates it and keeps the idle rule), or the field's value
+/// is refused as unknown.
+enum Setting {
+    /// The shell (`None`: the host's default).
+    Shell(Option<planhost_core::ShellId>),
+    /// The tool-policy preset (`None`: the host's default).
+    Preset(Option<planhost_core::PolicyPreset>),
+}
+
+/// Parses an idle-control field: empty is the host's default, anything else must parse.
+fn setting_value<T: std::str::FromStr>(value: &str) -> Result<Option<T>, T::Err> {
+    if value.is_empty() {
+        Ok(None)
+    } else {
+        value.parse().map(Some)
+    }
+}
+
+async fn configure(
+    web: &Web,
+    client: SocketAddr,
+    headers: &HeaderMap,
+    id: &str,
+    csrf: &str,
+    setting: Result<Setting, (&str, &str)>,
+) -> Response {
+    let (visitor, conn) = match web.begin_answer(headers, csrf, client).await {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    let failed = match setting {
+        Ok(setting) => {
+            let (shell_id, policy_preset) = match setting {
+                Setting::Shell(shell) => (Some(shell), None),
+                Setting::Preset(preset) => (None, Some(preset)),
+            };
+            conn.call::<methods::SessionsConfigure>(ConfigureParams {
+                session_id: id.into(),
+                permission_mode: None,
+                shell_id,
+                policy_preset,
+                provider: None,
+                model: None,
+            })
+            .await
+            .err()
+            .map(|e| refusal_of(id, &e))
+        }
+        Err((what, value)) => invalid(id, what, value),
+    };
+    answered(web, &visitor, &conn, headers, Part::Sessions, failed).await
+}
+
 /// Pins a session's shell (empty: the host's default) through the host's validation.
 async fn set_shell(
     State(web): Shared,
@@ -972,31 +1026,10 @@ async fn set_shell(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
-    let shell = if form.shell.is_empty() {
-        Ok(None)
-    } else {
-        form.shell.parse::<planhost_core::ShellId>().map(Some)
-    };
-    let failed = match shell {
-        Ok(shell) => conn
-            .call::<methods::SessionsConfigure>(ConfigureParams {
-                session_id: id.as_str().into(),
-                permission_mode: None,
-                shell_id: Some(shell),
-                policy_preset: None,
-                provider: None,
-                model: None,
-            })
-            .await
-            .err()
-            .map(|e| refusal_of(&id, &e)),
-        Err(_) => invalid(&id, "shell", &form.shell),
-    };
-    answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
+    let setting = setting_value(&form.shell)
+        .map(Setting::Shell)
+        .map_err(|_| ("shell", form.shell.as_str()));
+    configure(&web, client, &headers, &id, &form.csrf, setting).await
 }
 
 /// Chooses a session's tool-policy preset (empty: the host's default) through the host's rules
@@ -1008,31 +1041,10 @@ async fn set_preset(
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
 ) -> Response {
-    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
-    let preset = if form.preset.is_empty() {
-        Ok(None)
-    } else {
-        form.preset.parse::<planhost_core::PolicyPreset>().map(Some)
-    };
-    let failed = match preset {
-        Ok(preset) => conn
-            .call::<methods::SessionsConfigure>(ConfigureParams {
-                session_id: id.as_str().into(),
-                permission_mode: None,
-                shell_id: None,
-                policy_preset: Some(preset),
-                provider: None,
-                model: None,
-            })
-            .await
-            .err()
-            .map(|e| refusal_of(&id, &e)),
-        Err(_) => invalid(&id, "preset", &form.preset),
-    };
-    answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
+    let setting = setting_value(&form.preset)
+        .map(Setting::Preset)
+        .map_err(|_| ("preset", form.preset.as_str()));
+    configure(&web, client, &headers, &id, &form.csrf, setting).await
 }
 
 #[derive(Debug, Deserialize)]
