@@ -14,26 +14,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use planhost_core::ProposedPlanParser;
-
+use planhost_test_support::Rng;
 const TARGET_BYTES: usize = 50 * 1024 * 1024;
 const PLAN_BYTES: usize = 64 * 1024;
 const ROUNDS: usize = 7;
-
-/// xorshift64*: deterministic, dependency-free input and chunking.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 const WORDS: &[&str] = &[
     "the",

@@ -14,26 +14,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use planhost_core::{Dialect, classify_command};
+use planhost_test_support::Rng;
 
 const ROUNDS: usize = 5;
 const LINES_PER_BAND: usize = 400;
 const BANDS: &[(usize, usize)] = &[(20, 64), (64, 256), (256, 1024), (1024, 2048), (2048, 4096)];
-
-/// xorshift64*: deterministic, dependency-free input.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 const PIECES: &[&str] = &[
     "ls -la src",

@@ -20,6 +20,7 @@ pub mod pi_rpc;
 mod poll;
 pub mod procs;
 pub mod responder;
+mod rng;
 pub mod swap;
 
 pub use detached::{Detached, run_detached};
@@ -28,3 +29,4 @@ pub use pi_install::{PiInstall, Version, ensure_pi};
 pub use pi_rpc::{EventLog, PiOptions, PiSession, SessionStore, ToolEnd, UiRequest};
 pub use poll::{BOUND, poll_until};
 pub use responder::{ChatRequest, Last, Responder};
+pub use rng::Rng;

@@ -77,23 +77,36 @@ fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (Ses
     (s.id, t.id)
 }
 
+/// `tools.authorize` of one call: `tool` with `input`, alone in its batch.
+fn authorize_call(
+    c: &mut Client,
+    (session, turn): (&SessionId, &TurnId),
+    call: String,
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<AuthorizeResult, String> {
+    c.call::<methods::ToolsAuthorize>(AuthorizeParams {
+        session_id: session.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: call.into(),
+        tool_name: tool.into(),
+        batch_index: 0,
+        batch_size: 1,
+        provenance: planhost_protocol::Provenance::built_in(),
+        input,
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// A Read, allowed in an Agent/`auto` session.
 fn authorize(
     c: &mut Client,
     session: &SessionId,
     turn: &TurnId,
     i: usize,
 ) -> Result<AuthorizeResult, String> {
-    c.call::<methods::ToolsAuthorize>(AuthorizeParams {
-        session_id: session.clone(),
-        turn_id: turn.clone(),
-        tool_call_id: format!("call-{i}").into(),
-        tool_name: "Read".into(),
-        batch_index: 0,
-        batch_size: 1,
-        provenance: planhost_protocol::Provenance::built_in(),
-        input: serde_json::json!({ "path": "src/lib.rs" }),
-    })
-    .map_err(|e| e.to_string())
+    let input = serde_json::json!({ "path": "src/lib.rs" });
+    authorize_call(c, (session, turn), format!("call-{i}"), "Read", input)
 }
 
 /// A Plan session (the `host` preset) with a running turn: a proven read-only Bash is allowed.
@@ -123,23 +136,15 @@ fn plan_session(c: &mut Client, root: &std::path::Path) -> (SessionId, TurnId) {
 
 const READ_ONLY_BASH: &str = "git log --oneline -n 20 -- src | head -n 5";
 
+/// A proven read-only Bash in Plan.
 fn authorize_bash(
     c: &mut Client,
     session: &SessionId,
     turn: &TurnId,
     i: usize,
 ) -> Result<AuthorizeResult, String> {
-    c.call::<methods::ToolsAuthorize>(AuthorizeParams {
-        session_id: session.clone(),
-        turn_id: turn.clone(),
-        tool_call_id: format!("bash-{i}").into(),
-        tool_name: "Bash".into(),
-        batch_index: 0,
-        batch_size: 1,
-        provenance: planhost_protocol::Provenance::built_in(),
-        input: serde_json::json!({ "command": READ_ONLY_BASH }),
-    })
-    .map_err(|e| e.to_string())
+    let input = serde_json::json!({ "command": READ_ONLY_BASH });
+    authorize_call(c, (session, turn), format!("bash-{i}"), "Bash", input)
 }
 
 fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
