@@ -1,4 +1,4 @@
-//! One line through the host's decoder (`serve/conn.rs` `parse`, then `ClientRequest::parse`):
+//! One line through the host's decoder (`planhost_service::host::decode_line`, then `ClientRequest::parse`):
 //! never a panic; a request, a client notification, or PARSE_ERROR / INVALID_REQUEST /
 //! METHOD_NOT_FOUND / INVALID_PARAMS with the id echoed when it is readable; a typed request
 //! re-encodes to a line that decodes to the same method, params and id. The same input, as text,

@@ -1,26 +1,14 @@
-//! The host's line decoder: `conn.rs`'s `parse` (one line → a request, a client notification, or
+//! The host's line decoder: `decode_line` (one line → a request, a client notification, or
 //! a JSON-RPC error with the id when it can be read) and then `ClientRequest::parse` (method and
-//! params → a typed request), exactly as `serve/conn.rs` chains them.
+//! params → a typed request), exactly as the host's connection loop
+//! (`planhost_service::host`) chains them.
 
 use planhost_core::ErrorCode;
 use planhost_protocol::{ClientRequest, Incoming, RequestId, Response, RpcError, codes};
 use serde_json::Value;
 
-mod host {
-    use planhost_core::ErrorCode;
-    use planhost_protocol::{Incoming, RequestId, RpcError};
-    use serde_json::Value;
-
-    // `parse` and `lenient_id`, copied verbatim from `crates/planhost/src/serve/conn.rs` by
-    // `build.rs`.
-    include!(concat!(env!("OUT_DIR"), "/conn_decoder.rs"));
-
-    pub fn decode_line(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)> {
-        parse(bytes)
-    }
-}
-
-pub use host::decode_line;
+/// The host's own decoder, from the library every transport uses.
+pub use planhost_service::host::decode_line;
 
 /// The id a well-formed JSON object carries, read the way a client reads it.
 fn readable_id(value: &Value) -> Option<RequestId> {

@@ -112,6 +112,8 @@ error_codes! {
     ParseError = "PARSE_ERROR", Parse, "The line is not valid JSON (the id is echoed when it can still be read).";
     InvalidRequest = "INVALID_REQUEST", InvalidRequest, "The line is JSON but not a JSON-RPC 2.0 request object.";
     LineTooLong = "LINE_TOO_LONG", InvalidRequest, "The line is longer than 16 MiB; it was discarded and the connection goes on.";
+    InputBufferFull = "INPUT_BUFFER_FULL", InvalidRequest, "The host already buffers its limit of unfinished lines across all connections (64 MiB by default); this line was discarded and the connection goes on: send it again.";
+    TooManyConnections = "TOO_MANY_CONNECTIONS", Refused, "The host serves its limit of connections (512 by default), or has no file descriptor left; this connection is closed at once. Close another client, or try again shortly.";
     MethodNotFound = "METHOD_NOT_FOUND", MethodNotFound, "No method has that name.";
     InvalidParams = "INVALID_PARAMS", InvalidParams, "The params do not match the method; `data.field` names the offending field.";
     InternalError = "INTERNAL_ERROR", Internal, "A fault inside planhost; nothing was granted.";

@@ -383,10 +383,11 @@ pub fn resolve(
     if request.version.is_some_and(|v| v != id.version) {
         return Err(CoreError::ApprovalStale { field: "version" });
     }
+    // A hex digest: its case carries no meaning.
     if request
         .artifact_sha256
         .as_ref()
-        .is_some_and(|d| *d != approval.artifact_sha256)
+        .is_some_and(|d| !d.eq_ignore_ascii_case(&approval.artifact_sha256))
     {
         return Err(CoreError::ApprovalStale {
             field: "artifactSha256",

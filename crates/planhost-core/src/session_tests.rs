@@ -205,6 +205,17 @@ fn every_identity_field_is_checked() {
 }
 
 #[test]
+fn the_digest_is_compared_as_hex_whatever_its_case() {
+    let (view, approval) = pending_view();
+    let mut req = request(ApprovalAction::Approve);
+    req.artifact_sha256 = Some(approval.artifact_sha256.to_ascii_uppercase());
+    assert!(matches!(
+        resolve(&view, &approval, &req, Timestamp(0)),
+        Ok(Resolution::Approve { .. })
+    ));
+}
+
+#[test]
 fn deadline_is_exclusive() {
     let (view, approval) = pending_view();
     let req = request(ApprovalAction::Approve);

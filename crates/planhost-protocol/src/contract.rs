@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::app::*;
+use crate::changes::*;
 use crate::checkpoints::*;
 use crate::plans::*;
 use crate::publications::*;
@@ -242,6 +243,8 @@ contract! {
     PlansSubmit = "plans.submit", Agent, SubmitPlanParams => ApprovalInfo, "The SubmitPlan tool: an immutable artifact and a pending approval.";
     PlansList = "plans.list", Any, PlansFilter => ApprovalList, "Plan approvals, newest first.";
     PlansGet = "plans.get", Any, ProposalRef => PlanDetail, "One approval with its exact Markdown and whether the file still holds it.";
+    PlansChanges = "plans.changes", Any, ProposalRef => PlanChanges, "What changed in a plan since the session's previous plan and since the checkpoint a person was last shown: bounded line diffs.";
+    PlansOrphans = "plans.orphans", Any, Empty => OrphanArtifacts, "Files in the sessions' .pi/plan/ that no approval points to.";
     PlansResolve = "plans.resolve", Approver, ResolvePlanParams => ApprovalInfo, "A person approves (with a permission mode) or rejects a plan.";
     PlansStatus = "plans.status", Any, BranchRef => PlanStatusResult, "Mode, revision, publication state and path (/plan status).";
     PlansExitOptions = "plans.exitOptions", Any, BranchRef => ExitOptions, "What /plan exit offers now.";

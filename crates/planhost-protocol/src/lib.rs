@@ -20,6 +20,7 @@
 mod wire;
 
 mod app;
+mod changes;
 mod checkpoints;
 mod contract;
 mod jsonrpc;
@@ -30,6 +31,7 @@ mod sessions;
 mod tools;
 
 pub use app::*;
+pub use changes::*;
 pub use checkpoints::*;
 pub use contract::{
     ClientRequest, METHODS, Method, MethodSpec, PROTOCOL_VERSION, RequestError, ServerNotification,

@@ -1,6 +1,6 @@
 //! Properties of the request decoder's library half: `ClientRequest::parse` (method and params →
 //! a typed request), the `Incoming` / `Response` envelopes and the error codes. The line half
-//! (`serve/conn.rs` `parse`: bytes → an envelope or PARSE_ERROR / INVALID_REQUEST, with the id
+//! (`planhost_service::host::decode_line`: bytes → an envelope or PARSE_ERROR / INVALID_REQUEST, with the id
 //! when readable, lone surrogates included) is private to the `planhost` binary, so its
 //! properties run against the real binary in `crates/planhost/tests/decoder_props.rs`, and the
 //! `protocol_decoder` fuzz target covers both halves (`fuzz/`).
@@ -263,7 +263,7 @@ fn valid_request() -> impl Strategy<Value = (String, Value)> {
 // ---------------------------------------------------------------------------------------------
 // Checks
 
-/// What the host sends back for a decoder error (as `serve/conn.rs` builds it).
+/// What the host sends back for a decoder error (as the host's connection loop builds it).
 fn answer(
     id: Option<RequestId>,
     code: ErrorCode,

@@ -9,7 +9,7 @@ use planhost_protocol::{ClientRequest, Method, ServerNotification, ServerResult}
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::handlers::{admin, checkpoints, plans, publications, sessions};
+use crate::handlers::{admin, changes, checkpoints, plans, publications, sessions};
 use crate::service::Inner;
 use crate::{Result, ServiceError};
 
@@ -178,6 +178,8 @@ async fn dispatch(
         Q::PlansSubmit(p) => R::PlansSubmit(plans::submit(svc, p).await?),
         Q::PlansList(p) => R::PlansList(plans::list(svc, p).await?),
         Q::PlansGet(p) => R::PlansGet(plans::get(svc, p).await?),
+        Q::PlansChanges(p) => R::PlansChanges(changes::changes(svc, p).await?),
+        Q::PlansOrphans(_) => R::PlansOrphans(changes::orphans(svc).await?),
         Q::PlansResolve(p) => R::PlansResolve(plans::resolve(svc, caller, p).await?),
         Q::PlansStatus(p) => R::PlansStatus(checkpoints::status(svc, p).await?),
         Q::PlansExitOptions(p) => R::PlansExitOptions(checkpoints::exit_options(svc, p).await?),

@@ -209,17 +209,9 @@ impl Engine {
         // Only a request the store would otherwise commit is checked: a late, stale or
         // mismatched one gets the store's own answer (expiry recorded, PLAN_APPROVAL_STALE).
         if request.action == ApprovalAction::Approve
+            && let Ok(planhost_core::Resolution::Approve { .. }) =
+                self.store.preview_resolve(request)
             && let Ok(approval) = self.store.approval(&request.proposal_id)
-            && approval.status == planhost_core::ApprovalStatus::Pending
-            && approval.session_id == request.session_id
-            && approval.turn_id == request.turn_id
-            && approval.tool_call_id == request.tool_call_id
-            && request.version.is_none_or(|v| v == approval.version)
-            && request
-                .artifact_sha256
-                .as_deref()
-                .is_none_or(|sha| sha.eq_ignore_ascii_case(&approval.artifact_sha256))
-            && self.now() < approval.expires_at
         {
             match self.artifact_on_disk(&approval)? {
                 ArtifactOnDisk::Intact => {}

@@ -131,3 +131,35 @@ impl AgentRoots {
         }
     }
 }
+
+impl Peer {
+    /// Who is at the other end of the web page's loopback TCP connection from `client` to
+    /// `server`: the holder that runs under an agent when there is one (so it is refused), else
+    /// the first holder; [`Peer::Embedded`] when none is found (elsewhere than Linux too). Why
+    /// not refuse a page client that cannot be found: the page's own checks (token cookie, CSRF
+    /// field, same-origin `Origin`, loopback `Host`) still stand, and a run cannot hide its socket
+    /// (it runs as this user, in the host's namespace). Reads `/proc`: call it off the protocol
+    /// threads (it blocks).
+    pub fn of_web_client(client: std::net::SocketAddr, server: std::net::SocketAddr) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            use planhost_exec::lineage::{agent_lineage, tcp_peers};
+            let holders = tcp_peers(client, server);
+            let found = holders
+                .iter()
+                .copied()
+                .find(|&pid| agent_lineage(pid, &[]).is_some())
+                .or_else(|| holders.first().copied());
+            if let Some(pid) = found {
+                return Peer::WebClient(pid);
+            }
+            tracing::debug!(%client, "no process found for the page's client; answering as before");
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (client, server);
+            tracing::debug!("no procfs to find the page's client; answering as before");
+        }
+        Peer::Embedded
+    }
+}

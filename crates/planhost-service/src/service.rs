@@ -90,6 +90,8 @@ pub(crate) struct Inner {
     pub(crate) tools: Arc<ToolAuthority>,
     pub(crate) audit: AuditSink,
     pub(crate) shells: Shells,
+    /// Plan diffs made, and the one permit to make another.
+    pub(crate) diffs: crate::handlers::changes::Diffs,
     /// The processes that hold (or held, while they live) an `agent` connection.
     agent_roots: crate::lineage::AgentRoots,
     next_connection: AtomicU64,
@@ -157,6 +159,7 @@ impl Service {
             shells: Shells {
                 platform: config.platform,
             },
+            diffs: crate::handlers::changes::Diffs::default(),
             agent_roots: crate::lineage::AgentRoots::default(),
             next_connection: AtomicU64::new(1),
             threads: Mutex::new(Some((thread, audit_writer))),
@@ -170,6 +173,29 @@ impl Service {
             reconciled: opened.reconciled,
             swept: opened.swept,
         })
+    }
+
+    /// The first thing `initialize` checks, before any other field: a client of another
+    /// protocol version is told so, naming both versions (a v1 client sends no `roles`, and
+    /// "missing field `roles`" would not tell it what is wrong). A hello without a version is
+    /// left to the params check, which names the missing field.
+    pub fn check_hello_version(params: &serde_json::Value) -> Result<()> {
+        let Some(version) = params.get("protocolVersion") else {
+            return Ok(());
+        };
+        if version.as_u64() == Some(u64::from(PROTOCOL_VERSION)) {
+            return Ok(());
+        }
+        let client = params
+            .get("clientName")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("?");
+        Err(ServiceError::refused(
+            planhost_core::ErrorCode::ProtocolVersionMismatch,
+            format!(
+                "client {client} speaks protocol v{version}, this planhost speaks v{PROTOCOL_VERSION}"
+            ),
+        ))
     }
 
     /// The handshake: a new connection with the roles it declares, and the queue its

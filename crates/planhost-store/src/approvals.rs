@@ -2,8 +2,8 @@
 //! expire by deadline.
 
 use planhost_core::{
-    ApprovalAction, ApprovalStatus, BatchPosition, CoreError, Resolution, ResolveRequest,
-    SubmitDecision, SubmitPlanInput, Timestamp,
+    ApprovalAction, ApprovalStatus, BatchPosition, CoreError, ErrorCode, Resolution,
+    ResolveRequest, SubmitDecision, SubmitPlanInput, Timestamp,
 };
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
@@ -35,9 +35,6 @@ pub struct ArtifactRef {
     /// Byte size.
     pub size_bytes: u64,
 }
-
-/// The expiry error code (seed 000 §6).
-pub const PLAN_APPROVAL_TIMEOUT: &str = "PLAN_APPROVAL_TIMEOUT";
 
 impl Store {
     /// Checks a SubmitPlan without writing anything; the host calls it before the artifact write.
@@ -125,6 +122,24 @@ impl Store {
                 )?;
             }
             Ok(record)
+        })
+    }
+
+    /// What [`Store::resolve`] would decide for `request` now, without committing anything: the
+    /// same one check (`planhost_core::resolve`) on the same rows. The service asks it before an
+    /// approval, to check the artifact on disk only for a request that would commit.
+    pub fn preview_resolve(&mut self, request: &ResolveRequest) -> Result<Resolution> {
+        self.read(|t| {
+            let approval = t
+                .approval(&request.proposal_id)?
+                .ok_or_else(|| CoreError::ApprovalNotFound(request.proposal_id.clone()))?;
+            let view = t.view(&approval.session_id)?;
+            Ok(planhost_core::resolve(
+                &view,
+                &approval_view(&approval),
+                request,
+                t.now,
+            )?)
         })
     }
 
@@ -220,7 +235,7 @@ impl Store {
                     t.audit(
                         subject,
                         planhost_core::AuditAction::ApprovalExpired,
-                        &json!({ "code": PLAN_APPROVAL_TIMEOUT, "lateAction": action, "by": by }),
+                        &json!({ "code": ErrorCode::PlanApprovalTimeout, "lateAction": action, "by": by }),
                     )?;
                     true
                 }
@@ -259,7 +274,7 @@ impl Store {
                     tool_call_id: Some(&approval.tool_call_id),
                     proposal_id: Some(&approval.proposal_id),
                 };
-                t.audit(subject, planhost_core::AuditAction::ApprovalExpired, &json!({ "code": PLAN_APPROVAL_TIMEOUT }))?;
+                t.audit(subject, planhost_core::AuditAction::ApprovalExpired, &json!({ "code": ErrorCode::PlanApprovalTimeout }))?;
                 expired.push(t.emit_approval(&approval.proposal_id)?);
             }
             Ok(expired)
@@ -403,7 +418,7 @@ fn expire_row(
     .execute(params![
         approval.proposal_id,
         ApprovalStatus::Expired.as_str(),
-        PLAN_APPROVAL_TIMEOUT,
+        ErrorCode::PlanApprovalTimeout.as_str(),
         t.now.0
     ])?;
     let view = t.view(&approval.session_id)?;

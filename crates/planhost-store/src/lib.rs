@@ -52,10 +52,7 @@ mod store;
 mod turns;
 mod tx;
 
-pub use approvals::{
-    ApprovalFilter, ApprovalQuery, ArtifactRef, ExecutionFilter, PLAN_APPROVAL_TIMEOUT,
-    SubmitContext,
-};
+pub use approvals::{ApprovalFilter, ApprovalQuery, ArtifactRef, ExecutionFilter, SubmitContext};
 pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use blobs::Stored;
 pub use clock::{SystemClock, new_id};

@@ -13,6 +13,7 @@
 //! assert_eq!(server.pending(), 1);
 //! ```
 
+pub mod bench;
 mod detached;
 mod model;
 pub mod pi_install;

@@ -7,10 +7,8 @@
 //! - `bash true`: the model makes N `bash` calls of `true` per prompt. Without the extension pi
 //!   runs its own bash; with it, the host authorizes and runs the command (`tools.execute`).
 //!   Target: ≤ 1.2× end to end.
-//! - spawn: the runner (`planhost_exec::run`) against `bash -c true`, with a breakdown of where
-//!   the difference goes, back to back and after 100 ms idle (as the host's Bash runs: once per
-//!   model reply). Target: ≤ 1.2×, or the measured reason. Runs first: the pi part leaves this
-//!   process large, and a large process forks more slowly.
+//! - spawn: the runner against `bash -c true` is `cargo bench -p planhost-exec --bench spawn`
+//!   (the runner is planhost-exec's; this binary links no exec crate).
 //!
 //! Two diagnostics explain the bash figures: the bash span of each prompt's first call against
 //! the later ones, and the host alone (a Rust client sending the extension's `tools.authorize` +
@@ -26,7 +24,7 @@
 //! `PLANHOST_BENCH_PI` = `1.6` | `0.73` | `both` (default `both`), `PLANHOST_BENCH_ROUNDS`
 //! (measured rounds per side and scenario, default 20), `PLANHOST_BENCH_CALLS` (tool calls per
 //! prompt, default 10), `PLANHOST_BENCH_SPAWNS` (runs per spawn variant, default 200). Pass
-//! `pi` or `spawn` as an argument to run one part.
+//! `pi` as an argument to run that part alone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -40,16 +38,11 @@ use std::time::{Duration, Instant};
 
 use planhost_client::Client;
 use planhost_core::Role;
-use planhost_exec::{
-    CommandSpec, Containment, OutputChunk, Platform, Timeout, effective_shell, probe, run,
-};
 use planhost_test_support::{
     BOUND, EventLog, ModelServer, PiInstall, PiOptions, PiSession, Reply, ToolEnd, Version,
     ensure_pi, poll_until,
 };
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// The binary under test, built by cargo in the bench profile.
 const BIN: &str = env!("CARGO_BIN_EXE_planhost");
@@ -61,81 +54,9 @@ const IDLE: Duration = Duration::from_millis(100);
 /// Unmeasured rounds per side before the measured ones (node's JIT, the host's caches).
 const WARMUP_ROUNDS: usize = 2;
 
-fn knob(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(default)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Statistics
-
-fn sorted(mut v: Vec<Duration>) -> Vec<Duration> {
-    v.sort();
-    v
-}
-
-/// Nearest-rank percentile of a sorted sample.
-fn pct(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn pct_f(values: &[f64], p: f64) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-// ---------------------------------------------------------------------------------------------
-// The machine
-
-fn machine() {
-    let cpuinfo = fs_err::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map_or("?", |(_, m)| m.trim())
-        .to_owned();
-    let kernel = fs_err::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let meminfo = fs_err::read_to_string("/proc/meminfo").unwrap_or_default();
-    let mem_kib: u64 = meminfo
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let procs = proc_pids().len();
-    println!(
-        "machine: nproc {cpus}, cpu {model:?}, kernel {}, RAM {:.1} GiB, {procs} processes",
-        kernel.trim(),
-        mem_kib as f64 / 1024.0 / 1024.0
-    );
-}
-
-fn rss_mb() -> f64 {
-    let status = fs_err::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
-
-fn loadavg() -> String {
-    fs_err::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
+use planhost_test_support::bench::{
+    knob, loadavg, met, ms, pct, pct_f, print_machine as machine, rss_mb, sorted,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The fixture: one temporary home, the scripted model, the host, two pi sessions
@@ -756,290 +677,12 @@ fn first_and_later(samples: &[Sample]) -> (Duration, Duration) {
     (pct(&first, 0.5), pct(&later, 0.5))
 }
 
-fn met(yes: bool) -> &'static str {
-    if yes { "met" } else { "missed" }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Spawn overhead: the runner against `bash -c true`, and where the difference goes
-
-fn proc_pids() -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// What the runner's tree walk reads once: `/proc/<pid>/stat` of every process.
-fn proc_scan() -> usize {
-    proc_pids()
-        .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .count()
-}
-
-fn runner_spec(containment: Containment) -> CommandSpec {
-    let shell = effective_shell(Platform::current(), &probe(), None).unwrap();
-    let mut spec = CommandSpec::new(shell, "true", std::env::temp_dir());
-    spec.env = vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())];
-    spec.timeout = Timeout::from_request(Some(300_000)).unwrap();
-    spec.containment = containment;
-    spec
-}
-
-async fn run_drained(spec: CommandSpec) {
-    let (tx, mut rx) = mpsc::channel::<OutputChunk>(64);
-    let consumer = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-    let result = run(spec, tx, CancellationToken::new()).await.unwrap();
-    assert!(matches!(result.exit, planhost_exec::ExitStatus::Code(0)));
-    consumer.await.unwrap();
-}
-
-/// `bash -c true` the way std spawns it (`posix_spawn`: a vfork-style clone), output captured.
-fn std_spawn() {
-    let out = Command::new("bash").arg("-c").arg("true").output().unwrap();
-    assert!(out.status.success());
-}
-
-/// The same with a no-op `pre_exec`, which forces std to `fork` (the runner needs `pre_exec`
-/// for `setsid` and the cgroup join).
-fn std_fork() {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c").arg("true");
-    // SAFETY: the closure does nothing, which is async-signal-safe.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || Ok(()));
-    }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success());
-}
-
-/// tokio's child path as the runner configures it, without the tree: explicit environment,
-/// null stdin, piped stdout/stderr, `setsid` in `pre_exec` (so a fork), wait and read to EOF.
-async fn tokio_spawn(setsid: bool) {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg("true")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .current_dir(std::env::temp_dir())
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    if setsid {
-        // SAFETY: setsid(2) is async-signal-safe and the closure allocates nothing.
-        unsafe {
-            cmd.pre_exec(|| {
-                rustix::process::setsid()?;
-                Ok(())
-            });
-        }
-    }
-    let out = cmd.output().await.unwrap();
-    assert!(out.status.success());
-}
-
-/// The cgroup v2 directory the runner creates its per-run cgroups in (as planhost-exec finds
-/// it: the cgroup2 mount plus this process's own cgroup), if it may create one there.
-fn cgroup_base() -> Option<PathBuf> {
-    let mountinfo = fs_err::read_to_string("/proc/self/mountinfo").ok()?;
-    let mount = mountinfo.lines().find_map(|l| {
-        let (pre, post) = l.split_once(" - ")?;
-        (post.split(' ').next()? == "cgroup2").then(|| pre.split(' ').nth(4).map(PathBuf::from))?
-    })?;
-    let own = fs_err::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = mount.join(rel.trim_start_matches('/'));
-    let probe = dir.join(format!("planhost-bench-probe-{}", std::process::id()));
-    fs_err::create_dir(&probe).ok()?;
-    let _ = fs_err::remove_dir(&probe);
-    Some(dir)
-}
-
-/// The one write the cgroup adds to a spawn: moving a live process into a fresh cgroup (the
-/// runner's child writes "0" to `cgroup.procs` before exec; here the parent writes the pid).
-fn cgroup_move(base: &Path, n: usize) -> Duration {
-    let dir = base.join(format!("planhost-bench-{}-{n}", std::process::id()));
-    fs_err::create_dir(&dir).unwrap();
-    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-    let t = Instant::now();
-    fs_err::write(dir.join("cgroup.procs"), child.id().to_string()).unwrap();
-    let took = t.elapsed();
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = fs_err::remove_dir(&dir);
-    took
-}
-
-/// The same spawns, each after [`IDLE`] with nothing running: what the host's Bash meets when
-/// it runs once per model reply.
-async fn spawn_after_idle(reps: usize) {
-    const NAMES: [&str; 4] = [
-        "floor: std `bash -c true`",
-        "runner, ProcfsOnly",
-        "runner, Auto (cgroup)",
-        "moving a process into a new cgroup (cgroup.procs write)",
-    ];
-    let base = cgroup_base();
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); NAMES.len()];
-    let mut back_to_back = Vec::with_capacity(reps);
-    for rep in 0..reps {
-        for k in 0..NAMES.len() {
-            let variant = (k + rep) % NAMES.len();
-            if variant == 3 && base.is_none() {
-                continue;
-            }
-            tokio::time::sleep(IDLE).await;
-            let t = Instant::now();
-            let took = match variant {
-                0 => {
-                    std_spawn();
-                    t.elapsed()
-                }
-                1 => {
-                    run_drained(runner_spec(Containment::ProcfsOnly)).await;
-                    t.elapsed()
-                }
-                2 => {
-                    run_drained(runner_spec(Containment::Auto)).await;
-                    t.elapsed()
-                }
-                _ => {
-                    let base = base.as_deref().unwrap();
-                    let idle = cgroup_move(base, 2 * rep);
-                    back_to_back.push(cgroup_move(base, 2 * rep + 1));
-                    idle
-                }
-            };
-            times[variant].push(took);
-        }
-    }
-    println!(
-        "spawn after {} ms idle, median (p90) of {reps} each, interleaved",
-        IDLE.as_millis()
-    );
-    let floor = pct(&sorted(times[0].clone()), 0.5);
-    for (i, (name, t)) in NAMES.iter().zip(times).enumerate() {
-        if t.is_empty() {
-            println!("  {name:<66} (no writable cgroup v2 here)");
-            continue;
-        }
-        let t = sorted(t);
-        let (p50, p90) = (pct(&t, 0.5), pct(&t, 0.9));
-        if i == 3 {
-            let b = sorted(back_to_back.clone());
-            println!(
-                "  {name:<66} {:>7.3} ms ({:.3} ms); right after another one {:.3} ms ({:.3} ms)",
-                ms(p50),
-                ms(p90),
-                ms(pct(&b, 0.5)),
-                ms(pct(&b, 0.9))
-            );
-        } else {
-            println!(
-                "  {name:<66} {:>7.3} ms ({:.3} ms)  {:.2}x",
-                ms(p50),
-                ms(p90),
-                ms(p50) / ms(floor)
-            );
-        }
-    }
-}
-
-async fn spawn_overhead(reps: usize) {
-    const NAMES: [&str; 7] = [
-        "floor: std `bash -c true`, output() (posix_spawn)",
-        "std, no-op pre_exec (fork instead of posix_spawn)",
-        "tokio::process, output() (posix_spawn)",
-        "tokio::process + setsid pre_exec (the runner's spawn, no tree)",
-        "two /proc/*/stat scans (the runner's post-exit tree walk)",
-        "runner, ProcfsOnly",
-        "runner, Auto (cgroup; what the host's Bash uses)",
-    ];
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); NAMES.len()];
-    // Warm up every path once.
-    std_spawn();
-    std_fork();
-    tokio_spawn(false).await;
-    tokio_spawn(true).await;
-    run_drained(runner_spec(Containment::Auto)).await;
-    for rep in 0..reps {
-        // Interleaved, in a rotating order, so load changes hit every variant alike.
-        for k in 0..NAMES.len() {
-            let variant = (k + rep) % NAMES.len();
-            let t = Instant::now();
-            match variant {
-                0 => std_spawn(),
-                1 => std_fork(),
-                2 => tokio_spawn(false).await,
-                3 => tokio_spawn(true).await,
-                4 => {
-                    proc_scan();
-                    proc_scan();
-                }
-                5 => run_drained(runner_spec(Containment::ProcfsOnly)).await,
-                _ => run_drained(runner_spec(Containment::Auto)).await,
-            }
-            times[variant].push(t.elapsed());
-        }
-    }
-    let medians: Vec<Duration> = times.into_iter().map(|t| pct(&sorted(t), 0.5)).collect();
-    let floor = medians[0];
-    println!(
-        "spawn overhead, median of {reps} each, interleaved ({} processes on the machine; load average {})",
-        proc_pids().len(),
-        loadavg()
-    );
-    for (i, (name, m)) in NAMES.iter().zip(&medians).enumerate() {
-        if i == 4 {
-            // Not a spawn: its own cost, part of the runner's.
-            println!("  {name:<66} {:>7.3} ms", ms(*m));
-            continue;
-        }
-        println!(
-            "  {name:<66} {:>7.3} ms  {:+.3} ms  {:.2}x",
-            ms(*m),
-            ms(*m) - ms(floor),
-            ms(*m) / ms(floor)
-        );
-    }
-    let (auto, procfs, spawned) = (medians[6], medians[5], medians[3]);
-    println!(
-        "  target runner (Auto) ≤ 1.2x `bash -c true`: {:.2}x ({})",
-        ms(auto) / ms(floor),
-        met(ms(auto) / ms(floor) <= 1.2)
-    );
-    println!(
-        "  where it goes: fork instead of posix_spawn {:+.3} ms; tokio's child path {:+.3} ms; runner (ProcfsOnly) beyond its spawn {:+.3} ms, of which the two /proc scans {:.3} ms; the cgroup (Auto − ProcfsOnly) {:+.3} ms",
-        ms(medians[1]) - ms(floor),
-        ms(medians[2]) - ms(floor),
-        ms(procfs) - ms(spawned),
-        ms(medians[4]),
-        ms(auto) - ms(procfs),
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-
 fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let wants = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
     let started = Instant::now();
     machine();
     println!("load average at start: {}", loadavg());
-    // First: the pi part leaves this process large (the scripted model keeps every request
-    // body), and a large process forks more slowly.
-    if wants("spawn") {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let reps = knob("PLANHOST_BENCH_SPAWNS", 200);
-        runtime.block_on(spawn_overhead(reps));
-        runtime.block_on(spawn_after_idle(reps / 4));
-    }
     if wants("pi") {
         let versions: Vec<Version> = match std::env::var("PLANHOST_BENCH_PI").as_deref() {
             Ok("1.6") => vec![Version::V16],

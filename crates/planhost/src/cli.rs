@@ -19,7 +19,7 @@ use planhost_protocol::{
 };
 use serde::Serialize;
 
-use crate::paths::Paths;
+use planhost_service::host::{Paths, diagnostics};
 
 /// `--json` on every read command.
 #[derive(Debug, Clone, Copy, clap::Args)]
@@ -107,7 +107,7 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<ExitCode> {
 }
 
 fn now() -> Timestamp {
-    planhost_core::Clock::now(&planhost_store::SystemClock)
+    planhost_core::Clock::now(&planhost_service::SystemClock)
 }
 
 /// "in 29m 12s", "3m 0s ago": whole seconds, the largest units first.
@@ -423,58 +423,6 @@ struct Check {
     detail: String,
 }
 
-/// The files in the `.pi/plan/` of every session's workspace that no approval points to
-/// (a crash between writing an artifact and committing its row leaves one), as absolute paths.
-fn orphan_artifacts(paths: &Paths) -> anyhow::Result<Vec<String>> {
-    use std::collections::{BTreeMap, BTreeSet};
-    let mut c = connect(paths, READER)?;
-    let sessions = call::<methods::SessionsList>(
-        &mut c,
-        planhost_protocol::SessionsFilter {
-            workspace_root: None,
-            limit: Some(10_000),
-        },
-    )?;
-    let approvals = call::<methods::PlansList>(
-        &mut c,
-        planhost_protocol::PlansFilter {
-            session_id: None,
-            status: None,
-            limit: Some(10_000),
-        },
-    )?;
-    let mut known: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for s in &sessions.items {
-        known.entry(s.workspace_root.clone()).or_default();
-    }
-    for a in &approvals.items {
-        if let Some((root, _)) = a
-            .artifact_path
-            .rsplit_once(&format!("/{}", a.artifact_relative_path))
-        {
-            known
-                .entry(root.to_owned())
-                .or_default()
-                .insert(a.artifact_relative_path.clone());
-        }
-    }
-    let mut orphans = Vec::new();
-    for (root, referenced) in known {
-        let names = match planhost_fs::plan_artifact_names(std::path::Path::new(&root)) {
-            Ok(names) => names,
-            Err(planhost_fs::FsError::NotFound { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        };
-        for name in names {
-            let relative = format!("{}/{}/{name}", planhost_fs::PI_DIR, planhost_fs::PLAN_DIR);
-            if !referenced.contains(&relative) {
-                orphans.push(format!("{root}/{relative}"));
-            }
-        }
-    }
-    Ok(orphans)
-}
-
 pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
     let dir = &paths.state_dir;
@@ -491,7 +439,7 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             }
         ),
     });
-    let unsafe_dir = crate::serve::state_dir_problem(dir);
+    let unsafe_dir = planhost_service::host::state_dir_problem(dir);
     checks.push(Check {
         name: "permissions",
         ok: unsafe_dir.is_none(),
@@ -503,7 +451,7 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             }
         }),
     });
-    let holder = crate::serve::lock::StateLock::holder(&paths.lock());
+    let holder = diagnostics::lock_holder(dir);
     checks.push(Check {
         name: "lock",
         ok: holder.is_some(),
@@ -541,20 +489,40 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         },
     });
     if reached.is_ok() {
-        checks.push(match orphan_artifacts(paths) {
-            Ok(orphans) if orphans.is_empty() => Check {
+        let scanned = connect(paths, READER)
+            .and_then(|mut c| call::<methods::PlansOrphans>(&mut c, Empty {}));
+        checks.push(match scanned {
+            Ok(found) if !found.unreadable.is_empty() => Check {
+                name: "plan files",
+                ok: false,
+                detail: format!(
+                    "cannot compare .pi/plan/ with the approvals in {}",
+                    found
+                        .unreadable
+                        .iter()
+                        .map(|u| format!("{} ({}: {})", u.workspace_root, u.code, u.message))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            Ok(found) if found.items.is_empty() => Check {
                 name: "plan files",
                 ok: true,
                 detail: "every file in the sessions' .pi/plan/ belongs to an approval".into(),
             },
             // Harmless (nothing points at them), so listed rather than failed.
-            Ok(orphans) => Check {
+            Ok(found) => Check {
                 name: "plan files",
                 ok: true,
                 detail: format!(
                     "{} orphan artifact(s), complete files no approval points to: {}",
-                    orphans.len(),
-                    orphans.join(", ")
+                    found.items.len(),
+                    found
+                        .items
+                        .iter()
+                        .map(|o| format!("{}/{}", o.workspace_root, o.relative_path))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             },
             Err(e) => Check {
@@ -564,15 +532,13 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             },
         });
     }
-    let probes = planhost_exec::probe();
-    let platform = planhost_exec::Platform::current();
-    let effective = planhost_exec::effective_shell(platform, &probes, None);
+    let effective = diagnostics::effective_shell();
     checks.push(Check {
         name: "shells",
         ok: effective.is_ok(),
         detail: match &effective {
-            Ok(e) => format!("{} at {}", e.id.as_str(), e.executable.display()),
-            Err(e) => format!("{}: {e}", e.code()),
+            Ok((id, executable)) => format!("{id} at {}", executable.display()),
+            Err((code, message)) => format!("{code}: {message}"),
         },
     });
     checks.push(Check {
@@ -580,7 +546,7 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         ok: true,
         detail: match &reached {
             Ok(v) => format!("{} (schema v{})", v.sqlite_version, v.schema_version),
-            Err(_) => format!("{} (linked)", planhost_store::Store::sqlite_version()),
+            Err(_) => format!("{} (linked)", diagnostics::sqlite_version()),
         },
     });
     let healthy = checks.iter().all(|c| c.ok);
@@ -720,7 +686,7 @@ pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<
 /// are told), kills its command trees, and releases the lock.
 pub(crate) fn stop(paths: &Paths) -> anyhow::Result<ExitCode> {
     let lock = paths.lock();
-    let Some(holder) = crate::serve::lock::StateLock::holder(&lock) else {
+    let Some(holder) = planhost_service::host::StateLock::holder(&lock) else {
         return Err(Failure {
             code: ErrorCode::HostUnreachable,
             message: format!(
@@ -747,7 +713,7 @@ pub(crate) fn stop(paths: &Paths) -> anyhow::Result<ExitCode> {
     })?;
     // The host lets its connections kill their command trees (10 s at most), then exits.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while crate::serve::lock::StateLock::holder(&lock).is_some() {
+    while planhost_service::host::StateLock::holder(&lock).is_some() {
         if std::time::Instant::now() > deadline {
             anyhow::bail!(
                 "the host (pid {holder}) was asked to stop but still holds {} after 20 s; \

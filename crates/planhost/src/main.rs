@@ -10,7 +10,6 @@ use clap::{Args, Parser, Subcommand};
 
 mod cli;
 mod demo;
-mod paths;
 mod serve;
 mod web;
 
@@ -143,7 +142,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(matches!(cli.command, Command::Serve { .. }));
-    let paths = match paths::Paths::resolve(
+    let paths = match planhost_service::host::Paths::resolve(
         cli.location.state_dir.as_deref(),
         cli.location.socket.as_deref(),
     ) {
@@ -183,7 +182,7 @@ fn main() -> ExitCode {
         Command::Demo => demo::run().map(|()| ExitCode::SUCCESS),
         #[cfg(target_os = "linux")]
         Command::Watch { pid, start } => {
-            let left = planhost_exec::watch_host(planhost_exec::HostIdentity { pid, start });
+            let left = planhost_service::host::run_watchdog(pid, start);
             if left.cgroups + left.processes > 0 {
                 tracing::warn!(
                     host = pid,

@@ -1,6 +1,6 @@
-//! Properties of the host's line decoder (`serve/conn.rs`: bytes → a request, a client
+//! Properties of the host's line decoder (`planhost_service::host::decode_line`: bytes → a request, a client
 //! notification, or PARSE_ERROR / INVALID_REQUEST with the id when it can be read). The decoder
-//! is private to this binary, so the properties drive the real `planhost serve --stdio`, one
+//! is driven through the real `planhost serve --stdio` (framing included), one
 //! host per property, a case at a time: the case's line, then a sentinel request whose answer
 //! marks the end of the case's answers. The library half (`ClientRequest::parse`) has its own
 //! properties in `crates/planhost-protocol/tests/properties.rs`; the `protocol_decoder` fuzz

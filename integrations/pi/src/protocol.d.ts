@@ -133,6 +133,16 @@ export type CaptureResult = { checkpoint?: CheckpointInfo | null; created: boole
 export type CapturedMessage = { content: ContentBlock[]; entryId: EntryId; stopReason: StopReason; };
 
 /**
+ * One base a plan is compared with.
+ */
+export type ChangeBase = { checkpoint?: CheckpointInfo | null; diff: LineDiff; kind: ChangeBaseKind; knownAt: Timestamp; proposalId?: ProposalId | null; };
+
+/**
+ * What a base is.
+ */
+export type ChangeBaseKind = "previous" | "seen";
+
+/**
  * `checkpoints.latest` (`/plan preview`): the branch's latest exact checkpoint.
  */
 export type CheckpointDetail = { checkpoint: CheckpointInfo; markdown: string; };
@@ -190,6 +200,26 @@ export type DenyCode = "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "PO
 export type Dialect = "powershell" | "cmd" | "posix";
 
 /**
+ * A run of changes with up to three lines of context around them. Line numbers are 1-based.
+ */
+export type DiffHunk = { lines: DiffLine[]; newLines: number; newStart: number; oldLines: number; oldStart: number; };
+
+/**
+ * One line of a hunk, without its newline.
+ */
+export type DiffLine = { tag: DiffTag; text: string; };
+
+/**
+ * What the comparison found.
+ */
+export type DiffStatus = "identical" | "changed" | "tooLarge";
+
+/**
+ * One line of a hunk.
+ */
+export type DiffTag = "equal" | "delete" | "insert";
+
+/**
  * The effective shell.
  */
 export type EffectiveShellInfo = { dialect: Dialect; fallback: boolean; id: ShellId; };
@@ -222,7 +252,7 @@ export type EntryId = string;
 /**
  * A stable code: the string a client matches on, paired with its class.
  */
-export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE";
+export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "INPUT_BUFFER_FULL" | "TOO_MANY_CONNECTIONS" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE";
 
 /**
  * The machine-readable part of an error.
@@ -354,6 +384,11 @@ export type InitializeResult = { connectionId: number; methods: MethodInfo[]; pr
 export type Interactivity = "interactive" | "unattended";
 
 /**
+ * A line diff from a base to the plan, bounded in size and time.
+ */
+export type LineDiff = { baseLines: number; deleted: number; hunks: DiffHunk[]; inserted: number; planLines: number; status: DiffStatus; };
+
+/**
  * One method as `initialize` lists it.
  */
 export type MethodInfo = { access: Access; name: string; };
@@ -372,6 +407,17 @@ export type OfferedTool = { name: string; provenance: Provenance; };
  * `sessions.open`: open a session, or reopen it by external id and workspace root.
  */
 export type OpenSessionParams = { externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
+
+/**
+ * A complete file in a session's `.pi/plan/` that no approval points to (a crash between
+ * writing an artifact and committing its row leaves one; harmless, never reused).
+ */
+export type OrphanArtifact = { relativePath: string; workspaceRoot: string; };
+
+/**
+ * `plans.orphans`.
+ */
+export type OrphanArtifacts = { items: OrphanArtifact[]; unreadable: UnreadableWorkspace[]; };
 
 /**
  * Which pipe a piece of command output came from.
@@ -402,6 +448,11 @@ export type PermissionDecision = "allow" | "deny";
  * A session's permission mode. `inherit` defers to the host default.
  */
 export type PermissionMode = "inherit" | "ask" | "accept-edits" | "auto";
+
+/**
+ * `plans.changes`.
+ */
+export type PlanChanges = { bases: ChangeBase[]; proposalId: ProposalId; };
 
 /**
  * One accepted `/plan` command.
@@ -739,6 +790,11 @@ export type TurnOutcome = "completed" | "aborted";
 export type TurnState = "running" | "completed" | "aborted";
 
 /**
+ * A workspace whose `.pi/plan/` could not be listed.
+ */
+export type UnreadableWorkspace = { code: ErrorCode; message: string; workspaceRoot: string; };
+
+/**
  * `app.version`.
  */
 export type VersionResult = { protocolVersion: number; schemaVersion: number; sqliteVersion: string; stateDir: string; version: string; };
@@ -785,6 +841,10 @@ export interface Methods {
   "plans.list": { params: PlansFilter; result: ApprovalList };
   /** One approval with its exact Markdown and whether the file still holds it. */
   "plans.get": { params: ProposalRef; result: PlanDetail };
+  /** What changed in a plan since the session's previous plan and since the checkpoint a person was last shown: bounded line diffs. */
+  "plans.changes": { params: ProposalRef; result: PlanChanges };
+  /** Files in the sessions' .pi/plan/ that no approval points to. */
+  "plans.orphans": { params: Empty; result: OrphanArtifacts };
   /** A person approves (with a permission mode) or rejects a plan. */
   "plans.resolve": { params: ResolvePlanParams; result: ApprovalInfo };
   /** Mode, revision, publication state and path (/plan status). */
@@ -868,6 +928,8 @@ export interface MethodAccess {
   "plans.submit": "agent";
   "plans.list": "any";
   "plans.get": "any";
+  "plans.changes": "any";
+  "plans.orphans": "any";
   "plans.resolve": "approver";
   "plans.status": "any";
   "plans.exitOptions": "any";

@@ -117,16 +117,7 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
         let a = e.store().approval(&id)?;
         let markdown = e.store().submitted_plan(&id)?.markdown;
         let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
-        let sha256 = planhost_core::sha256_hex(markdown.as_bytes());
-        // Only a diff base: a checkpoint that cannot be read must not hide the plan itself.
-        let seen = e
-            .store()
-            .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)
-            .unwrap_or_else(|error| {
-                tracing::warn!(%error, proposal = %id, "reading the checkpoint last seen");
-                None
-            });
-        let last_seen = seen.map(|(c, bytes)| CheckpointDetail {
+        let last_seen = last_seen(e, &a, &markdown).map(|(c, bytes)| CheckpointDetail {
             checkpoint: convert::checkpoint(c),
             // Checkpoints are stored from UTF-8 text; anything else is not a plan.
             markdown: String::from_utf8_lossy(&bytes).into_owned(),
@@ -139,6 +130,23 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
         })
     })
     .await
+}
+
+/// The checkpoint of the approval's session a person was shown last before the plan arrived,
+/// unless it holds exactly the plan's text: a diff base only, so a checkpoint that cannot be
+/// read is logged and left out rather than hiding the plan.
+pub(crate) fn last_seen(
+    e: &mut Engine,
+    a: &planhost_store::ApprovalRecord,
+    markdown: &str,
+) -> Option<(planhost_store::CheckpointRecord, Vec<u8>)> {
+    let sha256 = planhost_core::sha256_hex(markdown.as_bytes());
+    e.store()
+        .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)
+        .unwrap_or_else(|error| {
+            tracing::warn!(%error, proposal = %a.proposal_id, "reading the checkpoint last seen");
+            None
+        })
 }
 
 pub(crate) async fn resolve(

@@ -443,29 +443,10 @@ impl Web {
     /// (it runs as this user, in the host's namespace), and one that closed its connection gets
     /// no answer.
     async fn answerer(&self, client: SocketAddr) -> planhost_service::Peer {
-        #[cfg(target_os = "linux")]
-        {
-            let server = self.local;
-            let found = tokio::task::spawn_blocking(move || {
-                use planhost_exec::lineage::{agent_lineage, tcp_peers};
-                let holders = tcp_peers(client, server);
-                holders
-                    .iter()
-                    .copied()
-                    .find(|&pid| agent_lineage(pid, &[]).is_some())
-                    .or_else(|| holders.first().copied())
-            })
+        let server = self.local;
+        tokio::task::spawn_blocking(move || planhost_service::Peer::of_web_client(client, server))
             .await
-            .ok()
-            .flatten();
-            if let Some(pid) = found {
-                return planhost_service::Peer::WebClient(pid);
-            }
-            tracing::debug!(%client, "no process found for the page's client; answering as before");
-        }
-        #[cfg(not(target_os = "linux"))]
-        tracing::debug!(%client, "no procfs to find the page's client; answering as before");
-        planhost_service::Peer::Embedded
+            .unwrap_or(planhost_service::Peer::Embedded)
     }
 
     /// A connection of the page's own, for one request that answers nothing.
@@ -494,46 +475,24 @@ impl Web {
                 proposal_id: approval.proposal_id.as_str().into(),
             })
             .await;
-        let (markdown, intact, seen) = match detail {
-            Ok(d) => (d.markdown, d.artifact_intact, d.last_seen),
-            Err(_) => (String::new(), false, None),
+        let (markdown, intact) = match detail {
+            Ok(d) => (d.markdown, d.artifact_intact),
+            Err(_) => (String::new(), false),
         };
-        // The session's plan submitted just before this one, for "what changed".
-        let previous = match conn
-            .call::<methods::PlansList>(PlansFilter {
-                session_id: Some(approval.session_id.clone()),
-                status: None,
-                limit: Some(50),
+        // What changed: the host picks the bases and makes the diffs (bounded, off the
+        // threads that serve the protocol).
+        let changes = conn
+            .call::<methods::PlansChanges>(ProposalRef {
+                proposal_id: approval.proposal_id.as_str().into(),
             })
             .await
-        {
-            Ok(list) => {
-                let earlier = list
-                    .items
-                    .into_iter()
-                    .filter(|a| {
-                        a.proposal_id != approval.proposal_id && a.created_at < approval.created_at
-                    })
-                    .max_by_key(|a| a.created_at);
-                match earlier {
-                    Some(a) => conn
-                        .call::<methods::PlansGet>(ProposalRef {
-                            proposal_id: a.proposal_id.as_str().into(),
-                        })
-                        .await
-                        .ok()
-                        .map(|d| (d.markdown, a.created_at)),
-                    None => None,
-                }
-            }
-            Err(_) => None,
-        };
+            .map(|c| c.bases)
+            .unwrap_or_default();
         Card {
             approval,
             markdown,
             intact,
-            previous,
-            seen,
+            changes,
             error: None,
         }
     }
@@ -629,7 +588,7 @@ fn see_other(to: &str) -> Response {
 
 fn now_ms() -> i64 {
     use planhost_core::Clock as _;
-    planhost_store::SystemClock.now().0
+    planhost_service::SystemClock.now().0
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,11 +1,10 @@
 //! Server-rendered HTML: the page, its session list, and the plan cards. Every string comes from
 //! the language's catalog; every value from the host is escaped.
 
-use planhost_core::Timestamp;
 use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState};
 use planhost_protocol::{
-    ApprovalInfo, CheckpointDetail, ExecutionInfo, PermissionAsk, PublicationInfo, SessionInfo,
-    ShellCatalog, ToolCallState,
+    ApprovalInfo, ChangeBase, ChangeBaseKind, DiffStatus, DiffTag, ExecutionInfo, LineDiff,
+    PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog, ToolCallState,
 };
 
 use super::i18n::Lang;
@@ -35,10 +34,8 @@ pub(crate) struct Card {
     pub(crate) markdown: String,
     /// Whether the file on disk still holds those bytes.
     pub(crate) intact: bool,
-    /// The session's previous plan and when it was submitted, when there is one.
-    pub(crate) previous: Option<(String, Timestamp)>,
-    /// The newest checkpoint a person was shown before this plan arrived, when it differs.
-    pub(crate) seen: Option<CheckpointDetail>,
+    /// What changed, from each base the host found (`plans.changes`), the newest first.
+    pub(crate) changes: Vec<ChangeBase>,
     /// The error of an answer that was refused (stable code, message).
     pub(crate) error: Option<(String, String)>,
 }
@@ -605,50 +602,61 @@ fn status_text(lang: Lang, a: &ApprovalInfo) -> String {
 }
 
 /// "What changed": from the previous plan and from the checkpoint the person was last shown,
-/// whichever the person knew last first and open, the other folded. One diff when both hold
-/// the same text.
+/// whichever the person knew last first and open, the other folded (the host orders them and
+/// leaves out a base with the same text as the one before it).
 fn what_changed(lang: Lang, c: &Card) -> String {
-    let previous = c.previous.as_ref().map(|(text, at)| {
-        let label = esc(lang.t("card.diff"));
-        (*at, text.as_str(), "previous", label)
-    });
-    let seen = c.seen.as_ref().and_then(|s| {
-        let at = s.checkpoint.seen_at?;
-        let client = s
-            .checkpoint
-            .seen_by
-            .as_ref()
-            .map_or("?", |r| r.client.as_str());
-        let revision = s.checkpoint.revision.to_string();
-        let label = esc(&lang.fill(
-            "card.diff.seen",
-            &[("revision", &revision), ("client", client)],
-        ));
-        Some((at, s.markdown.as_str(), "seen", label))
-    });
-    let mut bases: Vec<_> = previous.into_iter().chain(seen).collect();
-    // The one the person knew last comes first.
-    bases.sort_by_key(|b| std::cmp::Reverse(b.0));
-    bases.dedup_by(|b, a| a.1 == b.1);
-    bases
+    c.changes
         .iter()
         .enumerate()
-        .map(|(i, (_, base, kind, label))| diff_html(label, kind, i == 0, base, &c.markdown))
+        .map(|(i, base)| {
+            let (kind, label) = match base.kind {
+                ChangeBaseKind::Previous => ("previous", esc(lang.t("card.diff"))),
+                ChangeBaseKind::Seen => {
+                    let checkpoint = base.checkpoint.as_ref();
+                    let client = checkpoint
+                        .and_then(|c| c.seen_by.as_ref())
+                        .map_or("?", |r| r.client.as_str());
+                    let revision = checkpoint.map_or(String::new(), |c| c.revision.to_string());
+                    let label = lang.fill(
+                        "card.diff.seen",
+                        &[("revision", &revision), ("client", client)],
+                    );
+                    ("seen", esc(&label))
+                }
+            };
+            diff_html(lang, &label, kind, i == 0, &base.diff)
+        })
         .collect()
 }
 
-/// Line diff from `previous` to `current`; open, or folded under its label.
-fn diff_html(label: &str, kind: &str, open: bool, previous: &str, current: &str) -> String {
-    let diff = similar::TextDiff::from_lines(previous, current);
+/// One base's diff, as hunks with their line numbers; open, or folded under its label.
+fn diff_html(lang: Lang, label: &str, kind: &str, open: bool, diff: &LineDiff) -> String {
     let mut lines = String::new();
-    for change in diff.iter_all_changes() {
-        let text = esc(change.value().trim_end_matches('\n'));
-        let line = match change.tag() {
-            similar::ChangeTag::Delete => format!("<del>- {text}</del>\n"),
-            similar::ChangeTag::Insert => format!("<ins>+ {text}</ins>\n"),
-            similar::ChangeTag::Equal => format!("<span>  {text}</span>\n"),
-        };
-        lines.push_str(&line);
+    match diff.status {
+        DiffStatus::Identical => lines.push_str(&esc(lang.t("card.diff.identical"))),
+        DiffStatus::TooLarge => lines.push_str(&esc(&lang.fill(
+            "card.diff.too_large",
+            &[
+                ("before", &diff.base_lines.to_string()),
+                ("after", &diff.plan_lines.to_string()),
+            ],
+        ))),
+        DiffStatus::Changed => {
+            for hunk in &diff.hunks {
+                lines.push_str(&format!(
+                    "<span class=\"hunk\">@@ -{},{} +{},{} @@</span>\n",
+                    hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines
+                ));
+                for line in &hunk.lines {
+                    let text = esc(&line.text);
+                    lines.push_str(&match line.tag {
+                        DiffTag::Delete => format!("<del>- {text}</del>\n"),
+                        DiffTag::Insert => format!("<ins>+ {text}</ins>\n"),
+                        DiffTag::Equal => format!("<span>  {text}</span>\n"),
+                    });
+                }
+            }
+        }
     }
     if open {
         format!(

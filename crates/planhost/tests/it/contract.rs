@@ -110,7 +110,7 @@ fn over_the_socket(env: &Env) -> Seen {
 async fn in_process(env: &Env) -> Seen {
     let state = tempfile::tempdir().expect("state dir");
     let service = Service::start(ServiceConfig {
-        clock: Arc::new(planhost_store::SystemClock),
+        clock: Arc::new(planhost_service::SystemClock),
         ..ServiceConfig::new(state.path())
     })
     .expect("start the service")

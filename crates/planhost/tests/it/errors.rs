@@ -173,6 +173,18 @@ fn handshake_errors() {
             .contains(&format!("v{}", planhost_protocol::PROTOCOL_VERSION)),
         "names the host's version: {e:?}"
     );
+    // A v1 client sends no roles: it is told about the version, not about a missing field.
+    let e = old.call_err(
+        "initialize",
+        json!({ "protocolVersion": 1, "clientName": "v1-client" }),
+    );
+    assert_code(&e, codes::INCOMPATIBLE_VERSION, "PROTOCOL_VERSION_MISMATCH");
+    assert!(
+        e.message.contains("protocol v1,")
+            && e.message
+                .contains(&format!("v{}", planhost_protocol::PROTOCOL_VERSION)),
+        "names both versions: {e:?}"
+    );
     // A refused handshake does not count as one.
     let e = old.call_err("app.health", json!({}));
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");

@@ -19,6 +19,7 @@ mod faults;
 mod flow;
 mod host_crash;
 mod in_flight;
+mod limits;
 mod load;
 mod peercred;
 mod plans;

@@ -161,13 +161,18 @@ pub(crate) struct SocketHost {
 impl SocketHost {
     /// Starts a host and waits until its socket accepts connections.
     pub(crate) fn start(env: &Env) -> Self {
-        let mut child = env
-            .command()
+        Self::start_with(env, |_| {})
+    }
+
+    /// [`SocketHost::start`] with the command adjusted first (limits, environment).
+    pub(crate) fn start_with(env: &Env, adjust: impl FnOnce(&mut Command)) -> Self {
+        let mut command = env.command();
+        command
             .arg("serve")
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn planhost serve");
+            .stderr(Stdio::piped());
+        adjust(&mut command);
+        let mut child = command.spawn().expect("spawn planhost serve");
         let stderr = Captured::spawn(child.stderr.take().expect("stderr"));
         let stdout = Captured::spawn(child.stdout.take().expect("stdout"));
         let mut host = Self {

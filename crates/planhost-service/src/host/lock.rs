@@ -9,13 +9,13 @@ use rustix::fs::{FlockOperation, flock};
 
 /// The held lock; released when dropped (or when the process dies, however it dies).
 #[derive(Debug)]
-pub(crate) struct StateLock {
+pub struct StateLock {
     _file: File,
 }
 
 /// Why the lock could not be taken.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum LockError {
+pub enum LockError {
     /// Another live host holds it.
     #[error("another planhost (pid {pid}) is already serving {dir}")]
     Held {
@@ -36,7 +36,7 @@ pub(crate) enum LockError {
 
 impl StateLock {
     /// Takes the lock without waiting.
-    pub(crate) fn acquire(path: &Path) -> Result<Self, LockError> {
+    pub fn acquire(path: &Path) -> Result<Self, LockError> {
         let io = |source| LockError::Io {
             path: path.display().to_string(),
             source,
@@ -71,7 +71,7 @@ impl StateLock {
     }
 
     /// Who holds the lock, if anyone (for `planhost doctor`): `Some(pid)` when held.
-    pub(crate) fn holder(path: &Path) -> Option<String> {
+    pub fn holder(path: &Path) -> Option<String> {
         let mut file = std::fs::File::open(path).ok()?;
         if flock(&file, FlockOperation::NonBlockingLockShared).is_ok() {
             return None;

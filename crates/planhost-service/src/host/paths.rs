@@ -3,15 +3,16 @@
 use std::path::{Path, PathBuf};
 
 /// The database file inside the state directory.
-pub(crate) const DB_FILE: &str = "planhost.sqlite";
+pub const DB_FILE: &str = "planhost.sqlite";
 /// The lock file that makes one host per state directory.
-pub(crate) const LOCK_FILE: &str = "planhost.lock";
+pub const LOCK_FILE: &str = "planhost.lock";
 /// The socket's name.
-pub(crate) const SOCKET_FILE: &str = "planhost.sock";
+pub const SOCKET_FILE: &str = "planhost.sock";
 
-/// Resolved locations.
-#[derive(Debug, Clone)]
-pub(crate) struct Paths {
+/// Resolved locations: where a host keeps its state and where its socket is. The CLI, `serve`
+/// and an embedding app resolve them the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
     /// The state directory.
     pub state_dir: PathBuf,
     /// The unix socket.
@@ -23,7 +24,7 @@ impl Paths {
     /// `~/.local/state/planhost`. The socket is `--socket`, else `$XDG_RUNTIME_DIR/planhost.sock`
     /// for the default state directory, else inside the state directory — so two hosts on two
     /// explicit state directories never share a socket.
-    pub(crate) fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<Self> {
+    pub fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> Result<Self, NoStateDir> {
         let explicit = state_dir
             .map(Path::to_owned)
             .or_else(|| std::env::var_os("PLANHOST_STATE_DIR").map(PathBuf::from));
@@ -42,24 +43,27 @@ impl Paths {
     }
 
     /// The database.
-    pub(crate) fn db(&self) -> PathBuf {
+    pub fn db(&self) -> PathBuf {
         self.state_dir.join(DB_FILE)
     }
 
     /// The lock file.
-    pub(crate) fn lock(&self) -> PathBuf {
+    pub fn lock(&self) -> PathBuf {
         self.state_dir.join(LOCK_FILE)
     }
 }
 
-fn default_state_dir() -> anyhow::Result<PathBuf> {
+/// Neither `XDG_STATE_HOME` nor `HOME` is set and no state directory was given.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("neither XDG_STATE_HOME nor HOME is set; pass --state-dir")]
+pub struct NoStateDir;
+
+fn default_state_dir() -> Result<PathBuf, NoStateDir> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir).join("planhost"));
     }
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .ok_or_else(|| {
-            anyhow::anyhow!("neither XDG_STATE_HOME nor HOME is set; pass --state-dir")
-        })?;
+        .ok_or(NoStateDir)?;
     Ok(PathBuf::from(home).join(".local/state/planhost"))
 }

@@ -9,12 +9,13 @@ use planhost_protocol::{
     ClientRequest, Incoming, MAX_LINE_BYTES, Notification, RequestId, Response, RpcError,
     ServerNotification, ServerResult,
 };
-use planhost_service::{Notifications, Peer, Service, ServiceError};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
+use tokio_util::bytes::BytesMut;
 use tokio_util::sync::CancellationToken;
 
-use super::lines::Line;
+use super::framing::Frame;
+use crate::{Notifications, Peer, Service, ServiceError};
 
 /// Requests one connection may have in flight; further reads wait (backpressure, not failure).
 const MAX_IN_FLIGHT: usize = 64;
@@ -45,16 +46,20 @@ fn reply(id: Option<RequestId>, result: Result<ServerResult, ServiceError>) -> A
     })
 }
 
-fn error_line(id: Option<RequestId>, code: ErrorCode, message: impl Into<String>) -> Arc<str> {
+pub(crate) fn error_line(
+    id: Option<RequestId>,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> Arc<str> {
     encode(&Response::err(id, RpcError::new(code, message)))
 }
 
 /// Serves one connection until its input ends, it is killed (slow client), or it fails. `peer`
 /// is who is at the other end, for the service's handshake (the approver lineage rule).
-pub(crate) async fn serve(
+pub(crate) async fn serve_lines(
     service: Service,
     peer: Peer,
-    mut lines: mpsc::Receiver<std::io::Result<Line>>,
+    mut lines: mpsc::Receiver<std::io::Result<Frame>>,
     out: mpsc::Sender<Arc<str>>,
     kill: CancellationToken,
 ) {
@@ -63,7 +68,7 @@ pub(crate) async fn serve(
         let Some(bytes) = next_line(&mut lines, &out, &kill).await else {
             return;
         };
-        let request = match parse(&bytes) {
+        let request = match decode_line(&bytes) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
             Err((id, error)) => {
@@ -77,8 +82,12 @@ pub(crate) async fn serve(
             let _ = out.send(line).await;
             continue;
         }
-        let hello = match ClientRequest::parse("initialize", request.params.unwrap_or(Value::Null))
-        {
+        let params = request.params.unwrap_or(Value::Null);
+        if let Err(error) = Service::check_hello_version(&params) {
+            let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
+            continue;
+        }
+        let hello = match ClientRequest::parse("initialize", params) {
             Ok(ClientRequest::Initialize(hello)) => hello,
             Ok(_) => continue,
             Err(e) => {
@@ -109,7 +118,7 @@ pub(crate) async fn serve(
             line = next_line(&mut lines, &out, &kill) => line,
         };
         let Some(bytes) = line else { break };
-        let request = match parse(&bytes) {
+        let request = match decode_line(&bytes) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
             Err((id, error)) => {
@@ -185,34 +194,46 @@ fn spawn_writer(
 
 /// The next line's bytes; framing problems are answered here. `None` at the end of input.
 async fn next_line(
-    lines: &mut mpsc::Receiver<std::io::Result<Line>>,
+    lines: &mut mpsc::Receiver<std::io::Result<Frame>>,
     out: &mpsc::Sender<Arc<str>>,
     kill: &CancellationToken,
-) -> Option<Vec<u8>> {
+) -> Option<BytesMut> {
     loop {
         let line = tokio::select! {
             () = kill.cancelled() => return None,
             line = lines.recv() => line,
         };
         match line {
-            None | Some(Ok(Line::Eof)) => return None,
+            None => return None,
             Some(Err(error)) => {
                 tracing::warn!(%error, "connection read failed");
                 return None;
             }
-            Some(Ok(Line::TooLong)) => {
+            Some(Ok(Frame::TooLong)) => {
                 let message = format!("line longer than {MAX_LINE_BYTES} bytes; discarded");
                 let _ = out
                     .send(error_line(None, ErrorCode::LineTooLong, message))
                     .await;
             }
-            Some(Ok(Line::Data(bytes))) => return Some(bytes),
+            Some(Ok(Frame::OverBudget)) => {
+                let message = "the host already holds as many unfinished lines as it buffers \
+                               for all its connections together; this line was discarded, \
+                               send it again";
+                let _ = out
+                    .send(error_line(None, ErrorCode::InputBufferFull, message))
+                    .await;
+            }
+            Some(Ok(Frame::Line(bytes))) => return Some(bytes),
         }
     }
 }
 
-/// Parses one line. `Ok(None)` is a client notification (no id), which needs no answer.
-fn parse(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)> {
+/// The one line decoder every transport uses: one line (without its newline) → a request, or
+/// `Ok(None)` for a client notification (no id, which needs no answer), or the JSON-RPC error to
+/// send back with the request's id when it can still be read (a line that is invalid only for a
+/// lone UTF-16 surrogate escape keeps its id). Public for the fuzzer and for an embedder's own
+/// transport.
+pub fn decode_line(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>, RpcError)> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         (
             lenient_id(bytes),
