@@ -82,7 +82,7 @@ pub use session::{
 };
 pub use shell_safety::{CommandSafety, classify_command};
 pub use shells::{Dialect, OutputStream, Platform, ShellId};
-pub use time::{APPROVAL_TTL_MS, Clock, ManualClock, Timestamp};
+pub use time::{APPROVAL_TTL_MS, Clock, IdSource, ManualClock, SequentialIds, Timestamp};
 pub use vocab::{
     Access, ApprovalAction, ApprovalStatus, AuditAction, CheckpointSource, ClientPersistence,
     ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionDecision, PermissionMode,

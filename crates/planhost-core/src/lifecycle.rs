@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::{CoreError, PublicationState, Result};
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Seed 004's handoff phases: `off → planning → ready → handoff_pending → off`.
     HandoffPhase {
         Off = "off",

@@ -308,6 +308,7 @@ fn absolute_components(path: &str) -> Option<Vec<&str>> {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The rule that decided a tool call: a stable id for the audit log (see the table above).
     PolicyRule {
         AgentEditByPermission = "agent.edit_by_permission",
@@ -354,6 +355,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Why the policy refused a tool call; each a stable code for the wire and the audit log.
     DenyCode {
         /// The batch position is malformed (`size == 0` or `index >= size`). DESIGN decision 4.

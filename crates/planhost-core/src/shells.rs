@@ -2,6 +2,7 @@
 //! available on a machine is `planhost-exec`'s to probe; these are only the names.
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The operating-system family whose catalog applies.
     Platform {
         /// Windows: PowerShell, cmd and Git Bash.
@@ -14,6 +15,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// A stable shell catalog id. The wire strings never change.
     ShellId {
         /// Windows PowerShell (`powershell.exe`).
@@ -28,6 +30,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The command language of a shell.
     Dialect {
         /// PowerShell syntax.
@@ -40,6 +43,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Which pipe a piece of command output came from.
     OutputStream {
         /// Standard output.

@@ -61,3 +61,25 @@ impl Clock for ManualClock {
         Timestamp(self.now.load(Ordering::SeqCst))
     }
 }
+
+/// A source of fresh ids. Production uses UUID v7 (time-ordered, so ids sort by creation:
+/// DESIGN decision 5) from the service; tests count with [`SequentialIds`]. Like the clock, it
+/// is handed to the adapters that stamp rows, so none of them makes ids of its own.
+pub trait IdSource: Send + Sync + std::fmt::Debug {
+    /// A new id, never returned before by this source.
+    fn new_id(&self) -> String;
+}
+
+/// Ids that only count, shaped like UUID v7 (`00000000-0000-7000-8000-00000000000n`), so they
+/// sort by creation too. It reads no time and no randomness, so it belongs in the pure domain.
+#[derive(Debug, Default)]
+pub struct SequentialIds {
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl IdSource for SequentialIds {
+    fn new_id(&self) -> String {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("00000000-0000-7000-8000-{n:012x}")
+    }
+}

@@ -1,10 +1,13 @@
-//! The vocabulary of seed 000 §2, each value with its stable wire string.
-
+/// A closed set of values with one stable string each: the wire's, the database's and the
+/// CLI's. Every such set in planhost is declared with this one macro (the protocol crate's
+/// wire-only sets too), so each gets the same `as_str`, `FromStr` (an unknown string is an
+/// [`UnknownValue`](crate::UnknownValue) naming the set), `Display`, `ALL` and serde strings.
+/// A set that needs a JSON Schema adds the derive as an attribute.
+#[macro_export]
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
@@ -22,12 +25,12 @@ macro_rules! wire_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = crate::UnknownValue;
+            type Err = $crate::UnknownValue;
 
             fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
                 match s {
                     $($text => Ok($name::$variant),)+
-                    other => Err(crate::UnknownValue {
+                    other => Err($crate::UnknownValue {
                         kind: stringify!($name),
                         value: other.to_owned(),
                     }),
@@ -44,11 +47,13 @@ macro_rules! wire_enum {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The durable operating mode of a session; the host's SQLite is its authority.
     Mode { Agent = "agent", Plan = "plan" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The live Plan state: a projection of the mode, the pending approval and the last outcome.
     PlanState {
         Planning = "planning",
@@ -59,6 +64,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// `plan_approvals.status`.
     ApprovalStatus {
         Pending = "pending",
@@ -70,6 +76,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// `plan_approvals.execution_state`; NULL until approval.
     ExecutionState {
         Queued = "queued",
@@ -80,6 +87,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// A session's permission mode. `inherit` defers to the host default.
     PermissionMode {
         Inherit = "inherit",
@@ -90,42 +98,50 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The explicit permission mode chosen at approval; `inherit` is not a choice there.
     TargetPermissionMode { Ask = "ask", AcceptEdits = "accept-edits", Auto = "auto" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The two answers an approval surface offers.
     ApprovalAction { Approve = "approve", Reject = "reject" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Whether a person is present to answer approvals for this session.
     Interactivity { Interactive = "interactive", Unattended = "unattended" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Whether the client keeps its own session across restarts (pi's `--no-session` is
     /// ephemeral): host state is always durable, but an ephemeral client cannot come back to it.
     ClientPersistence { Persisted = "persisted", Ephemeral = "ephemeral" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Who started a turn: a person's prompt, a schedule, or the approved execution.
     TurnOrigin { User = "user", Scheduled = "scheduled", Execution = "execution" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// `turns.state`.
     TurnState { Running = "running", Completed = "completed", Aborted = "aborted" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// How an execution ends.
     ExecutionOutcome { Completed = "completed", Interrupted = "interrupted" }
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// The named tool-policy presets of DESIGN.md: `host` = seed 000 with decision 11 (in Plan,
     /// a shell command runs unasked only when proven read-only; the default), `literal` = seed
     /// 000 word for word (Bash by the permission mode, also in Plan), `strict` = 003,
@@ -139,6 +155,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// What a connection is, declared at `initialize`. Only an approver resolves approvals, so
     /// a model-facing face that is only an agent can never approve its own plan (DESIGN.md
     /// decision 9).
@@ -154,6 +171,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// Which connections may call a method (protocol v2): the role rule of every method.
     Access {
         /// Any initialized connection, whatever its roles: reads.
@@ -186,6 +204,7 @@ impl Access {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// A person's answer to a permission ask.
     PermissionDecision {
         /// Run the tool call.
@@ -196,6 +215,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// How a plan checkpoint arrived (DESIGN.md "How a plan arrives").
     CheckpointSource {
         /// `update_plan_draft` (seed 003).
@@ -208,6 +228,7 @@ wire_enum! {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// A publication approval's status (`/plan save`, seed 003).
     PublicationStatus {
         /// Waiting for a person.
@@ -245,6 +266,7 @@ impl PublicationStatus {
 }
 
 wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     /// What an audit row records.
     AuditAction {
         SessionOpened = "session.opened",

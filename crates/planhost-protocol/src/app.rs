@@ -61,7 +61,8 @@ result! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// `app.health` status.
     HealthStatus {
         /// Serving.

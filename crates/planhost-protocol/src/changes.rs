@@ -5,7 +5,8 @@ use planhost_core::{ProposalId, Timestamp};
 
 use crate::checkpoints::CheckpointInfo;
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// What a base is.
     ChangeBaseKind {
         /// The session's plan submitted just before this one.
@@ -15,7 +16,8 @@ wire_values! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// What the comparison found.
     DiffStatus {
         /// The same text: nothing changed.
@@ -27,7 +29,8 @@ wire_values! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// One line of a hunk.
     DiffTag {
         /// In both texts.

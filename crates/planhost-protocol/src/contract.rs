@@ -280,71 +280,78 @@ pub fn method(name: &str) -> Option<&'static MethodSpec> {
     METHODS.iter().find(|m| m.name == name)
 }
 
-/// Notification names.
-pub mod notifications {
-    /// A committed state change of one session: a [`planhost_core::Event`].
-    pub const STATE_CHANGED: &str = "state.changed";
-    /// One ordered chunk of a running tool's output: a [`crate::ToolOutput`].
-    pub const TOOL_OUTPUT: &str = "tools.output";
-    /// A tool call changed state or finished: a [`crate::ToolActivity`], only to connections
-    /// that asked for it.
-    pub const TOOL_ACTIVITY: &str = "tools.activity";
-    /// The host is stopping on request: a [`crate::HostStopping`], to every connection.
-    pub const HOST_STOPPING: &str = "host.stopping";
+/// One notification of the contract: its name, payload type and doc.
+#[derive(Debug, Clone, Copy)]
+pub struct NotificationSpec {
+    /// Dotted name.
+    pub name: &'static str,
+    /// Who receives it, and when.
+    pub doc: &'static str,
+    payload: fn(&mut SchemaGenerator) -> Schema,
 }
 
-/// Something the host sends without being asked.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ServerNotification {
-    /// A committed state change, to every connection.
-    StateChanged(Event),
-    /// A chunk of a running command's output, to the calling connection only.
-    ToolOutput(ToolOutput),
-    /// A tool call changed state, to connections that asked for it.
-    ToolActivity(ToolActivity),
-    /// The host is stopping on request, to every connection.
-    HostStopping(crate::HostStopping),
+impl NotificationSpec {
+    /// The payload schema (registering shared definitions in `generator`).
+    pub fn payload_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        (self.payload)(generator)
+    }
 }
 
-impl ServerNotification {
-    /// The notification's name.
-    pub fn method(&self) -> &'static str {
-        match self {
-            ServerNotification::StateChanged(_) => notifications::STATE_CHANGED,
-            ServerNotification::ToolOutput(_) => notifications::TOOL_OUTPUT,
-            ServerNotification::ToolActivity(_) => notifications::TOOL_ACTIVITY,
-            ServerNotification::HostStopping(_) => notifications::HOST_STOPPING,
+/// One line per notification: variant, name constant, dotted name, payload type, doc. Generates
+/// the name constants, [`ServerNotification`], and [`NOTIFICATIONS`] (the schema's list).
+macro_rules! notifications {
+    ($($variant:ident = $constant:ident = $name:literal, $payload:ty, $doc:literal;)+) => {
+        /// Notification names.
+        pub mod notifications {
+            $(#[doc = $doc] pub const $constant: &str = $name;)+
         }
-    }
 
-    /// The payload as JSON.
-    pub fn params(&self) -> serde_json::Result<Value> {
-        match self {
-            ServerNotification::StateChanged(e) => serde_json::to_value(e),
-            ServerNotification::ToolOutput(o) => serde_json::to_value(o),
-            ServerNotification::ToolActivity(a) => serde_json::to_value(a),
-            ServerNotification::HostStopping(h) => serde_json::to_value(h),
+        /// Something the host sends without being asked.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ServerNotification {
+            $(#[doc = $doc] $variant($payload),)+
         }
-    }
 
-    /// Parses a notification by name (clients).
-    pub fn parse(method: &str, params: Value) -> Option<Self> {
-        match method {
-            notifications::STATE_CHANGED => serde_json::from_value(params)
-                .ok()
-                .map(ServerNotification::StateChanged),
-            notifications::TOOL_OUTPUT => serde_json::from_value(params)
-                .ok()
-                .map(ServerNotification::ToolOutput),
-            notifications::TOOL_ACTIVITY => serde_json::from_value(params)
-                .ok()
-                .map(ServerNotification::ToolActivity),
-            notifications::HOST_STOPPING => serde_json::from_value(params)
-                .ok()
-                .map(ServerNotification::HostStopping),
-            _ => None,
+        impl ServerNotification {
+            /// The notification's name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(ServerNotification::$variant(_) => $name,)+
+                }
+            }
+
+            /// The payload as JSON.
+            pub fn params(&self) -> serde_json::Result<Value> {
+                match self {
+                    $(ServerNotification::$variant(p) => serde_json::to_value(p),)+
+                }
+            }
+
+            /// Parses a notification by name (clients).
+            pub fn parse(method: &str, params: Value) -> Option<Self> {
+                match method {
+                    $($name => serde_json::from_value(params).ok().map(ServerNotification::$variant),)+
+                    _ => None,
+                }
+            }
         }
-    }
+
+        /// Every notification, in declaration order.
+        pub const NOTIFICATIONS: &[NotificationSpec] = &[
+            $(NotificationSpec {
+                name: $name,
+                doc: $doc,
+                payload: |g| g.subschema_for::<$payload>(),
+            },)+
+        ];
+    };
+}
+
+notifications! {
+    StateChanged = STATE_CHANGED = "state.changed", Event, "A committed state change of one session, to every connection.";
+    ToolOutput = TOOL_OUTPUT = "tools.output", ToolOutput, "One ordered chunk of a running tool's output, to the calling connection only.";
+    ToolActivity = TOOL_ACTIVITY = "tools.activity", ToolActivity, "A tool call changed state or finished, only to connections that asked for it.";
+    HostStopping = HOST_STOPPING = "host.stopping", crate::HostStopping, "The host is stopping on request, to every connection.";
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@ pub use app::*;
 pub use changes::*;
 pub use checkpoints::*;
 pub use contract::{
-    ClientRequest, METHODS, Method, MethodSpec, PROTOCOL_VERSION, RequestError, ServerNotification,
-    ServerResult, method, methods, notifications,
+    ClientRequest, METHODS, Method, MethodSpec, NOTIFICATIONS, NotificationSpec, PROTOCOL_VERSION,
+    RequestError, ServerNotification, ServerResult, method, methods, notifications,
 };
 pub use jsonrpc::{
     ErrorData, Incoming, MAX_LINE_BYTES, Notification, RequestId, Response, RpcError, codes,

@@ -45,7 +45,8 @@ result! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// What `publications.request` found.
     RequestOutcome {
         /// The latest checkpoint is already published and the disk verified: nothing to write.
@@ -98,7 +99,8 @@ params! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// What answering a publication did.
     ResolveOutcome {
         /// Written (or verified already written) and recorded.

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::contract::{METHODS, PROTOCOL_VERSION, notifications};
+use crate::contract::{METHODS, NOTIFICATIONS, PROTOCOL_VERSION};
 
 /// `methods.<name>.{description,access,params,result}`, `notifications.<name>`, the error
 /// object, the stable codes, and the shared `$defs`.
@@ -18,22 +18,9 @@ pub fn protocol_schema() -> Value {
         );
     }
     let mut notes = Map::new();
-    notes.insert(
-        notifications::STATE_CHANGED.into(),
-        generator.subschema_for::<planhost_core::Event>().to_value(),
-    );
-    notes.insert(
-        notifications::TOOL_OUTPUT.into(),
-        generator.subschema_for::<crate::ToolOutput>().to_value(),
-    );
-    notes.insert(
-        notifications::TOOL_ACTIVITY.into(),
-        generator.subschema_for::<crate::ToolActivity>().to_value(),
-    );
-    notes.insert(
-        notifications::HOST_STOPPING.into(),
-        generator.subschema_for::<crate::HostStopping>().to_value(),
-    );
+    for n in NOTIFICATIONS {
+        notes.insert(n.name.into(), n.payload_schema(&mut generator).to_value());
+    }
     let error = generator.subschema_for::<crate::RpcError>().to_value();
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({

@@ -138,7 +138,8 @@ params! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// How a turn ends.
     TurnOutcome {
         /// It finished normally.
@@ -148,7 +149,8 @@ wire_values! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// Who may begin a turn with `turns.begin` (execution turns start with `executions.claim`).
     BeginOrigin {
         /// A person's prompt.

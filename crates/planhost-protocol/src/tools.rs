@@ -24,7 +24,8 @@ pub struct Provenance {
     pub source_path: Option<String>,
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// The two provenance kinds.
     ProvenanceKind {
         /// The agent runtime's own tool, or the host's.
@@ -68,7 +69,8 @@ params! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// The three answers of `tools.authorize`.
     DecisionKind {
         /// Run it.
@@ -99,7 +101,8 @@ result! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// The tools the host itself runs.
     HostTool {
         /// Read a file.
@@ -178,7 +181,8 @@ result! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// An ask's state, for filtering.
     AskStatus {
         /// Waiting for a person.
@@ -253,7 +257,8 @@ result! {
     }
 }
 
-wire_values! {
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema)]
     /// Where an unfinished tool call of a running turn stands, as the host knows it.
     ToolCallState {
         /// Allowed (by the policy or a person) and not yet run by the host, nor reported

@@ -20,26 +20,6 @@ macro_rules! result {
     };
 }
 
-/// A closed set of values on the wire, beside the domain's: a string per variant.
-macro_rules! wire_values {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            /// The wire string.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-    };
-}
-
 /// `Option<Option<T>>`: absent → `None`, `null` → `Some(None)`, a value → `Some(Some(v))`.
 pub(crate) mod double_option {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

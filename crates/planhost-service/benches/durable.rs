@@ -28,8 +28,9 @@ use planhost_protocol::{
     ApprovalInfo, BeginTurnParams, EndTurnParams, InitializeParams, OpenSessionParams,
     PROTOCOL_VERSION, ResolvePlanParams, SetModeParams, SubmitPlanParams, TurnOutcome, methods,
 };
+use planhost_service::new_id;
 use planhost_service::{Connection, Notifications, Service, ServiceConfig, SystemClock};
-use planhost_store::{ApprovalRecord, ArtifactRef, OpenSession, Store, SubmitContext, new_id};
+use planhost_store::{ApprovalRecord, ArtifactRef, OpenSession, Store, SubmitContext};
 use rusqlite::Connection as Sqlite;
 
 struct Stats {
@@ -123,9 +124,13 @@ fn request(a: &ApprovalRecord, action: ApprovalAction) -> ResolveRequest {
 }
 
 fn approve_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
-    let mut store = Store::open(&dir.join("approve.sqlite"), Arc::new(SystemClock))
-        .unwrap()
-        .store;
+    let mut store = Store::open(
+        &dir.join("approve.sqlite"),
+        Arc::new(SystemClock),
+        Arc::new(planhost_service::UuidIds),
+    )
+    .unwrap()
+    .store;
     let root = workspace.canonicalize().unwrap().display().to_string();
     let by = Resolver {
         client: "bench".into(),
@@ -265,7 +270,7 @@ async fn approve_service_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Du
 fn seeded(dir: &Path, name: &str, terminal: usize, pending: usize) -> std::path::PathBuf {
     let db = dir.join(name);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    drop(Store::open(&db, clock.clone()).unwrap());
+    drop(Store::open(&db, clock.clone(), Arc::new(planhost_service::UuidIds)).unwrap());
     let conn = Sqlite::open(&db).unwrap();
     conn.execute_batch("BEGIN").unwrap();
     let now = clock.now().0;
@@ -322,7 +327,12 @@ fn seeded(dir: &Path, name: &str, terminal: usize, pending: usize) -> std::path:
 fn fence_bench(dir: &Path, terminal: usize, pending: usize) -> Duration {
     let db = seeded(dir, "fence.sqlite", terminal, pending);
     let start = Instant::now();
-    let opened = Store::open(&db, Arc::new(SystemClock)).unwrap();
+    let opened = Store::open(
+        &db,
+        Arc::new(SystemClock),
+        Arc::new(planhost_service::UuidIds),
+    )
+    .unwrap();
     let took = start.elapsed();
     assert_eq!(opened.fence.interrupted_approvals.len(), pending);
     took

@@ -14,7 +14,8 @@
 use std::sync::Arc;
 
 use planhost_core::{CheckpointRef, HandoffPhase, Interactivity, ManualClock, Mode, Timestamp};
-use planhost_store::{CheckpointSource, HandoffRequest, OpenSession, Store, new_id};
+use planhost_service::new_id;
+use planhost_store::{CheckpointSource, HandoffRequest, OpenSession, Store};
 
 const PLAN_BYTES: usize = 50 * 1024;
 const TRANSITIONS_PER_REVISION: usize = 3;
@@ -150,9 +151,13 @@ fn run(revisions: usize, edits: Edits) {
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(1_764_460_800_000)));
-    let mut store = Store::open(&state.path().join("planhost.sqlite"), clock)
-        .unwrap()
-        .store;
+    let mut store = Store::open(
+        &state.path().join("planhost.sqlite"),
+        clock,
+        Arc::new(planhost_service::UuidIds),
+    )
+    .unwrap()
+    .store;
     let open = OpenSession {
         workspace_root: workspace
             .path()

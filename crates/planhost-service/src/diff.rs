@@ -64,6 +64,8 @@ pub(crate) fn line_diff(base: &str, plan: &str) -> LineDiff {
             for change in diff.iter_changes(op) {
                 shown += 1;
                 if shown > MAX_SHOWN {
+                    out.inserted = 0;
+                    out.deleted = 0;
                     return out;
                 }
                 let tag = match change.tag() {
@@ -139,6 +141,15 @@ mod tests {
             (DiffStatus::Changed, 2, 0)
         );
         assert_eq!(d.hunks[0].new_start, 1);
+    }
+
+    #[test]
+    fn a_diff_too_large_to_show_has_no_hunks_and_no_counts() {
+        let base: String = (0..MAX_SHOWN).map(|i| format!("a{i}\n")).collect();
+        let plan: String = (0..MAX_SHOWN).map(|i| format!("b{i}\n")).collect();
+        let d = line_diff(&base, &plan);
+        assert_eq!(d.status, DiffStatus::TooLarge);
+        assert_eq!((d.inserted, d.deleted, d.hunks.len()), (0, 0, 0));
     }
 
     #[test]

@@ -12,10 +12,10 @@ use planhost_core::{
 use planhost_fs::ArtifactOnDisk;
 use planhost_store::{
     ApprovalRecord, ArtifactRef, FenceReport, MigrationReport, OpenSession, SessionRecord,
-    ShellPin, Store, SubmitContext, TurnRecord, new_id,
+    ShellPin, Store, SubmitContext, TurnRecord,
 };
 
-use crate::{Result, ServiceError};
+use crate::{Result, ServiceError, new_id};
 
 /// The authoritative state over one database.
 #[derive(Debug)]
@@ -37,7 +37,7 @@ impl Engine {
     /// Opens the database, migrates it, runs the startup fence, and reconciles publications
     /// whose write may have completed before a crash.
     pub(crate) fn open(db_path: &Path, clock: Arc<dyn Clock>) -> Result<Opened> {
-        let opened = Store::open(db_path, clock)?;
+        let opened = Store::open(db_path, clock, Arc::new(crate::UuidIds))?;
         let mut engine = Engine {
             store: opened.store,
         };

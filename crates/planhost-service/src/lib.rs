@@ -50,6 +50,7 @@
 
 mod actor;
 mod authority;
+mod clock;
 mod connection;
 mod convert;
 mod diff;
@@ -63,11 +64,12 @@ mod publish;
 mod service;
 mod shells;
 
+pub use clock::{SystemClock, UuidIds, new_id};
 pub use connection::{Connection, Notifications};
 pub use error::{Result, ServiceError};
 pub use fanout::CONNECTION_QUEUE;
 pub use lineage::Peer;
-pub use planhost_store::{FenceReport, MigrationReport, SystemClock, dump_database};
+pub use planhost_store::{FenceReport, MigrationReport, dump_database};
 pub use service::{Service, ServiceConfig, Started};
 
 #[cfg(test)]

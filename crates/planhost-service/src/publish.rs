@@ -8,7 +8,9 @@ use planhost_core::{
     exit_offer, plan_title, publication_state,
 };
 use planhost_fs::{OnDisk, PublishError, Reconciled};
-use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StatusChange, new_id};
+use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StatusChange};
+
+use crate::new_id;
 
 use crate::engine::Engine;
 use crate::{Result, ServiceError};

@@ -31,7 +31,7 @@ pub struct ServiceConfig {
     pub db_path: PathBuf,
     /// The state directory `app.version` reports.
     pub state_dir: PathBuf,
-    /// The clock: [`planhost_store::SystemClock`] in production, a
+    /// The clock: [`crate::SystemClock`] in production, a
     /// [`planhost_core::ManualClock`] in tests.
     pub clock: Arc<dyn Clock>,
     /// Whose shell catalog applies.
@@ -46,7 +46,7 @@ impl ServiceConfig {
         Self {
             db_path: state_dir.join("planhost.sqlite"),
             state_dir,
-            clock: Arc::new(planhost_store::SystemClock),
+            clock: Arc::new(crate::SystemClock),
             platform: Platform::current(),
         }
     }

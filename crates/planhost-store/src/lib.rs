@@ -3,12 +3,15 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use planhost_core::{Interactivity, ManualClock, Mode, Timestamp};
+//! use planhost_core::{Interactivity, ManualClock, Mode, SequentialIds, Timestamp};
 //! use planhost_store::{OpenSession, Store};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let clock = Arc::new(ManualClock::new(Timestamp(1_000)));
-//! let mut store = Store::open(&dir.path().join("planhost.sqlite"), clock).unwrap().store;
+//! let ids = Arc::new(SequentialIds::default());
+//! let mut store = Store::open(&dir.path().join("planhost.sqlite"), clock, ids)
+//!     .unwrap()
+//!     .store;
 //! let session = store
 //!     .open_session(
 //!         &OpenSession {
@@ -37,7 +40,6 @@ macro_rules! fail_point {
 mod approvals;
 mod audit_writer;
 mod blobs;
-mod clock;
 mod error;
 mod executions;
 mod fence;
@@ -55,7 +57,6 @@ mod tx;
 pub use approvals::{ApprovalFilter, ApprovalQuery, ArtifactRef, ExecutionFilter, SubmitContext};
 pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
 pub use blobs::Stored;
-pub use clock::{SystemClock, new_id};
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};
 pub use migrate::{Migration, MigrationReport, Migrator};

@@ -206,7 +206,7 @@ impl Tx<'_> {
                 "INSERT INTO plan_identities (session_id, plan_id, phase, created_at, updated_at) \
                  VALUES (?1, ?2, 'off', ?3, ?3) ON CONFLICT(session_id) DO NOTHING",
             )?
-            .execute(params![session_id, crate::new_id(), self.now.0])?;
+            .execute(params![session_id, self.ids.new_id(), self.now.0])?;
         let row = self
             .tx
             .prepare_cached(

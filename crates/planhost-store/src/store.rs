@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use planhost_core::{Clock, Event};
+use planhost_core::{Clock, Event, IdSource};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::fence::FenceReport;
@@ -109,6 +109,7 @@ fn owner_only(path: &Path) -> Result<()> {
 pub struct Store {
     pub(crate) conn: Connection,
     pub(crate) clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdSource>,
     path: PathBuf,
     events: Vec<Event>,
 }
@@ -127,14 +128,15 @@ pub struct Opened {
 impl Store {
     /// Opens (creating if needed) the database at `path`, migrates it with a backup, validates the
     /// settings (fail closed), and runs the startup fence — all before anything can be served.
-    pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Opened> {
-        Self::open_with(path, clock, &MIGRATOR)
+    pub fn open(path: &Path, clock: Arc<dyn Clock>, ids: Arc<dyn IdSource>) -> Result<Opened> {
+        Self::open_with(path, clock, ids, &MIGRATOR)
     }
 
     /// [`Store::open`] with another schema history; tests use it to prove the migration runner.
     pub fn open_with(
         path: &Path,
         clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdSource>,
         migrator: &Migrator<'_>,
     ) -> Result<Opened> {
         owner_only(path)?;
@@ -153,6 +155,7 @@ impl Store {
         let mut store = Store {
             conn,
             clock,
+            ids,
             path: path.to_owned(),
             events: Vec::new(),
         };
@@ -194,6 +197,7 @@ impl Store {
         let mut ctx = Tx {
             tx,
             now,
+            ids: Arc::clone(&self.ids),
             events: Vec::new(),
         };
         let value = f(&mut ctx)?;
@@ -215,6 +219,7 @@ impl Store {
         let ctx = Tx {
             tx,
             now,
+            ids: Arc::clone(&self.ids),
             events: Vec::new(),
         };
         let value = f(&ctx)?;

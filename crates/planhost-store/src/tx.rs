@@ -16,6 +16,8 @@ use crate::{Result, StoreError};
 pub(crate) struct Tx<'c> {
     pub(crate) tx: Transaction<'c>,
     pub(crate) now: Timestamp,
+    /// Where a fresh id comes from (a session's plan id, on first use).
+    pub(crate) ids: std::sync::Arc<dyn planhost_core::IdSource>,
     pub(crate) events: Vec<Event>,
 }
 

@@ -27,7 +27,13 @@ fn clock() -> Arc<ManualClock> {
 }
 
 fn open(db: &Path) -> Store {
-    Store::open(db, clock()).unwrap().store
+    Store::open(
+        db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap()
+    .store
 }
 
 fn session(store: &mut Store, id: &str) {
@@ -146,10 +152,20 @@ fn a_fence_whose_commit_fails_opens_nothing_and_the_next_open_fences() {
             .unwrap();
     }
     fail::cfg("store::commit", "return").unwrap();
-    let err = Store::open(&db, clock()).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     fail::remove("store::commit");
     assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED", "{err}");
-    let opened = Store::open(&db, clock()).unwrap();
+    let opened = Store::open(
+        &db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap();
     assert_eq!(opened.fence.aborted_turns, vec!["t-1".to_owned()]);
     scenario.teardown();
 }
@@ -160,7 +176,12 @@ fn a_new_database_whose_creation_fails_stays_empty_and_is_created_next_time() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     fail::cfg("store::migrate::commit", "return").unwrap();
-    let err = Store::open(&db, clock()).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     fail::remove("store::migrate::commit");
     assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED", "{err}");
     {
@@ -196,7 +217,12 @@ fn a_migration_whose_commit_fails_keeps_the_old_version() {
     let db = dir.path().join("planhost.sqlite");
     production_v1(&db);
     fail::cfg("store::migrate::commit", "return").unwrap();
-    let err = Store::open(&db, clock()).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     fail::remove("store::migrate::commit");
     assert_eq!(code(&err), "STORE_MIGRATION_FAILED", "{err}");
     assert_eq!(user_version(&Connection::open(&db).unwrap()).unwrap(), 1);
@@ -218,7 +244,12 @@ fn a_backup_that_cannot_be_renamed_migrates_nothing() {
     let db = dir.path().join("planhost.sqlite");
     production_v1(&db);
     fail::cfg("store::backup::rename", "return").unwrap();
-    let err = Store::open(&db, clock()).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     fail::remove("store::backup::rename");
     assert_eq!(code(&err), "STORE_BACKUP_FAILED", "{err}");
     assert_eq!(user_version(&Connection::open(&db).unwrap()).unwrap(), 1);

@@ -7,7 +7,6 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use planhost_client::{Client, ClientError};
 use planhost_core::{
     ApprovalAction, ApprovalStatus, ErrorCode, PublicationStatus, Role, TargetPermissionMode,
@@ -351,8 +350,11 @@ fn resolve(
     call::<methods::PlansResolve>(&mut c, params)
 }
 
-pub(crate) fn approve(paths: &Paths, proposal: &str, mode: &str) -> anyhow::Result<ExitCode> {
-    let mode: TargetPermissionMode = mode.parse().context("--mode")?;
+pub(crate) fn approve(
+    paths: &Paths,
+    proposal: &str,
+    mode: TargetPermissionMode,
+) -> anyhow::Result<ExitCode> {
     let a = resolve(paths, proposal, ApprovalAction::Approve, Some(mode), None)?;
     println!(
         "approved {} \"{}\": session now in agent mode with permission {}, execution {} queued",

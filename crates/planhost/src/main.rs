@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 
 mod cli;
@@ -94,8 +95,15 @@ enum Command {
         /// Proposal id (or a unique prefix or suffix of at least 8 characters).
         proposal: String,
         /// Permission mode for the execution.
-        #[arg(long, value_parser = ["ask", "accept-edits", "auto"], default_value = "ask")]
-        mode: String,
+        #[arg(
+            long,
+            default_value_t = planhost_core::TargetPermissionMode::Ask,
+            value_parser = clap::builder::PossibleValuesParser::new(
+                planhost_core::TargetPermissionMode::ALL.iter().map(|m| m.as_str())
+            )
+            .try_map(|m| m.parse::<planhost_core::TargetPermissionMode>())
+        )]
+        mode: planhost_core::TargetPermissionMode,
     },
     /// Reject a pending plan; the session stays in Plan.
     Reject {
@@ -170,7 +178,7 @@ fn main() -> ExitCode {
         Command::Status(out) => cli::status(&paths, out),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),
-        Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, &mode),
+        Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, mode),
         Command::Reject { proposal, feedback } => cli::reject(&paths, &proposal, feedback),
         Command::Publications { pending, output } => cli::publications(&paths, pending, output),
         Command::Publish {

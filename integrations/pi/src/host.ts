@@ -7,10 +7,8 @@ import { connect, type Socket } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 
-import type { MethodName, Methods, Notifications } from "./protocol.d.ts";
-
-type Params<M extends MethodName> = Methods[M]["params"];
-type Result<M extends MethodName> = Methods[M]["result"];
+import { PI_ROLES, type Params, type Result } from "./contract.ts";
+import type { MethodName, Notifications } from "./protocol.d.ts";
 
 /** A refusal or failure, with planhost's stable code. */
 export class HostError extends Error {
@@ -147,7 +145,7 @@ export class Host {
       clientName: "pi-planhost",
       clientVersion,
       // pi is both the agent and the person's UI: its dialogs answer approvals.
-      roles: ["agent", "approver"],
+      roles: [...PI_ROLES],
     });
     host.connectionId = hello.connectionId;
     return host;

@@ -361,7 +361,7 @@ impl ToolAuthority {
                 default,
             } => {
                 let info = PermissionAsk {
-                    request_id: planhost_store::new_id().into(),
+                    request_id: crate::new_id().into(),
                     session_id: p.session_id.clone(),
                     turn_id: p.turn_id.clone(),
                     tool_call_id: p.tool_call_id.clone(),

@@ -11,7 +11,9 @@ use planhost_protocol::{
     RestoredToolset, SaveCheckpointParams, SavedCheckpoint, SeenCheckpointParams, SessionRef,
     SwitchBranchResult, ToolsetInfo, ToolsetParams,
 };
-use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, PlanIdentity, new_id};
+use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, PlanIdentity};
+
+use crate::new_id;
 
 use crate::authority::domain_provenance;
 use crate::connection::Caller;

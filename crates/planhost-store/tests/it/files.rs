@@ -15,7 +15,13 @@ fn the_database_files_are_owner_only() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    let store = Store::open(&db, clock.clone()).unwrap().store;
+    let store = Store::open(
+        &db,
+        clock.clone(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap()
+    .store;
     for suffix in ["", "-wal", "-shm"] {
         let file = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
         assert_eq!(mode(&file), 0o600, "{}", file.display());
@@ -23,6 +29,12 @@ fn the_database_files_are_owner_only() {
     drop(store);
     // A database an older planhost left world-readable is tightened at the next open.
     fs_err::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let _store = Store::open(&db, clock).unwrap().store;
+    let _store = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap()
+    .store;
     assert_eq!(mode(&db), 0o600);
 }

@@ -163,7 +163,12 @@ fn a_newer_schema_is_refused_untouched() {
         conn.pragma_update(None, "user_version", 99).unwrap();
     }
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    let err = Store::open(&db, clock).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     assert!(
         matches!(
             err,
@@ -182,7 +187,12 @@ fn fresh_database_is_created_at_the_current_version_with_wal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    let opened = Store::open(&db, clock.clone()).unwrap();
+    let opened = Store::open(
+        &db,
+        clock.clone(),
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap();
     assert_eq!(opened.migration, MigrationReport::Created);
     drop(opened);
     let conn = Connection::open(&db).unwrap();
@@ -195,7 +205,13 @@ fn fresh_database_is_created_at_the_current_version_with_wal() {
         .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(
-        Store::open(&db, clock).unwrap().migration,
+        Store::open(
+            &db,
+            clock,
+            Arc::new(planhost_core::SequentialIds::default())
+        )
+        .unwrap()
+        .migration,
         MigrationReport::Current
     );
 }
@@ -205,7 +221,14 @@ fn invalid_stored_settings_refuse_to_open() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    drop(Store::open(&db, clock.clone()).unwrap());
+    drop(
+        Store::open(
+            &db,
+            clock.clone(),
+            Arc::new(planhost_core::SequentialIds::default()),
+        )
+        .unwrap(),
+    );
     Connection::open(&db)
         .unwrap()
         .execute(
@@ -213,7 +236,12 @@ fn invalid_stored_settings_refuse_to_open() {
             [],
         )
         .unwrap();
-    let err = Store::open(&db, clock).unwrap_err();
+    let err = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap_err();
     assert_eq!(err.code().as_str(), "SETTINGS_INVALID");
 }
 
@@ -227,7 +255,14 @@ fn a_foreign_database_is_not_adopted() {
         .unwrap();
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
     assert_eq!(
-        Store::open(&db, clock).unwrap_err().code().as_str(),
+        Store::open(
+            &db,
+            clock,
+            Arc::new(planhost_core::SequentialIds::default())
+        )
+        .unwrap_err()
+        .code()
+        .as_str(),
         "STORE_CORRUPT"
     );
 }
@@ -253,7 +288,12 @@ fn production_v1_database_migrates_to_current_with_a_backup() {
         conn.pragma_update(None, "user_version", 1).unwrap();
     }
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    let opened = Store::open(&db, clock).unwrap();
+    let opened = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap();
     let backup = backup_path(&db, 1);
     assert_eq!(
         opened.migration,
@@ -302,7 +342,13 @@ fn migrated_turns_table_gains_policy_pins() {
         conn.pragma_update(None, "user_version", 1).unwrap();
     }
     let clock = Arc::new(ManualClock::new(Timestamp(0)));
-    let mut store = Store::open(&db, clock).unwrap().store;
+    let mut store = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap()
+    .store;
     let s = store
         .open_session(
             &planhost_store::OpenSession {

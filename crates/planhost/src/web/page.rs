@@ -1,7 +1,7 @@
 //! Server-rendered HTML: the page, its session list, and the plan cards. Every string comes from
 //! the language's catalog; every value from the host is escaped.
 
-use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState};
+use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState, TargetPermissionMode};
 use planhost_protocol::{
     ApprovalInfo, ChangeBase, ChangeBaseKind, DiffStatus, DiffTag, ExecutionInfo, LineDiff,
     PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog, ToolCallState,
@@ -517,10 +517,7 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
 <input type="hidden" name="sha256" value="{sha}">
 <label for="mode-{id}">{mode_l}</label>
 <select id="mode-{id}" name="mode">
-<option value="ask" selected>{ask}</option>
-<option value="accept-edits">{edits}</option>
-<option value="auto">{auto}</option>
-</select>
+{modes}</select>
 <button type="submit" name="action" value="approve" class="approve">{approve}</button>
 <button type="submit" name="action" value="reject" class="reject">{reject}</button>
 </form>"#,
@@ -528,9 +525,7 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
             version = a.version,
             sha = esc(&a.artifact_sha256),
             mode_l = lang.t("card.mode.label"),
-            ask = lang.t("card.mode.ask"),
-            edits = lang.t("card.mode.accept_edits"),
-            auto = lang.t("card.mode.auto"),
+            modes = mode_options(lang),
             approve = lang.t("card.approve"),
             reject = lang.t("card.reject"),
         )
@@ -599,6 +594,30 @@ fn status_text(lang: Lang, a: &ApprovalInfo) -> String {
         ApprovalStatus::Interrupted => lang.fill("status.interrupted", &[("code", code)]),
     };
     esc(&text)
+}
+
+/// The permission modes an approval may choose, from the one list (`TargetPermissionMode`),
+/// `ask` (the default) selected.
+fn mode_options(lang: Lang) -> String {
+    TargetPermissionMode::ALL
+        .iter()
+        .map(|mode| {
+            let label = lang.t(match mode {
+                TargetPermissionMode::Ask => "card.mode.ask",
+                TargetPermissionMode::AcceptEdits => "card.mode.accept_edits",
+                TargetPermissionMode::Auto => "card.mode.auto",
+            });
+            let selected = if *mode == TargetPermissionMode::Ask {
+                " selected"
+            } else {
+                ""
+            };
+            format!(
+                "<option value=\"{}\"{selected}>{label}</option>\n",
+                mode.as_str()
+            )
+        })
+        .collect()
 }
 
 /// "What changed": from the previous plan and from the checkpoint the person was last shown,

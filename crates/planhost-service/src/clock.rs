@@ -1,4 +1,5 @@
-//! The one wall clock and the one id generator every adapter above the domain uses.
+//! The one wall clock and the one id generator of production: the adapters below the service
+//! (the store) are handed them, as tests hand them a `ManualClock` and `SequentialIds`.
 
 use planhost_core::Timestamp;
 
@@ -20,7 +21,18 @@ impl planhost_core::Clock for SystemClock {
     }
 }
 
-/// A new UUID v7 (DESIGN.md decision 5): time-ordered, so ids sort by creation.
+/// UUID v7 ids (DESIGN.md decision 5): time-ordered, so ids sort by creation. Tests use
+/// [`planhost_core::SequentialIds`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UuidIds;
+
+impl planhost_core::IdSource for UuidIds {
+    fn new_id(&self) -> String {
+        new_id()
+    }
+}
+
+/// A new UUID v7.
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
