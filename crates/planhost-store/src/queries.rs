@@ -224,6 +224,8 @@ pub struct PolicySnapshot {
     pub turn_pin: Option<planhost_core::PolicyView>,
     /// The running turn's pinned shell dialect (absent without a turn or a shell pin).
     pub turn_dialect: Option<planhost_core::Dialect>,
+    /// The agent the session serves: whose catalog names its tools.
+    pub agent: planhost_core::Agent,
 }
 
 /// Host defaults as stored; a value that does not parse (never written by planhost: settings
@@ -298,6 +300,7 @@ impl Store {
                 .7
                 .map(|d| crate::records::parse("turns", d))
                 .transpose()?,
+            agent: planhost_core::Agent::DEFAULT,
         })
     }
 }
