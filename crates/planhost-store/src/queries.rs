@@ -252,7 +252,7 @@ impl Store {
                  (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
                  (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
                  (SELECT value FROM settings WHERE key = 'default_policy_preset'), \
-                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect \
+                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect, s.agent \
                  FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
                  WHERE s.id = ?1",
             )?
@@ -270,6 +270,7 @@ impl Store {
                         r.get::<_, Option<String>>(8)?,
                     ),
                     r.get::<_, Option<String>>(9)?,
+                    r.get::<_, String>(10)?,
                 ))
             })
             .optional()?
@@ -300,7 +301,7 @@ impl Store {
                 .7
                 .map(|d| crate::records::parse("turns", d))
                 .transpose()?,
-            agent: planhost_core::Agent::DEFAULT,
+            agent: crate::records::parse("sessions", row.8)?,
         })
     }
 }

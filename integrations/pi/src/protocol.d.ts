@@ -15,6 +15,12 @@ export type AcceptHandoffParams = { sessionId: SessionId; token: string; };
 export type Access = "any" | "agent" | "approver";
 
 /**
+ * The agent a session serves: whose tool names its calls carry. Stored on the session
+ * (schema v7); `pi` when a client does not say (the only client before agents were named).
+ */
+export type Agent = "pi" | "claude-code" | "codex" | "gemini-cli" | "other";
+
+/**
  * `toolset.apply`: the session is in Plan; the host computes the tools Plan makes active
  * under the session's preset from the tools active before (`baseline`) and every tool
  * the client offers (with provenance), records both, and returns what to apply.
@@ -373,7 +379,7 @@ export type OfferedTool = { name: string; provenance: Provenance; };
 /**
  * `sessions.open`: open a session, or reopen it by external id and workspace root.
  */
-export type OpenSessionParams = { externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
+export type OpenSessionParams = { agent?: Agent | null; externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
 
 /**
  * Which pipe a piece of command output came from.
@@ -605,7 +611,7 @@ export type SessionId = string;
 /**
  * A session as the host holds it.
  */
-export type SessionInfo = { activeTurn?: TurnInfo | null; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
+export type SessionInfo = { activeTurn?: TurnInfo | null; agent: Agent; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
 
 /**
  * `sessions.list`.
