@@ -5,7 +5,7 @@
 wire_enum! {
     /// A tool the host itself knows by its canonical name, whatever agent the session serves:
     /// the six it runs (`tools.execute`), the planning tools of seeds 000 and 003, and seed 000's
-    /// host utilities. Every agent's catalog recognises these names (`crate::Agent`).
+    /// host utilities. Every agent's catalog recognises these names.
     HostTool {
         /// Read a file.
         Read = "Read",

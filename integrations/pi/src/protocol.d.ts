@@ -341,7 +341,7 @@ export type HostStopping = { reason: string; };
 /**
  * A tool the host itself knows by its canonical name, whatever agent the session serves:
  * the six it runs (`tools.execute`), the planning tools of seeds 000 and 003, and seed 000's
- * host utilities. Every agent's catalog recognises these names (`crate::Agent`).
+ * host utilities. Every agent's catalog recognises these names.
  */
 export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash" | "EnterPlanMode" | "SubmitPlan" | "update_plan_draft" | "read_plan" | "create_plan" | "CompactContext" | "BrowserPreview";
 
