@@ -476,7 +476,10 @@ impl CommandInput {
                     dialect: Some(Dialect::Posix),
                 })
             }
-            _ => None,
+            serde_json::Value::Null
+            | serde_json::Value::Bool(_)
+            | serde_json::Value::Number(_)
+            | serde_json::Value::Object(_) => None,
         }
     }
 }

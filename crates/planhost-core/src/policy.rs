@@ -572,6 +572,17 @@ pub fn authorize(input: &AuthorizeInput<'_>) -> Decision {
     }
 }
 
+/// A built-in that reaches outside the workspace through something the host cannot see into.
+#[derive(Debug, Clone, Copy)]
+enum Outside {
+    /// The agent's own web tools.
+    Web,
+    /// A service the agent talks to (an artifact store, a project-defined command).
+    External,
+    /// An MCP server's tool.
+    Mcp,
+}
+
 /// A built-in that reaches the per-mode rules, by what it does.
 #[derive(Debug, Clone, Copy)]
 enum Catalog {
@@ -584,10 +595,9 @@ enum Catalog {
     Notes,
     /// The agent's own session state, a running command's output.
     Control,
-    Web,
+    /// Reaches outside through something the host cannot see into.
+    Outside(Outside),
     Subagent,
-    External,
-    Mcp,
     EnterPlanMode,
     SubmitPlan,
     UpdatePlanDraft,
@@ -604,10 +614,10 @@ fn built_in(input: &AuthorizeInput<'_>, classified: Classified<'_>) -> Decision 
         ToolNature::RunsCommands | ToolNature::RunsSkill => Catalog::Shell,
         ToolNature::AsksUser | ToolNature::TodoList => Catalog::Notes,
         ToolNature::CommandControl | ToolNature::SessionControl => Catalog::Control,
-        ToolNature::Web => Catalog::Web,
+        ToolNature::Web => Catalog::Outside(Outside::Web),
         ToolNature::Subagent => Catalog::Subagent,
-        ToolNature::External => Catalog::External,
-        ToolNature::Mcp => Catalog::Mcp,
+        ToolNature::External => Catalog::Outside(Outside::External),
+        ToolNature::Mcp => Catalog::Outside(Outside::Mcp),
         ToolNature::EnterPlan => Catalog::EnterPlanMode,
         ToolNature::SubmitPlan => Catalog::SubmitPlan,
         ToolNature::DraftPlan => Catalog::UpdatePlanDraft,
@@ -664,11 +674,14 @@ fn agent_built_in(input: &AuthorizeInput<'_>, catalog: Catalog) -> Decision {
             PolicyRule::AgentShellReadOnly,
             PolicyRule::AgentShellByPermission,
         ),
-        Catalog::Web => ask_unless_auto(PolicyRule::AgentWebByPermission, name, permission),
-        Catalog::External => {
-            ask_unless_auto(PolicyRule::AgentExternalByPermission, name, permission)
+        Catalog::Outside(outside) => {
+            let rule = match outside {
+                Outside::Web => PolicyRule::AgentWebByPermission,
+                Outside::External => PolicyRule::AgentExternalByPermission,
+                Outside::Mcp => PolicyRule::AgentMcpByPermission,
+            };
+            ask_unless_auto(rule, name, permission)
         }
-        Catalog::Mcp => ask_unless_auto(PolicyRule::AgentMcpByPermission, name, permission),
         Catalog::EnterPlanMode => alone(PolicyRule::AgentEnterPlan, name, input.batch),
         Catalog::SubmitPlan | Catalog::UpdatePlanDraft => deny(
             PolicyRule::AgentPlanTool,
@@ -871,29 +884,27 @@ fn lenient_plan_built_in(
             },
             PlanSubagent::ByPermission(rule) => ask_unless_auto(rule, name, permission),
         },
-        Catalog::Web | Catalog::External | Catalog::Mcp => match rules.third_party {
-            PlanThirdParty::Denied { web, external, mcp } => match catalog {
-                Catalog::Mcp => deny(
-                    mcp,
-                    DenyCode::McpDenied,
-                    format!("{name} is an MCP server's tool; Plan mode denies MCP tools"),
-                ),
-                Catalog::Web => deny(
-                    web,
-                    DenyCode::PlanToolDenied,
-                    format!("{name} reaches the web; this preset denies it in Plan mode"),
-                ),
-                _ => deny(
-                    external,
-                    DenyCode::PlanToolDenied,
-                    format!("{name} acts through an outside service; Plan mode denies it"),
-                ),
-            },
-            PlanThirdParty::ByPermission { web, external, mcp } => {
-                let rule = match catalog {
-                    Catalog::Mcp => mcp,
-                    Catalog::Web => web,
-                    _ => external,
+        Catalog::Outside(outside) => match (rules.third_party, outside) {
+            (PlanThirdParty::Denied { mcp, .. }, Outside::Mcp) => deny(
+                mcp,
+                DenyCode::McpDenied,
+                format!("{name} is an MCP server's tool; Plan mode denies MCP tools"),
+            ),
+            (PlanThirdParty::Denied { web, .. }, Outside::Web) => deny(
+                web,
+                DenyCode::PlanToolDenied,
+                format!("{name} reaches the web; this preset denies it in Plan mode"),
+            ),
+            (PlanThirdParty::Denied { external, .. }, Outside::External) => deny(
+                external,
+                DenyCode::PlanToolDenied,
+                format!("{name} acts through an outside service; Plan mode denies it"),
+            ),
+            (PlanThirdParty::ByPermission { web, external, mcp }, outside) => {
+                let rule = match outside {
+                    Outside::Web => web,
+                    Outside::External => external,
+                    Outside::Mcp => mcp,
                 };
                 ask_unless_auto(rule, name, permission)
             }
@@ -921,9 +932,11 @@ fn strict_plan_built_in(input: &AuthorizeInput<'_>, catalog: Catalog) -> Decisio
             DenyCode::PlanShellDenied,
             format!("{name} runs commands; the strict preset blocks shell tools in Plan mode"),
         ),
-        Catalog::Web if admitted() => allow(PolicyRule::PlanStrictAllowListedBuiltin),
-        Catalog::Mcp if admitted() => allow(PolicyRule::PlanStrictAllowListedMcp),
-        Catalog::Mcp => deny(
+        Catalog::Outside(Outside::Web) if admitted() => {
+            allow(PolicyRule::PlanStrictAllowListedBuiltin)
+        }
+        Catalog::Outside(Outside::Mcp) if admitted() => allow(PolicyRule::PlanStrictAllowListedMcp),
+        Catalog::Outside(Outside::Mcp) => deny(
             PolicyRule::PlanStrictMcpDenied,
             DenyCode::McpDenied,
             format!("{name} is an MCP tool the strict preset's allow-list does not name"),
@@ -932,9 +945,8 @@ fn strict_plan_built_in(input: &AuthorizeInput<'_>, catalog: Catalog) -> Decisio
         | Catalog::EnterPlanMode
         | Catalog::SubmitPlan
         | Catalog::Control
-        | Catalog::Web
-        | Catalog::Subagent
-        | Catalog::External => deny(
+        | Catalog::Outside(Outside::Web | Outside::External)
+        | Catalog::Subagent => deny(
             PolicyRule::PlanStrictNotExposed,
             DenyCode::StrictToolDenied,
             format!("the strict preset does not expose {name} in Plan mode"),
