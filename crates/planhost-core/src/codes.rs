@@ -136,6 +136,7 @@ error_codes! {
     SessionBusy = "SESSION_BUSY", Refused, "A turn, a pending approval or a live execution blocks a new turn.";
     SessionNotIdle = "SESSION_NOT_IDLE", Refused, "Mode and configuration change only while the session is idle.";
     SessionWorkspaceMismatch = "SESSION_WORKSPACE_MISMATCH", Refused, "The external id is already open for another workspace root.";
+    SessionAgentMismatch = "SESSION_AGENT_MISMATCH", Refused, "The external id is already open for another agent: a session's agent never changes.";
     WorkspaceInvalid = "WORKSPACE_INVALID", Refused, "The workspace root is not an absolute, existing directory.";
     TurnNotFound = "TURN_NOT_FOUND", Refused, "No turn has that id.";
     TurnNotActive = "TURN_NOT_ACTIVE", Refused, "The named turn is not the session's running turn.";
@@ -205,6 +206,8 @@ error_codes! {
     PolicyPlanModeNotActive = "POLICY_PLAN_MODE_NOT_ACTIVE", Refused, "A planning tool outside Plan mode.";
     PolicyPublicationCommandOnly = "POLICY_PUBLICATION_COMMAND_ONLY", Refused, "Publication goes through `/plan save`, never a model tool.";
     PolicyStrictToolDenied = "POLICY_STRICT_TOOL_DENIED", Refused, "The strict preset does not expose this built-in in Plan mode.";
+    PolicyPlanToolDenied = "POLICY_PLAN_TOOL_DENIED", Refused, "Plan mode denies this built-in of the agent (a web tool, or one acting through an outside service).";
+    PolicyMcpDenied = "POLICY_MCP_DENIED", Refused, "Plan mode denies this MCP tool: the preset admits none by that server and name.";
     // Tool calls.
     ToolNotAuthorized = "TOOL_NOT_AUTHORIZED", Refused, "No grant for this call, tool, input and turn (or the policy now asks first).";
     ToolCallRunning = "TOOL_CALL_RUNNING", Refused, "The tool call is already running.";

@@ -25,11 +25,13 @@
 mod vocab;
 
 mod capture;
+mod catalog;
 mod checkpoint;
 mod codes;
 mod digest;
 mod error;
 mod event;
+mod host_tool;
 mod ids;
 mod lifecycle;
 mod naming;
@@ -47,6 +49,10 @@ pub use capture::{
     Ineligible, OPEN_DELIMITER, PlanBlock, ProposedPlanParser, StopReason, canonical_encoding,
     capture, eligibility, fingerprint,
 };
+pub use catalog::{
+    Agent, CatalogEntry, Classified, CommandInput, CommandLine, McpTool, ToolNature,
+    argv_command_line, names_a_file_writer,
+};
 pub use checkpoint::{
     CheckpointRef, DiskState, ProjectionMode, PublicationState, latest_on_branch, next_revision,
     plan_instruction, plan_title, projection, publication_state,
@@ -55,6 +61,7 @@ pub use codes::{CodeClass, ErrorCode};
 pub use digest::sha256_hex;
 pub use error::{Blocker, CoreError, Result, UnknownValue};
 pub use event::{Event, EventBody};
+pub use host_tool::HostTool;
 pub use ids::{
     AskId, CheckpointId, EntryId, ExecutionId, IdMatch, MIN_ID_PREFIX, PlanId, ProposalId,
     PublicationId, SessionId, ToolCallId, TurnId, match_id,
@@ -67,8 +74,8 @@ pub use naming::{FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_n
 pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
-    AllowedExtension, AuthorizeInput, Decision, DenyCode, EffectivePermission, OfferedTool,
-    PolicyRule, ToolKind, ToolProvenance, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
+    AllowedTool, AuthorizeInput, Decision, DenyCode, EffectivePermission, OfferedTool, PolicyRule,
+    ToolProvenance, ToolSource, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
     effective_permission, plan_toolset, source_in_package,
 };
 pub use policy_view::{

@@ -1,4 +1,5 @@
 use super::*;
+use crate::{CatalogEntry, CommandInput};
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -48,6 +49,7 @@ fn decide_command(
 ) -> Decision {
     let allow_list = default_strict_allow_list();
     authorize(&AuthorizeInput {
+        agent: Agent::Pi,
         preset,
         mode,
         permission_mode,
@@ -98,7 +100,7 @@ const NAMES: &[(&str, &str)] = &[
     ("write", "write"),
     ("Edit", "edit"),
     ("edit", "edit"),
-    ("apply_patch", "edit"),
+    ("apply_patch", "writer-elsewhere"),
     ("Bash", "shell"),
     ("bash", "shell"),
     ("EnterPlanMode", "enter"),
@@ -142,7 +144,7 @@ const TABLE: &[[&str; 6]] = &[
         "*",
         "plan",
         "*",
-        "write|edit",
+        "write|edit|writer-elsewhere",
         "*",
         "POLICY_PLAN_WRITE_DENIED",
     ],
@@ -155,7 +157,15 @@ const TABLE: &[[&str; 6]] = &[
         "builtin",
         "POLICY_PROVENANCE_MISMATCH",
     ],
-    ["*", "*", "*", "unknown", "builtin", "POLICY_UNKNOWN_TOOL"],
+    // Another agent's writer is no pi built-in (Agent mode; Plan denied it by name above).
+    [
+        "*",
+        "*",
+        "*",
+        "unknown|writer-elsewhere",
+        "builtin",
+        "POLICY_UNKNOWN_TOOL",
+    ],
     [
         "*",
         "*",
@@ -362,30 +372,30 @@ fn every_combination_matches_the_expectation_table() {
 #[test]
 fn classification_covers_host_and_pi_names() {
     for (name, class) in NAMES {
-        let kind = ToolKind::classify(name);
+        let nature = Agent::Pi.classify(name).nature;
         let expected = match *class {
-            "read" => ToolKind::ReadOnly,
-            "write" => ToolKind::Write,
-            "edit" => ToolKind::Edit,
-            "shell" => ToolKind::Shell,
-            "enter" => ToolKind::EnterPlanMode,
-            "submit" => ToolKind::SubmitPlan,
-            "draft" => ToolKind::UpdatePlanDraft,
-            "create" => ToolKind::CreatePlan,
-            "utility" => ToolKind::HostUtility,
-            "web" => ToolKind::Web,
+            "read" => ToolNature::ReadsFiles,
+            "write" | "edit" => ToolNature::ChangesFiles,
+            "shell" => ToolNature::RunsCommands,
+            "enter" => ToolNature::EnterPlan,
+            "submit" => ToolNature::SubmitPlan,
+            "draft" => ToolNature::DraftPlan,
+            "create" => ToolNature::PublishPlan,
+            "utility" => ToolNature::HostUtility,
+            "web" => ToolNature::ExtensionWeb,
             other => {
-                assert_eq!(other, "unknown");
-                ToolKind::Unknown
+                assert!(matches!(other, "unknown" | "writer-elsewhere"), "{other}");
+                ToolNature::Unknown
             }
         };
-        assert_eq!(kind, expected, "{name}");
+        // pi's searches are searches; the table calls them reads.
+        let nature = if nature == ToolNature::SearchesFiles {
+            ToolNature::ReadsFiles
+        } else {
+            nature
+        };
+        assert_eq!(nature, expected, "{name}");
     }
-    let classified: BTreeSet<String> = NAMES
-        .iter()
-        .map(|(n, _)| format!("{:?}", ToolKind::classify(n)))
-        .collect();
-    assert_eq!(classified.len(), ToolKind::ALL.len(), "a kind has no name");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,6 +476,7 @@ fn strict_blocks_every_spoof_of_seed_003() {
 fn strict_with_an_empty_allow_list_admits_no_extension() {
     let provenance = ext(WEB_TOOLS_PACKAGE, GENUINE_WEB);
     let d = authorize(&AuthorizeInput {
+        agent: Agent::Pi,
         preset: PolicyPreset::Strict,
         mode: Mode::Plan,
         permission_mode: EffectivePermission::Auto,
@@ -482,12 +493,10 @@ fn strict_with_an_empty_allow_list_admits_no_extension() {
 
 #[test]
 fn a_configured_allow_list_entry_is_provenance_checked() {
-    let allow_list = [AllowedExtension {
-        tool: "docs_lookup".into(),
-        package: "@acme/docs".into(),
-    }];
+    let allow_list = [AllowedTool::package("docs_lookup", "@acme/docs")];
     let run = |provenance: &ToolProvenance| {
         outcome(&authorize(&AuthorizeInput {
+            agent: Agent::Pi,
             preset: PolicyPreset::Strict,
             mode: Mode::Plan,
             permission_mode: EffectivePermission::Ask,
@@ -750,6 +759,7 @@ fn plan_asks_before_a_command_that_may_change_files_deny_first() {
     let cell = std::cell::OnceCell::new();
     let allow_list = default_strict_allow_list();
     let input = |verdict| AuthorizeInput {
+        agent: Agent::Pi,
         preset: PolicyPreset::Host,
         mode: Mode::Plan,
         permission_mode: EffectivePermission::Ask,
@@ -836,7 +846,7 @@ fn plan_toolset_removes_what_the_preset_denies_and_adds_the_planning_tools() {
     ]
     .map(str::to_owned)
     .to_vec();
-    let set = |preset| plan_toolset(preset, &baseline, &offered);
+    let set = |preset| plan_toolset(Agent::Pi, preset, &baseline, &offered);
     assert_eq!(
         set(PolicyPreset::Host),
         [
@@ -876,7 +886,7 @@ fn any_provenance() -> impl Strategy<Value = ToolProvenance> {
     ]
 }
 
-fn any_allow_list() -> impl Strategy<Value = Vec<AllowedExtension>> {
+fn any_allow_list() -> impl Strategy<Value = Vec<AllowedTool>> {
     let tool = prop_oneof![
         prop::sample::select(vec!["Write", "write", "Edit", "edit", "apply_patch"])
             .prop_map(str::to_owned),
@@ -884,7 +894,7 @@ fn any_allow_list() -> impl Strategy<Value = Vec<AllowedExtension>> {
     ];
     let package = prop_oneof![Just(WEB_TOOLS_PACKAGE.to_owned()), ".{0,16}"];
     prop::collection::vec(
-        (tool, package).prop_map(|(tool, package)| AllowedExtension { tool, package }),
+        (tool, package).prop_map(|(tool, package)| AllowedTool::package(&tool, &package)),
         0..4,
     )
 }
@@ -904,6 +914,7 @@ proptest! {
         allow_list in any_allow_list(),
     ) {
         let d = authorize(&AuthorizeInput {
+        agent: Agent::Pi,
             preset,
             mode: Mode::Plan,
             permission_mode,
@@ -920,6 +931,7 @@ proptest! {
 
     #[test]
     fn an_unknown_built_in_is_never_allowed(
+        agent in prop::sample::select(Agent::ALL.to_vec()),
         preset in prop::sample::select(PolicyPreset::ALL.to_vec()),
         mode in prop::sample::select(Mode::ALL.to_vec()),
         permission_mode in prop::sample::select(EffectivePermission::ALL.to_vec()),
@@ -927,8 +939,9 @@ proptest! {
         batch in any_batch(),
         allow_list in any_allow_list(),
     ) {
-        prop_assume!(ToolKind::classify(&tool_name) == ToolKind::Unknown);
+        prop_assume!(agent.classify(&tool_name).nature == ToolNature::Unknown);
         let d = authorize(&AuthorizeInput {
+            agent,
             preset,
             mode,
             permission_mode,
@@ -952,4 +965,259 @@ proptest! {
         let path = format!("{before}/..{after}/node_modules/{package}/index.js");
         prop_assert!(!source_in_package(&path, package), "{}", path);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every agent's published tool names through its catalog, under every preset (issue "Tool names
+// are pi's"). One row per name (two for a shell: a proven read-only command and one that
+// writes), one column per preset in Plan with the permission mode `ask`, then `auto` in Plan
+// under `host`, then Agent mode with `ask`. `ask!` is an ask whose first answer is Deny.
+
+/// A call's input with `line` where the entry says its command line is (a Codex `shell` argv as
+/// `bash -lc`), and the command line as the policy gets it.
+fn shell_input(entry: &CatalogEntry, line: &str) -> serde_json::Value {
+    match entry.command {
+        CommandInput::Field { name, .. } if entry.name == "shell" => {
+            serde_json::json!({ name: ["bash", "-lc", line] })
+        }
+        CommandInput::Field { name, .. } => serde_json::json!({ name: line }),
+        CommandInput::None => serde_json::json!({}),
+    }
+}
+
+fn cell(
+    agent: Agent,
+    preset: PolicyPreset,
+    mode: Mode,
+    permission: EffectivePermission,
+    name: &str,
+    input: &serde_json::Value,
+) -> String {
+    let classified = agent.classify(name);
+    let command = classified.command.command_line(input);
+    let allow_list = default_strict_allow_list();
+    let d = authorize(&AuthorizeInput {
+        agent,
+        preset,
+        mode,
+        permission_mode: permission,
+        tool_name: name,
+        provenance: &ToolProvenance::BuiltIn,
+        batch: ALONE,
+        allow_list: &allow_list,
+        command: command.as_ref().map(|c| c.line.as_ref()),
+        dialect: command
+            .as_ref()
+            .and_then(|c| c.dialect)
+            .unwrap_or(Dialect::Posix),
+        verdict: None,
+    });
+    match d {
+        Decision::Allow { .. } => "allow".into(),
+        Decision::Ask {
+            default: PermissionDecision::Deny,
+            ..
+        } => "ask!".into(),
+        Decision::Ask { .. } => "ask".into(),
+        Decision::Deny { code, .. } => code.as_str().trim_start_matches("POLICY_").to_lowercase(),
+    }
+}
+
+#[test]
+fn every_agents_published_names_under_every_preset() {
+    let mut out = String::from(
+        "agent | tool | nature | host | literal | strict | explore | host auto | agent ask\n",
+    );
+    for &agent in Agent::ALL {
+        let mut rows: Vec<(String, ToolNature, serde_json::Value)> = Vec::new();
+        // The canonical names mean the same to every agent: shown once, for the fallback.
+        let host: &[CatalogEntry] = if agent == Agent::Other {
+            Agent::host_table()
+        } else {
+            &[]
+        };
+        for entry in agent.table().iter().chain(host) {
+            match entry.command {
+                CommandInput::Field { .. } => {
+                    rows.push((
+                        format!("{} `ls`", entry.name),
+                        entry.nature,
+                        shell_input(entry, READS),
+                    ));
+                    rows.push((
+                        format!("{} `find -delete`", entry.name),
+                        entry.nature,
+                        shell_input(entry, WRITES),
+                    ));
+                }
+                CommandInput::None => {
+                    rows.push((entry.name.to_owned(), entry.nature, serde_json::json!({})))
+                }
+            }
+        }
+        for extra in [
+            agent.mcp_name("github", "create_issue").unwrap_or_default(),
+            "NoSuchTool".to_owned(),
+        ] {
+            if !extra.is_empty() {
+                let nature = agent.classify(&extra).nature;
+                rows.push((extra, nature, serde_json::json!({})));
+            }
+        }
+        for (label, nature, input) in rows {
+            let name = label.split(' ').next().unwrap_or_default();
+            let mut line = format!("{agent} | {label} | {nature}");
+            for preset in PolicyPreset::ALL {
+                line.push_str(" | ");
+                line.push_str(&cell(
+                    agent,
+                    *preset,
+                    Mode::Plan,
+                    EffectivePermission::Ask,
+                    name,
+                    &input,
+                ));
+            }
+            line.push_str(" | ");
+            line.push_str(&cell(
+                agent,
+                PolicyPreset::Host,
+                Mode::Plan,
+                EffectivePermission::Auto,
+                name,
+                &input,
+            ));
+            line.push_str(" | ");
+            line.push_str(&cell(
+                agent,
+                PolicyPreset::Host,
+                Mode::Agent,
+                EffectivePermission::Ask,
+                name,
+                &input,
+            ));
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// The promises the table above makes, checked without the snapshot: in Plan, no agent's file
+/// writer runs under any preset or permission, no unproven command runs unasked under `host`,
+/// and every unknown built-in is denied.
+#[test]
+fn no_agents_writer_or_unproven_command_runs_in_plan() {
+    for &agent in Agent::ALL {
+        for entry in agent.table().iter().chain(Agent::host_table()) {
+            for preset in PolicyPreset::ALL {
+                for permission in EffectivePermission::ALL {
+                    let input = shell_input(entry, WRITES);
+                    let got = cell(agent, *preset, Mode::Plan, *permission, entry.name, &input);
+                    let shell = matches!(
+                        entry.nature,
+                        ToolNature::RunsCommands | ToolNature::RunsSkill
+                    );
+                    if entry.nature == ToolNature::ChangesFiles {
+                        assert_eq!(got, "plan_write_denied", "{agent} {}", entry.name);
+                    } else if shell && *preset == PolicyPreset::Host {
+                        assert_eq!(got, "ask!", "{agent} {}", entry.name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn strict_admits_an_mcp_tool_only_by_its_server_and_name() {
+    let allow_list = [AllowedTool::mcp("get_issue", "github")];
+    let run = |agent: Agent, name: &str| {
+        outcome(&authorize(&AuthorizeInput {
+            agent,
+            preset: PolicyPreset::Strict,
+            mode: Mode::Plan,
+            permission_mode: EffectivePermission::Auto,
+            tool_name: name,
+            provenance: &ToolProvenance::BuiltIn,
+            batch: ALONE,
+            allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
+            verdict: None,
+        }))
+    };
+    assert_eq!(run(Agent::ClaudeCode, "mcp__github__get_issue"), "allow");
+    assert_eq!(run(Agent::Codex, "mcp__github__get_issue"), "allow");
+    assert_eq!(run(Agent::GeminiCli, "mcp_github_get_issue"), "allow");
+    // Another server's tool of the same name, another tool of the server, another agent's
+    // spelling: not the admitted tool.
+    assert_eq!(
+        run(Agent::ClaudeCode, "mcp__evil__get_issue"),
+        "POLICY_MCP_DENIED"
+    );
+    assert_eq!(
+        run(Agent::ClaudeCode, "mcp__github__delete_repo"),
+        "POLICY_MCP_DENIED"
+    );
+    assert_eq!(
+        run(Agent::ClaudeCode, "mcp_github_get_issue"),
+        "POLICY_UNKNOWN_TOOL"
+    );
+    assert_eq!(
+        run(Agent::Pi, "mcp__github__get_issue"),
+        "POLICY_UNKNOWN_TOOL"
+    );
+    // The host preset admits no MCP tool in Plan, allow-listed or not.
+    let host = outcome(&authorize(&AuthorizeInput {
+        agent: Agent::ClaudeCode,
+        preset: PolicyPreset::Host,
+        mode: Mode::Plan,
+        permission_mode: EffectivePermission::Auto,
+        tool_name: "mcp__github__get_issue",
+        provenance: &ToolProvenance::BuiltIn,
+        batch: ALONE,
+        allow_list: &allow_list,
+        command: None,
+        dialect: Dialect::Posix,
+        verdict: None,
+    }));
+    assert_eq!(host, "POLICY_MCP_DENIED");
+}
+
+#[test]
+fn an_agents_built_in_web_tool_is_admitted_only_for_that_agent() {
+    let allow_list = default_strict_allow_list();
+    let run = |agent: Agent, name: &str, provenance: &ToolProvenance| {
+        outcome(&authorize(&AuthorizeInput {
+            agent,
+            preset: PolicyPreset::Strict,
+            mode: Mode::Plan,
+            permission_mode: EffectivePermission::Ask,
+            tool_name: name,
+            provenance,
+            batch: ALONE,
+            allow_list: &allow_list,
+            command: None,
+            dialect: Dialect::Posix,
+            verdict: None,
+        }))
+    };
+    let builtin = ToolProvenance::BuiltIn;
+    assert_eq!(run(Agent::ClaudeCode, "WebFetch", &builtin), "allow");
+    assert_eq!(run(Agent::GeminiCli, "web_fetch", &builtin), "allow");
+    // pi's web_fetch is the extension's, never a built-in.
+    assert_eq!(
+        run(Agent::Pi, "web_fetch", &builtin),
+        "POLICY_PROVENANCE_MISMATCH"
+    );
+    assert_eq!(
+        run(Agent::Pi, "web_fetch", &ext(WEB_TOOLS_PACKAGE, GENUINE_WEB)),
+        "allow"
+    );
+    // Claude Code's name in a Codex session is nothing Codex has.
+    assert_eq!(
+        run(Agent::Codex, "WebFetch", &builtin),
+        "POLICY_UNKNOWN_TOOL"
+    );
 }

@@ -252,7 +252,7 @@ pub fn configure(view: &SessionView) -> Result<()> {
 /// The agent's EnterPlanMode tool: alone in its batch, inside the active turn, interactive only.
 pub fn enter_plan(view: &SessionView, turn_id: &str, batch: BatchPosition) -> Result<SessionState> {
     let turn = view.require_turn(turn_id)?;
-    require_alone("EnterPlanMode", batch)?;
+    require_alone(crate::HostTool::EnterPlanMode.as_str(), batch)?;
     view.plan_allowed(turn.origin)?;
     if view.pending.is_some() {
         return Err(CoreError::ApprovalAlreadyPending);
@@ -290,7 +290,7 @@ pub fn submit_plan(
         TurnOrigin::User | TurnOrigin::Scheduled => {}
         TurnOrigin::Execution => return Err(CoreError::WrongTurnOrigin(turn.origin)),
     }
-    require_alone("SubmitPlan", batch)?;
+    require_alone(crate::HostTool::SubmitPlan.as_str(), batch)?;
     if view.mode != Mode::Plan {
         return Err(CoreError::PlanModeNotActive);
     }

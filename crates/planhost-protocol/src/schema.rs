@@ -22,6 +22,11 @@ pub fn protocol_schema() -> Value {
         notes.insert(n.name.into(), n.payload_schema(&mut generator).to_value());
     }
     let error = generator.subschema_for::<crate::RpcError>().to_value();
+    // The host's canonical tool names, for clients that register or name them (pi's extension
+    // types its tool names by this union).
+    let host_tool = generator
+        .subschema_for::<planhost_core::HostTool>()
+        .to_value();
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -30,6 +35,7 @@ pub fn protocol_schema() -> Value {
         "methods": methods,
         "notifications": notes,
         "error": error,
+        "hostTool": host_tool,
         "$defs": defs,
     })
 }

@@ -1,7 +1,7 @@
 //! Sessions and turns.
 
 use planhost_core::{
-    ClientPersistence, Dialect, ExecutionId, Interactivity, Mode, PermissionMode, PlanState,
+    Agent, ClientPersistence, Dialect, ExecutionId, Interactivity, Mode, PermissionMode, PlanState,
     PolicyPreset, SessionId, ShellId, Timestamp, TurnId, TurnOrigin, TurnState,
 };
 
@@ -23,6 +23,11 @@ params! {
         /// absent leaves it as it was (`persisted` for a new session).
         #[serde(default)]
         pub persistence: Option<ClientPersistence>,
+        /// The agent the session serves, whose tool names its calls carry (`pi`,
+        /// `claude-code`, `codex`, `gemini-cli`, `other`); absent leaves it as it was (`pi` for
+        /// a new session). Reopening a session with another agent is `SESSION_AGENT_MISMATCH`.
+        #[serde(default)]
+        pub agent: Option<Agent>,
     }
 }
 
@@ -63,6 +68,8 @@ result! {
         pub event_seq: i64,
         /// Whether the client keeps its own session.
         pub client_persistence: ClientPersistence,
+        /// The agent the session serves: whose catalog classifies its tool calls.
+        pub agent: Agent,
         /// The running turn, if any.
         pub active_turn: Option<TurnInfo>,
         /// The pending plan approval, if any.

@@ -1,5 +1,6 @@
 //! Tool calls: authorization, asks, execution, output and cancellation.
 
+pub use planhost_core::HostTool;
 use planhost_core::{
     AskId, DenyCode, OutputStream, PermissionDecision, PolicyRule, Resolver, SessionId, Timestamp,
     ToolCallId, TurnId,
@@ -101,25 +102,6 @@ result! {
     }
 }
 
-planhost_core::wire_enum! {
-    #[derive(schemars::JsonSchema)]
-    /// The tools the host itself runs.
-    HostTool {
-        /// Read a file.
-        Read = "Read",
-        /// List files by glob.
-        Glob = "Glob",
-        /// Search file contents.
-        Grep = "Grep",
-        /// Write a file.
-        Write = "Write",
-        /// Replace text in a file.
-        Edit = "Edit",
-        /// Run a command in the session's pinned shell.
-        Bash = "Bash",
-    }
-}
-
 params! {
     /// `tools.execute`: the host runs an authorized call of one of its own tools.
     pub struct ExecuteParams {
@@ -129,7 +111,9 @@ params! {
         pub turn_id: TurnId,
         /// The tool call `tools.authorize` allowed (or a person allowed after an ask).
         pub tool_call_id: ToolCallId,
-        /// Which tool.
+        /// Which tool: one the host runs (`Read`, `Glob`, `Grep`, `Write`, `Edit`, `Bash`).
+        #[serde(with = "crate::wire::run_by_host")]
+        #[schemars(schema_with = "crate::wire::run_by_host::schema")]
         pub tool: HostTool,
         /// Its input: exactly the authorized one.
         pub input: Value,

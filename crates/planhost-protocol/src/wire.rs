@@ -40,3 +40,41 @@ pub(crate) mod double_option {
         Option::<T>::deserialize(d).map(Some)
     }
 }
+
+/// `tools.execute`'s `tool`: one of the six host tools the host runs
+/// ([`planhost_core::HostTool::RUN_BY_HOST`]), by its canonical name; the planning tools and
+/// the utilities are refused as params (they are host methods or the client's).
+pub(crate) mod run_by_host {
+    use planhost_core::HostTool;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(tool: &HostTool, s: S) -> Result<S::Ok, S::Error> {
+        tool.serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HostTool, D::Error> {
+        let name = String::deserialize(d)?;
+        HostTool::RUN_BY_HOST
+            .into_iter()
+            .find(|tool| tool.as_str() == name)
+            .ok_or_else(|| {
+                let expected: Vec<String> = HostTool::RUN_BY_HOST
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect();
+                serde::de::Error::custom(format!(
+                    "unknown variant `{name}`, expected one of {}",
+                    expected.join(", ")
+                ))
+            })
+    }
+
+    pub(crate) fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = HostTool::RUN_BY_HOST.iter().map(|t| t.as_str()).collect();
+        schemars::json_schema!({
+            "description": "A tool the host runs itself: one of `HostTool`'s first six.",
+            "type": "string",
+            "enum": names,
+        })
+    }
+}

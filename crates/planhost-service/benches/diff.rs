@@ -119,6 +119,7 @@ fn main() {
         for (n, (label, before, after)) in rows.into_iter().enumerate() {
             let session = conn
                 .call::<methods::SessionsOpen>(OpenSessionParams {
+                    agent: None,
                     workspace_root: workspace.path().display().to_string(),
                     external_id: Some(format!("bench-{n}")),
                     interactivity: Interactivity::Interactive,

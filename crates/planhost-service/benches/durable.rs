@@ -142,6 +142,7 @@ fn approve_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
             workspace_root: root.clone(),
             external_id: None,
             interactivity: Interactivity::Interactive,
+            agent: None,
         };
         let s = store.open_session(&open, &new_id()).unwrap().id;
         store.set_mode(&s, Mode::Plan).unwrap();
@@ -184,6 +185,7 @@ async fn plan_session(conn: &Connection, workspace: &Path) -> planhost_core::Ses
             external_id: None,
             interactivity: Interactivity::Interactive,
             persistence: None,
+            agent: None,
         })
         .await
         .unwrap();

@@ -167,6 +167,7 @@ fn run(revisions: usize, edits: Edits) {
             .to_string(),
         external_id: None,
         interactivity: Interactivity::Interactive,
+        agent: None,
     };
     let s = store.open_session(&open, &new_id()).unwrap().id;
     // Entering Plan also enters the handoff's planning phase.

@@ -104,6 +104,7 @@ pub(crate) fn session(
         policy_preset: s.policy_preset,
         event_seq: s.event_seq,
         client_persistence: s.client_persistence,
+        agent: s.agent,
         active_turn: active_turn.map(turn),
         pending_approval,
         live_execution,

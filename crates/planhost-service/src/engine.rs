@@ -96,6 +96,7 @@ impl Engine {
         external_id: Option<&str>,
         interactivity: Interactivity,
         persistence: Option<planhost_core::ClientPersistence>,
+        agent: Option<planhost_core::Agent>,
     ) -> Result<SessionRecord> {
         let invalid = |reason: String| ServiceError::WorkspaceInvalid {
             root: workspace_root.display().to_string(),
@@ -118,6 +119,7 @@ impl Engine {
             workspace_root: root,
             external_id: external_id.map(str::to_owned),
             interactivity,
+            agent,
         };
         let session = self.store.open_session(&request, &new_id())?;
         match persistence {

@@ -35,10 +35,12 @@
 //!         external_id: None,
 //!         interactivity: Interactivity::Interactive,
 //!         persistence: None,
+//!         agent: Some(planhost_core::Agent::ClaudeCode),
 //!     })
 //!     .await
 //!     .unwrap();
 //! assert_eq!(session.mode, Mode::Agent);
+//! assert_eq!(session.agent, planhost_core::Agent::ClaudeCode);
 //! // An agent-only connection can never approve: that takes the approver role.
 //! let set_mode = planhost_protocol::SetModeParams { session_id: session.id, mode: Mode::Plan };
 //! let refused = conn.call::<methods::SessionsSetMode>(set_mode).await.unwrap_err();

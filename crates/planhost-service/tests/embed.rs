@@ -94,6 +94,7 @@ fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pe
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
         let session = conn
             .call::<methods::SessionsOpen>(OpenSessionParams {
+                agent: None,
                 workspace_root: workspace.path().display().to_string(),
                 external_id: None,
                 interactivity: Interactivity::Interactive,
@@ -281,6 +282,7 @@ fn what_changed_between_two_plans_is_bounded_whatever_the_agent_submits() {
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
         let session = conn
             .call::<methods::SessionsOpen>(OpenSessionParams {
+                agent: None,
                 workspace_root: workspace.path().display().to_string(),
                 external_id: None,
                 interactivity: Interactivity::Interactive,

@@ -50,6 +50,17 @@ pub enum StoreError {
         /// The root this request named.
         requested: String,
     },
+    /// An external id was reopened naming another agent: a session's agent never changes (its
+    /// tool names would mean something else).
+    #[error("session {external_id} serves the agent {existing}, not {requested}")]
+    AgentMismatch {
+        /// The client's id for the session.
+        external_id: String,
+        /// The agent recorded at first open.
+        existing: planhost_core::Agent,
+        /// The agent this request named.
+        requested: planhost_core::Agent,
+    },
     /// A settings value is malformed; returned by `open` (fail closed) and by settings writes.
     #[error("invalid setting {key}: {reason}")]
     SettingsInvalid {
@@ -114,6 +125,7 @@ impl StoreError {
             StoreError::WorkspaceMismatch { .. } => {
                 planhost_core::ErrorCode::SessionWorkspaceMismatch
             }
+            StoreError::AgentMismatch { .. } => planhost_core::ErrorCode::SessionAgentMismatch,
             StoreError::BranchInvalid => planhost_core::ErrorCode::CheckpointBranchInvalid,
             StoreError::CheckpointNotFound(_) => planhost_core::ErrorCode::CheckpointNotFound,
             StoreError::CaptureEntryChanged(_) => planhost_core::ErrorCode::CaptureEntryChanged,

@@ -18,6 +18,7 @@
 //!             workspace_root: "/work/repo".into(),
 //!             external_id: Some("pi-123".into()),
 //!             interactivity: Interactivity::Interactive,
+//!             agent: None,
 //!         },
 //!         "s-1",
 //!     )

@@ -224,6 +224,8 @@ pub struct PolicySnapshot {
     pub turn_pin: Option<planhost_core::PolicyView>,
     /// The running turn's pinned shell dialect (absent without a turn or a shell pin).
     pub turn_dialect: Option<planhost_core::Dialect>,
+    /// The agent the session serves: whose catalog names its tools.
+    pub agent: planhost_core::Agent,
 }
 
 /// Host defaults as stored; a value that does not parse (never written by planhost: settings
@@ -250,7 +252,7 @@ impl Store {
                  (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
                  (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
                  (SELECT value FROM settings WHERE key = 'default_policy_preset'), \
-                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect \
+                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect, s.agent \
                  FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
                  WHERE s.id = ?1",
             )?
@@ -268,6 +270,7 @@ impl Store {
                         r.get::<_, Option<String>>(8)?,
                     ),
                     r.get::<_, Option<String>>(9)?,
+                    r.get::<_, String>(10)?,
                 ))
             })
             .optional()?
@@ -298,6 +301,7 @@ impl Store {
                 .7
                 .map(|d| crate::records::parse("turns", d))
                 .transpose()?,
+            agent: crate::records::parse("sessions", row.8)?,
         })
     }
 }

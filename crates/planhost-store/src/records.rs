@@ -42,6 +42,8 @@ pub struct SessionRecord {
     pub event_seq: i64,
     /// Whether the client keeps its own session.
     pub client_persistence: planhost_core::ClientPersistence,
+    /// The agent the session serves (schema v7; `pi` for sessions from before).
+    pub agent: planhost_core::Agent,
     /// Creation time.
     pub created_at: Timestamp,
     /// Last change.
@@ -164,7 +166,7 @@ where
 
 pub(crate) const SESSION_COLUMNS: &str = "id, external_id, workspace_root, interactivity, mode, \
     plan_state, permission_mode, shell_id, provider, model, policy_preset, event_seq, created_at, \
-    updated_at, client_persistence";
+    updated_at, client_persistence, agent";
 
 pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord>> {
     let t = "sessions";
@@ -179,6 +181,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
     let (shell_id, provider, model) = (row.get(7)?, row.get(8)?, row.get(9)?);
     let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
     let persistence: String = row.get(14)?;
+    let agent: String = row.get(15)?;
     Ok((|| {
         Ok(SessionRecord {
             id,
@@ -194,6 +197,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
             policy_preset: parse_opt(t, raw.4)?,
             event_seq,
             client_persistence: parse(t, persistence)?,
+            agent: parse(t, agent)?,
             created_at: Timestamp(created_at),
             updated_at: Timestamp(updated_at),
         })

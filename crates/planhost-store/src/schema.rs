@@ -5,8 +5,8 @@
 /// v3: each turn pins the policy it started with (mode, permission mode, preset).
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
 /// captured entry is unique per session whatever its fingerprint. v5: who answered each
-/// approval. v6: every time a person was shown a checkpoint.
-pub const CURRENT_VERSION: u32 = 6;
+/// approval. v6: every time a person was shown a checkpoint. v7: the agent each session serves.
+pub const CURRENT_VERSION: u32 = 7;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -210,4 +210,12 @@ ALTER TABLE sessions ADD COLUMN client_persistence TEXT NOT NULL DEFAULT 'persis
 DROP INDEX checkpoints_capture_identity;
 CREATE UNIQUE INDEX checkpoints_capture_entry ON plan_checkpoints(session_id, capture_entry_id)
     WHERE capture_entry_id IS NOT NULL;
+"#;
+
+/// v6 → v7: the agent a session serves (`pi`, `claude-code`, `codex`, `gemini-cli`, `other`),
+/// whose tool catalog classifies its tool calls. Every session from before served pi, the only
+/// client there was, so existing rows take `pi`, as does a client that does not say.
+pub(crate) const SCHEMA_V7: &str = r#"
+ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'pi'
+    CHECK (agent IN ('pi', 'claude-code', 'codex', 'gemini-cli', 'other'));
 "#;

@@ -1,6 +1,6 @@
 //! Sessions: open, read, select a mode, configure while idle.
 
-use planhost_core::{Interactivity, Mode, PermissionMode, PlanState, PolicyPreset};
+use planhost_core::{Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset};
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
@@ -18,6 +18,9 @@ pub struct OpenSession {
     pub external_id: Option<String>,
     /// Whether a person is present to approve.
     pub interactivity: Interactivity,
+    /// The agent the session serves; `None`: as recorded (a new session: [`Agent::DEFAULT`]).
+    /// Reopening with another agent is refused.
+    pub agent: Option<Agent>,
 }
 
 /// Configuration changes; `None` leaves a field as it is. Accepted only while idle.
@@ -51,12 +54,21 @@ impl Store {
                             requested: request.workspace_root.clone(),
                         });
                     }
+                    if let Some(requested) = request.agent.filter(|a| *a != existing.agent) {
+                        return Err(StoreError::AgentMismatch {
+                            external_id: external.clone(),
+                            existing: existing.agent,
+                            requested,
+                        });
+                    }
                     return Ok(existing);
                 }
             }
+            let agent = request.agent.unwrap_or(Agent::DEFAULT);
             t.tx.prepare_cached(
                 "INSERT INTO sessions (id, external_id, workspace_root, interactivity, mode, plan_state, \
-                 permission_mode, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+                 permission_mode, created_at, updated_at, agent) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)",
             )?
             .execute(params![
                 new_id,
@@ -67,13 +79,14 @@ impl Store {
                 PlanState::Inactive.as_str(),
                 PermissionMode::Inherit.as_str(),
                 t.now.0,
+                agent.as_str(),
             ])?;
             let subject = AuditSubject { session_id: Some(new_id), ..AuditSubject::default() };
             t.audit(
                 subject,
                 planhost_core::AuditAction::SessionOpened,
                 &json!({ "workspaceRoot": request.workspace_root, "externalId": request.external_id,
-                         "interactivity": request.interactivity }),
+                         "interactivity": request.interactivity, "agent": agent }),
             )?;
             t.emit_session(new_id)?;
             t.session(new_id)

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
 use crate::schema::{
-    CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 };
 use crate::tx::Tx;
 use crate::{Result, settings};
@@ -39,6 +39,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 5,
             apply: v5_to_v6,
         },
+        Migration {
+            from: 6,
+            apply: v6_to_v7,
+        },
     ],
     validate: validate_current,
 };
@@ -49,7 +53,12 @@ fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V3)?;
     tx.execute_batch(SCHEMA_V4)?;
     tx.execute_batch(SCHEMA_V5)?;
-    tx.execute_batch(SCHEMA_V6)
+    tx.execute_batch(SCHEMA_V6)?;
+    tx.execute_batch(SCHEMA_V7)
+}
+
+fn v6_to_v7(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V7)
 }
 
 fn v5_to_v6(tx: &Transaction<'_>) -> rusqlite::Result<()> {

@@ -43,6 +43,7 @@ fn session(store: &mut Store, id: &str) {
                 workspace_root: "/work/repo".into(),
                 external_id: None,
                 interactivity: Interactivity::Interactive,
+                agent: None,
             },
             id,
         )
@@ -99,6 +100,7 @@ fn a_failed_commit_changes_nothing_and_the_next_one_works() {
                 workspace_root: "/work/repo".into(),
                 external_id: Some("pi-1".into()),
                 interactivity: Interactivity::Interactive,
+                agent: None,
             },
             "s-1",
         )

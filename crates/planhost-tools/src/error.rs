@@ -124,7 +124,7 @@ pub enum ToolError {
         path: String,
     },
     /// The tool name is none of Read, Glob, Grep, Write, Edit, Bash. Code `TOOL_UNKNOWN`;
-    /// returned by `ToolName::from_str`.
+    /// returned by `tool_by_name` and by `execute` for a host tool it does not run.
     #[error("unknown tool: {name}")]
     UnknownTool {
         /// The name as given.

@@ -13,7 +13,7 @@
 //! Write and Edit also refuse the host's own plan files ([`RESERVED_DIRS`], `TOOL_PATH_RESERVED`).
 //! [`bash`] runs one command through `planhost_exec` in the turn's pinned shell, with the
 //! environment [`BASH_ENV`] and nothing else. [`execute`] is the wire entry point: a
-//! [`ToolName`] and a JSON input in, the tool's camelCase JSON result out.
+//! [`HostTool`] and a JSON input in, the tool's camelCase JSON result out.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -66,7 +66,7 @@ mod write;
 pub use bash::{BashRequest, BashResult, ShellCatalog, ShellPinContext, bash};
 pub use bash_env::{BASH_ENV, EnvValue, bash_env};
 pub use context::{OutsideAccess, ToolContext};
-pub use dispatch::{ToolName, execute};
+pub use dispatch::{execute, tool_by_name};
 pub use edit::{EditRequest, EditResult, LineEnding, detect_line_ending, edit};
 pub use error::{Result, ToolError};
 pub use glob::{GLOB_DEFAULT_LIMIT, GLOB_MAX_LIMIT, GlobRequest, GlobResult, glob};
@@ -75,6 +75,7 @@ pub use grep::{
     GrepOutput, GrepRequest, GrepResult, grep,
 };
 pub use grep_sink::{GREP_MAX_LINE_CHARS, GrepLine, LineKind};
+pub use planhost_core::HostTool;
 pub use read::{
     READ_DEFAULT_LIMIT, READ_MAX_FILE_BYTES, READ_MAX_LINE_CHARS, READ_MAX_OUTPUT_BYTES,
     ReadRequest, ReadResult, read,

@@ -56,6 +56,7 @@ fn ready_session(c: &mut Client, root: &std::path::Path, external: &str) -> (Ses
             external_id: Some(external.into()),
             interactivity: Interactivity::Interactive,
             persistence: None,
+            agent: None,
         })
         .unwrap();
     let _ = c
@@ -117,6 +118,7 @@ fn plan_session(c: &mut Client, root: &std::path::Path) -> (SessionId, TurnId) {
             external_id: Some("bench-plan".into()),
             interactivity: Interactivity::Interactive,
             persistence: None,
+            agent: None,
         })
         .unwrap();
     let _ = c

@@ -97,6 +97,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             external_id: Some("demo".into()),
             interactivity: Interactivity::Interactive,
             persistence: None,
+            agent: None,
         },
     )?;
     let sid = session.id.clone();

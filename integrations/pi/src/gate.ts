@@ -10,13 +10,25 @@ import type {
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 
 import { HostError } from "./host.ts";
+import type { HostTool } from "./protocol.d.ts";
 import { coded, describe, type PlanhostSession } from "./session.ts";
 
+/** A host tool's canonical name, checked against the generated `HostTool` union by `tsc`. */
+export function hostTool<T extends HostTool>(name: T): T {
+  return name;
+}
+
 /** pi's tool names that the host knows by another name. */
-const HOST_NAMES: Record<string, string> = { bash: "Bash" };
+const HOST_NAMES: Record<string, HostTool> = { bash: hostTool("Bash") };
 
 /** Tools this extension registers for the host: they are the host's, not a plugin's. */
-export const HOST_TOOLS = new Set(["EnterPlanMode", "SubmitPlan", "update_plan_draft", "read_plan", "bash"]);
+export const HOST_TOOLS = new Set<string>([
+  hostTool("EnterPlanMode"),
+  hostTool("SubmitPlan"),
+  hostTool("update_plan_draft"),
+  hostTool("read_plan"),
+  "bash",
+]);
 
 /** The host's Bash input for pi's bash arguments; the grant binds exactly this. */
 export function bashInput(args: { command?: unknown; timeout?: unknown }): Record<string, unknown> {
@@ -40,7 +52,7 @@ export function provenance(pi: ExtensionAPI, toolName: string): { kind: "builtIn
 /** What an ask shows of a call: a shell command as the command itself, anything else as JSON. */
 function shownInput(toolName: string, input: unknown): string {
   const command = (input as any)?.command;
-  if (toolName === "Bash" && typeof command === "string") return `$ ${command}`;
+  if (toolName === hostTool("Bash") && typeof command === "string") return `$ ${command}`;
   return `${toolName} ${JSON.stringify(input, null, 2)}`;
 }
 

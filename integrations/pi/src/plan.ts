@@ -7,7 +7,7 @@ import { Type } from "typebox";
 
 import { HostError } from "./host.ts";
 import type { ApprovalInfo, Event, ExitChoice, TargetPermissionMode } from "./protocol.d.ts";
-import { provenance } from "./gate.ts";
+import { hostTool, provenance } from "./gate.ts";
 import { describe, type PlanhostSession, withCodes } from "./session.ts";
 
 /** The approval dialog's choices, in order; Ask is the default (seed 000 §5). "Preview the
@@ -567,7 +567,7 @@ export async function settleHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: E
 export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
   const position = (toolCallId: string) => s.batches.get(toolCallId) ?? { index: 0, size: 1 };
   pi.registerTool({
-    name: "EnterPlanMode",
+    name: hostTool("EnterPlanMode"),
     label: "Enter Plan mode",
     description:
       "Switch this session to Plan mode: explore and write a plan; files cannot be changed until a person approves it. Call it alone.",
@@ -588,7 +588,7 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     },
   });
   pi.registerTool({
-    name: "SubmitPlan",
+    name: hostTool("SubmitPlan"),
     label: "Submit plan",
     description:
       "Submit the finished plan for a person's approval: a short title, the complete plan in Markdown, and the question to ask. Call it alone; then stop and wait for the answer.",
@@ -620,7 +620,7 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     },
   });
   pi.registerTool({
-    name: "update_plan_draft",
+    name: hostTool("update_plan_draft"),
     label: "Update plan draft",
     description:
       "Save the complete current plan (never a patch) as a checkpoint. Pass the revision you last saw (0 for the first).",
@@ -642,7 +642,7 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     },
   });
   pi.registerTool({
-    name: "read_plan",
+    name: hostTool("read_plan"),
     label: "Read plan",
     description: "Read the latest plan checkpoint of this branch, exactly as saved.",
     parameters: Type.Object({}),

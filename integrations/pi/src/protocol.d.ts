@@ -15,6 +15,12 @@ export type AcceptHandoffParams = { sessionId: SessionId; token: string; };
 export type Access = "any" | "agent" | "approver";
 
 /**
+ * The agent a session serves: whose tool names its calls carry. Stored on the session
+ * (schema v7); `pi` when a client does not say (the only client before agents were named).
+ */
+export type Agent = "pi" | "claude-code" | "codex" | "gemini-cli" | "other";
+
+/**
  * `toolset.apply`: the session is in Plan; the host computes the tools Plan makes active
  * under the session's preset from the tools active before (`baseline`) and every tool
  * the client offers (with provenance), records both, and returns what to apply.
@@ -192,7 +198,7 @@ export type DecisionKind = "allow" | "deny" | "ask";
 /**
  * Why the policy refused a tool call; each a stable code for the wire and the audit log.
  */
-export type DenyCode = "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED";
+export type DenyCode = "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED";
 
 /**
  * The command language of a shell.
@@ -252,7 +258,7 @@ export type EntryId = string;
 /**
  * A stable code: the string a client matches on, paired with its class.
  */
-export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "INPUT_BUFFER_FULL" | "TOO_MANY_CONNECTIONS" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE";
+export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "INPUT_BUFFER_FULL" | "TOO_MANY_CONNECTIONS" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "SESSION_AGENT_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE";
 
 /**
  * The machine-readable part of an error.
@@ -267,7 +273,7 @@ export type Event = { at: Timestamp; seq: number; sessionId: SessionId; } & ({ k
 /**
  * `tools.execute`: the host runs an authorized call of one of its own tools.
  */
-export type ExecuteParams = { input: unknown; sessionId: SessionId; tool: HostTool; toolCallId: ToolCallId; turnId: TurnId; };
+export type ExecuteParams = { input: unknown; sessionId: SessionId; tool: "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash"; toolCallId: ToolCallId; turnId: TurnId; };
 
 /**
  * The tool's structured result.
@@ -363,9 +369,11 @@ export type HealthStatus = "ok";
 export type HostStopping = { reason: string; };
 
 /**
- * The tools the host itself runs.
+ * A tool the host itself knows by its canonical name, whatever agent the session serves:
+ * the six it runs (`tools.execute`), the planning tools of seeds 000 and 003, and seed 000's
+ * host utilities. Every agent's catalog recognises these names.
  */
-export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash";
+export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash" | "EnterPlanMode" | "SubmitPlan" | "update_plan_draft" | "read_plan" | "create_plan" | "CompactContext" | "BrowserPreview";
 
 /**
  * `initialize`: the first request on every connection. Unknown fields are ignored, so a newer
@@ -406,7 +414,7 @@ export type OfferedTool = { name: string; provenance: Provenance; };
 /**
  * `sessions.open`: open a session, or reopen it by external id and workspace root.
  */
-export type OpenSessionParams = { externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
+export type OpenSessionParams = { agent?: Agent | null; externalId?: string | null; interactivity: Interactivity; persistence?: ClientPersistence | null; workspaceRoot: string; };
 
 /**
  * A complete file in a session's `.pi/plan/` that no approval points to (a crash between
@@ -500,7 +508,7 @@ export type PolicyPreset = "host" | "literal" | "strict" | "explore";
 /**
  * The rule that decided a tool call: a stable id for the audit log (see the table above).
  */
-export type PolicyRule = "agent.edit_by_permission" | "agent.enter_plan" | "agent.host_utility" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "agent.shell_read_only" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.host_utility" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.shell_read_only" | "plan.explore.update_plan_draft" | "plan.host.host_utility" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_may_change" | "plan.host.shell_read_only" | "plan.literal.host_utility" | "plan.literal.plan_control" | "plan.literal.plugin_denied" | "plan.literal.read_only" | "plan.literal.shell_by_permission" | "plan.literal.update_plan_draft" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_extension" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied";
+export type PolicyRule = "agent.bookkeeping" | "agent.edit_by_permission" | "agent.enter_plan" | "agent.external_by_permission" | "agent.host_utility" | "agent.mcp_by_permission" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "agent.shell_read_only" | "agent.subagent_by_permission" | "agent.web_by_permission" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.bookkeeping" | "plan.explore.external_by_permission" | "plan.explore.host_utility" | "plan.explore.mcp_by_permission" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.shell_read_only" | "plan.explore.subagent_by_permission" | "plan.explore.update_plan_draft" | "plan.explore.web_by_permission" | "plan.host.bookkeeping" | "plan.host.external_denied" | "plan.host.host_utility" | "plan.host.mcp_denied" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_may_change" | "plan.host.shell_read_only" | "plan.host.subagent_asks" | "plan.host.web_denied" | "plan.literal.bookkeeping" | "plan.literal.external_denied" | "plan.literal.host_utility" | "plan.literal.mcp_denied" | "plan.literal.plan_control" | "plan.literal.plugin_denied" | "plan.literal.read_only" | "plan.literal.shell_by_permission" | "plan.literal.subagent_by_permission" | "plan.literal.update_plan_draft" | "plan.literal.web_denied" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_builtin" | "plan.strict.allow_listed_extension" | "plan.strict.allow_listed_mcp" | "plan.strict.bookkeeping" | "plan.strict.mcp_denied" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied";
 
 /**
  * `checkpoints.projection`.
@@ -654,7 +662,7 @@ export type SessionId = string;
 /**
  * A session as the host holds it.
  */
-export type SessionInfo = { activeTurn?: TurnInfo | null; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
+export type SessionInfo = { activeTurn?: TurnInfo | null; agent: Agent; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
 
 /**
  * `sessions.list`.

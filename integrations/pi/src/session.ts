@@ -149,6 +149,8 @@ export class PlanhostSession {
       externalId: ctx.sessionManager.getSessionId(),
       interactivity: ctx.hasUI ? "interactive" : "unattended",
       persistence: ctx.sessionManager.getSessionFile() ? "persisted" : "ephemeral",
+      // pi's tool names (`read`, `bash`, …) are classified with pi's catalog.
+      agent: "pi",
     });
     this.sessionId = session.id;
     if (this.completions.length === 0) {

@@ -5,8 +5,8 @@ use std::str::FromStr;
 use planhost_core::{BatchPosition, Decision, Dialect, ErrorCode, ShellId, ToolProvenance};
 use planhost_exec::PinnedShell;
 use planhost_fs::Workspace;
-use planhost_protocol::{ExecuteParams, ExecuteResult, HostTool, ServerNotification, ToolOutput};
-use planhost_tools::{ShellPinContext, ToolContext, ToolName};
+use planhost_protocol::{ExecuteParams, ExecuteResult, ServerNotification, ToolOutput};
+use planhost_tools::{ShellPinContext, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use super::policy_cache::Entry;
@@ -20,17 +20,6 @@ use crate::{Result, ServiceError};
 const OUTPUT_QUEUE: usize = 256;
 /// Free slots tool output leaves in the connection's queue for broadcasts.
 const OUTPUT_HEADROOM: usize = crate::fanout::CONNECTION_QUEUE / 2;
-
-fn tool_name(tool: HostTool) -> ToolName {
-    match tool {
-        HostTool::Read => ToolName::Read,
-        HostTool::Glob => ToolName::Glob,
-        HostTool::Grep => ToolName::Grep,
-        HostTool::Write => ToolName::Write,
-        HostTool::Edit => ToolName::Edit,
-        HostTool::Bash => ToolName::Bash,
-    }
-}
 
 pub(super) async fn run(
     svc: &Inner,
@@ -134,15 +123,8 @@ pub(super) async fn run(
             }
         }
     });
-    let result = planhost_tools::execute(
-        &ctx,
-        tool_name(p.tool),
-        p.input.clone(),
-        pinned.as_ref(),
-        tx,
-        cancel,
-    )
-    .await;
+    let result =
+        planhost_tools::execute(&ctx, p.tool, p.input.clone(), pinned.as_ref(), tx, cancel).await;
     // Every chunk reaches the client before the result does.
     let _ = forward.await;
     let output = result.map_err(|e| ServiceError::refused(e.code(), e.to_string()))?;

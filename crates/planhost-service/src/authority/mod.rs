@@ -106,7 +106,13 @@ fn decide(
 ) -> Decision {
     let allow_list = default_strict_allow_list();
     let view = entry.view;
+    let agent = entry.agent;
+    // The command line is where the session agent's catalog says it is (Claude Code's `Bash`
+    // `{command}`, Codex's `shell` argv, Gemini CLI's `run_shell_command` `{command}`), in the
+    // tool's own dialect or else the turn's.
+    let command = agent.classify(tool_name).command.command_line(input);
     planhost_core::authorize(&AuthorizeInput {
+        agent,
         preset: view.preset,
         mode: view.mode,
         permission_mode: view.permission,
@@ -114,23 +120,23 @@ fn decide(
         provenance,
         batch,
         allow_list: &allow_list,
-        command: shell_command(input),
-        dialect: entry.dialect,
+        command: command.as_ref().map(|c| c.line.as_ref()),
+        dialect: command
+            .as_ref()
+            .and_then(|c| c.dialect)
+            .unwrap_or(entry.dialect),
         verdict: Some(verdict),
     })
 }
 
-/// A shell tool's command line: the input's `command` string (pi's bash and the host's Bash
-/// both name it so); anything else has none, and is never proven read-only.
-fn shell_command(input: &Value) -> Option<&str> {
-    input.get("command").and_then(Value::as_str)
-}
-
 /// What the audit row says of a shell call's command line: proven read-only, or why it asked
 /// (the classifier's reason is in the ask's); `null` when the permission mode decided alone.
-fn shell_detail(decision: &Decision, tool_name: &str) -> Value {
-    use planhost_core::{PolicyRule as R, ToolKind};
-    if ToolKind::classify(tool_name) != ToolKind::Shell {
+fn shell_detail(decision: &Decision, agent: planhost_core::Agent, tool_name: &str) -> Value {
+    use planhost_core::{PolicyRule as R, ToolNature};
+    if !matches!(
+        agent.classify(tool_name).nature,
+        ToolNature::RunsCommands | ToolNature::RunsSkill
+    ) {
         return Value::Null;
     }
     let proven = matches!(
@@ -293,7 +299,7 @@ impl ToolAuthority {
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
             "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
-            "shell": shell_detail(&decision, &p.tool_name),
+            "shell": shell_detail(&decision, entry.agent, &p.tool_name), "agent": entry.agent,
         });
         let audit_row = |action: AuditAction, extra: Value| AuditRow {
             at: now(svc),

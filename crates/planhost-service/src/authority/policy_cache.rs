@@ -16,6 +16,8 @@ use planhost_core::PolicyView;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub(crate) view: PolicyView,
+    /// The agent the session serves: whose catalog names its tools.
+    pub(crate) agent: planhost_core::Agent,
     pub(crate) active_turn: Option<String>,
     /// The dialect a shell command of the running turn is written in: its pinned shell's, else
     /// this platform's first shell's.
@@ -27,6 +29,7 @@ impl Entry {
     pub(crate) fn from_snapshot(snap: planhost_store::PolicySnapshot) -> Self {
         Entry {
             view: planhost_core::turn_policy(snap.live, snap.turn_pin),
+            agent: snap.agent,
             active_turn: snap.active_turn,
             dialect: snap.turn_dialect.unwrap_or_else(|| {
                 planhost_core::Platform::current()
@@ -101,6 +104,7 @@ mod tests {
                 mode,
                 permission: EffectivePermission::Ask,
             },
+            agent: planhost_core::Agent::Pi,
             active_turn: Some("t".into()),
             dialect: planhost_core::Dialect::Posix,
         }

@@ -328,7 +328,8 @@ pub(crate) async fn toolset_apply(svc: &Inner, p: ApplyToolsetParams) -> Result<
     }
     svc.engine(move |e| {
         let id = p.session_id.as_str();
-        let live = e.store().policy_snapshot(id)?.live;
+        let snapshot = e.store().policy_snapshot(id)?;
+        let live = snapshot.live;
         if live.mode != planhost_core::Mode::Plan {
             return Err(planhost_core::CoreError::PlanModeNotActive.into());
         }
@@ -343,7 +344,7 @@ pub(crate) async fn toolset_apply(svc: &Inner, p: ApplyToolsetParams) -> Result<
                 provenance,
             })
             .collect();
-        let applied = planhost_core::plan_toolset(live.preset, &baseline, &tools);
+        let applied = planhost_core::plan_toolset(snapshot.agent, live.preset, &baseline, &tools);
         Ok(toolset_info(
             e.store().tools_enter(id, &baseline, &applied)?,
         ))

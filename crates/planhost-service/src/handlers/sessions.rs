@@ -78,6 +78,7 @@ pub(crate) async fn open(svc: &Inner, p: OpenSessionParams) -> Result<SessionInf
             p.external_id.as_deref(),
             p.interactivity,
             p.persistence,
+            p.agent,
         )?;
         info(e, &s.id)
     })

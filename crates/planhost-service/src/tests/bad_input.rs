@@ -252,6 +252,7 @@ fn workspace_paths_that_escape_or_do_not_exist() {
             None,
             Interactivity::Interactive,
             None,
+            None,
         ))
     });
     refused(&mut f, ErrorCode::WorkspaceInvalid, |f| {
@@ -260,6 +261,7 @@ fn workspace_paths_that_escape_or_do_not_exist() {
             None,
             Interactivity::Interactive,
             None,
+            None,
         ))
     });
     let file = f.workspace_root().join("file.txt");
@@ -267,7 +269,7 @@ fn workspace_paths_that_escape_or_do_not_exist() {
     refused(&mut f, ErrorCode::WorkspaceInvalid, |f| {
         code(
             f.engine()
-                .open_session(&file, None, Interactivity::Interactive, None),
+                .open_session(&file, None, Interactivity::Interactive, None, None),
         )
     });
     fs_err::remove_file(&file).unwrap();
@@ -276,13 +278,16 @@ fn workspace_paths_that_escape_or_do_not_exist() {
     let other = tempfile::tempdir().unwrap();
     let root = f.workspace_root();
     f.engine()
-        .open_session(&root, Some("pi-1"), Interactivity::Interactive, None)
+        .open_session(&root, Some("pi-1"), Interactivity::Interactive, None, None)
         .unwrap();
     refused(&mut f, ErrorCode::SessionWorkspaceMismatch, |f| {
-        code(
-            f.engine()
-                .open_session(other.path(), Some("pi-1"), Interactivity::Interactive, None),
-        )
+        code(f.engine().open_session(
+            other.path(),
+            Some("pi-1"),
+            Interactivity::Interactive,
+            None,
+            None,
+        ))
     });
 }
 

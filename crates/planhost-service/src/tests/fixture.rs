@@ -91,7 +91,7 @@ impl Fixture {
     pub(crate) fn session(&mut self, interactivity: Interactivity) -> String {
         let root = self.workspace.path().to_owned();
         self.engine()
-            .open_session(&root, None, interactivity, None)
+            .open_session(&root, None, interactivity, None, None)
             .unwrap()
             .id
     }

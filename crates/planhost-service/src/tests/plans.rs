@@ -474,6 +474,7 @@ fn a_forked_session_starts_a_fresh_identity_and_never_claims_the_parents_file() 
             Some("pi-fork"),
             planhost_core::Interactivity::Interactive,
             None,
+            None,
         )
         .unwrap()
         .id;

@@ -77,6 +77,7 @@ fn actor_expires_at_the_deadline_not_before() {
                 external_id: None,
                 interactivity: Interactivity::Interactive,
                 persistence: None,
+                agent: None,
             })
             .await
             .unwrap();

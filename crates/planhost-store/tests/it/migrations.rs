@@ -267,7 +267,7 @@ fn a_foreign_database_is_not_adopted() {
     );
 }
 
-/// The real v1 → v2 step: a database written by the v1 schema, with live data, is backed up
+/// The real steps from v1 to the current version (v7): a database written by the v1 schema, with live data, is backed up
 /// exactly and gains the checkpoint tables in one transaction; its rows are unchanged.
 #[test]
 fn production_v1_database_migrates_to_current_with_a_backup() {
@@ -355,6 +355,7 @@ fn migrated_turns_table_gains_policy_pins() {
                 workspace_root: "/w".into(),
                 external_id: None,
                 interactivity: planhost_core::Interactivity::Interactive,
+                agent: None,
             },
             "s",
         )
@@ -365,4 +366,79 @@ fn migrated_turns_table_gains_policy_pins() {
     let pin = store.policy_snapshot(&s.id).unwrap().turn_pin.unwrap();
     assert_eq!(pin.permission, planhost_core::EffectivePermission::Ask);
     assert_eq!(pin.preset, planhost_core::PolicyPreset::Host);
+}
+
+/// v6 → v7 from a v1 database: a session from before serves pi (the only client there was), a
+/// new one records the agent it names, reopening it with another agent is refused and without
+/// one keeps it, and the column accepts only the known agents.
+#[test]
+fn migrated_sessions_serve_pi_and_new_ones_record_their_agent() {
+    use planhost_core::{Agent, Interactivity};
+    use planhost_store::OpenSession;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planhost.sqlite");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(planhost_store::SCHEMA_V1).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, external_id, workspace_root, interactivity, mode, plan_state, \
+             permission_mode, created_at, updated_at) \
+             VALUES ('old', 'pi-1', '/w', 'interactive', 'agent', 'inactive', 'ask', 1, 1)",
+            [],
+        )
+        .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    }
+    let clock = Arc::new(ManualClock::new(Timestamp(0)));
+    let mut store = Store::open(
+        &db,
+        clock,
+        Arc::new(planhost_core::SequentialIds::default()),
+    )
+    .unwrap()
+    .store;
+    assert_eq!(store.session("old").unwrap().agent, Agent::Pi);
+    assert_eq!(store.policy_snapshot("old").unwrap().agent, Agent::Pi);
+    let open = |external: &str, agent| OpenSession {
+        workspace_root: "/w".into(),
+        external_id: Some(external.into()),
+        interactivity: Interactivity::Interactive,
+        agent,
+    };
+    // The pi session reopened by a client that names pi, or names nothing.
+    assert_eq!(
+        store
+            .open_session(&open("pi-1", Some(Agent::Pi)), "x")
+            .unwrap()
+            .id,
+        "old"
+    );
+    assert_eq!(
+        store.open_session(&open("pi-1", None), "x").unwrap().id,
+        "old"
+    );
+    let codex = store
+        .open_session(&open("codex-1", Some(Agent::Codex)), "new")
+        .unwrap();
+    assert_eq!(codex.agent, Agent::Codex);
+    assert_eq!(store.policy_snapshot("new").unwrap().agent, Agent::Codex);
+    assert_eq!(
+        store
+            .open_session(&open("codex-1", None), "y")
+            .unwrap()
+            .agent,
+        Agent::Codex
+    );
+    let err = store
+        .open_session(&open("codex-1", Some(Agent::ClaudeCode)), "z")
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "SESSION_AGENT_MISMATCH");
+    assert_eq!(store.session("new").unwrap().agent, Agent::Codex);
+    drop(store);
+    let conn = Connection::open(&db).unwrap();
+    let refused = conn.execute("UPDATE sessions SET agent = 'cursor' WHERE id = 'new'", []);
+    assert!(
+        refused.is_err(),
+        "an agent outside the set is refused by the schema"
+    );
 }

@@ -1,7 +1,7 @@
 //! `execute`: every tool through JSON, tool names, and input errors.
 
 use planhost_exec::OutputChunk;
-use planhost_tools::{ToolContext, ToolError, ToolName, execute};
+use planhost_tools::{HostTool, ToolContext, ToolError, execute, tool_by_name};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -11,7 +11,7 @@ use crate::bash::host_pin;
 use crate::workspace;
 
 async fn call(ctx: &ToolContext, tool: &str, input: Value) -> Result<Value, ToolError> {
-    let tool: ToolName = tool.parse()?;
+    let tool = tool_by_name(tool)?;
     let (tx, _rx) = mpsc::channel::<OutputChunk>(64);
     let pin = host_pin();
     execute(ctx, tool, input, Some(&pin), tx, CancellationToken::new()).await
@@ -79,13 +79,22 @@ async fn every_tool_round_trips_through_json() {
 
 #[test]
 fn tool_names_are_canonical_or_lowercase() {
-    for tool in ToolName::ALL {
-        assert_eq!(tool.as_str().parse::<ToolName>().unwrap(), tool);
-        assert_eq!(tool.lowercase().parse::<ToolName>().unwrap(), tool);
-        assert_eq!(tool.to_string(), tool.as_str());
+    for tool in HostTool::RUN_BY_HOST {
+        assert_eq!(tool_by_name(tool.as_str()).unwrap(), tool);
+        assert_eq!(tool_by_name(&tool.as_str().to_lowercase()).unwrap(), tool);
     }
-    for unknown in ["READ", "find", "ls", "Delete", "", " Read"] {
-        let err = unknown.parse::<ToolName>().unwrap_err();
+    for unknown in [
+        "READ",
+        "find",
+        "ls",
+        "Delete",
+        "",
+        " Read",
+        "SubmitPlan",
+        "submitplan",
+        "read_plan",
+    ] {
+        let err = tool_by_name(unknown).unwrap_err();
         assert_eq!(err.code().as_str(), "TOOL_UNKNOWN", "{unknown:?}");
     }
 }
@@ -129,7 +138,7 @@ async fn bash_without_a_pin_and_unknown_tools_are_refused() {
     let input = json!({ "command": "true" });
     let err = execute(
         &ctx,
-        ToolName::Bash,
+        HostTool::Bash,
         input,
         None,
         tx,
@@ -143,6 +152,14 @@ async fn bash_without_a_pin_and_unknown_tools_are_refused() {
         .await
         .unwrap_err();
     assert_eq!(err.code().as_str(), "TOOL_UNKNOWN");
+    // A host tool the host does not run itself: a host method, or the client's.
+    for tool in [HostTool::SubmitPlan, HostTool::CompactContext] {
+        let (tx, _rx) = mpsc::channel::<OutputChunk>(8);
+        let err = execute(&ctx, tool, json!({}), None, tx, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code().as_str(), "TOOL_UNKNOWN", "{tool}");
+    }
 }
 
 #[tokio::test]

@@ -131,6 +131,7 @@ async fn in_process(env: &Env) -> Seen {
             external_id: None,
             interactivity: Interactivity::Interactive,
             persistence: None,
+            agent: None,
         })
         .await
         .expect("open");
