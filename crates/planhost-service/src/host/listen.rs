@@ -83,9 +83,18 @@ impl SocketServer {
     pub(crate) fn bind(service: Service, live: Live, path: &Path) -> Result<Self, HostError> {
         use std::os::unix::fs::PermissionsExt as _;
         clear_stale_socket(path)?;
-        let listener = tokio::net::UnixListener::bind(path)
+        // bind(2) creates the socket with the umask's mode (0777 under umask 000): it is bound
+        // under a name no one can guess, made this user's alone, and only then given its name,
+        // so no one else can connect to it at any moment.
+        let hidden = hidden_name(path);
+        let listener = tokio::net::UnixListener::bind(&hidden)
             .map_err(|e| HostError::Socket(format!("binding {}: {e}", path.display())))?;
-        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        let named = fs_err::set_permissions(&hidden, std::fs::Permissions::from_mode(0o600))
+            .and_then(|()| fs_err::rename(&hidden, path));
+        if let Err(error) = named {
+            let _ = fs_err::remove_file(&hidden);
+            return Err(error.into());
+        }
         Ok(Self {
             service,
             live,
@@ -334,6 +343,18 @@ where
     conn::serve_lines(service, peer, line_rx, out_tx, kill.clone()).await;
     kill.cancel();
     let _ = writer.await;
+}
+
+/// A sibling of `path` no one can guess: `.<name>.<pid>.<random>`.
+fn hidden_name(path: &Path) -> PathBuf {
+    let mut random = [0u8; 8];
+    // Without randomness the pid alone still names it; the mode is set before the rename anyway.
+    let _ = rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty());
+    let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let name = path
+        .file_name()
+        .map_or_else(|| "planhost.sock".into(), |n| n.to_string_lossy());
+    path.with_file_name(format!(".{name}.{}.{suffix}", std::process::id()))
 }
 
 /// The state lock is ours, but the socket path may be another state directory's: only a stale
