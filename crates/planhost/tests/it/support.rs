@@ -161,8 +161,12 @@ pub(crate) struct SocketHost {
 impl SocketHost {
     /// Starts a host and waits until its socket accepts connections.
     pub(crate) fn start(env: &Env) -> Self {
-        let mut child = env
-            .command()
+        Self::start_from(env, env.command())
+    }
+
+    /// [`Self::start`] from a prepared `planhost` command (`env.command()` with more set on it).
+    pub(crate) fn start_from(env: &Env, mut command: Command) -> Self {
+        let mut child = command
             .arg("serve")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
