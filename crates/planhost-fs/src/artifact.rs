@@ -10,6 +10,13 @@ pub const PI_DIR: &str = ".pi";
 /// Directory under [`PI_DIR`] that holds immutable plan submissions.
 pub const PLAN_DIR: &str = "plan";
 
+/// Mode of a plan artifact (less what the umask takes away): its owner reads and writes it,
+/// everyone else may only read it, whatever the umask. Not `0o444`: the artifact's immutability
+/// is its SHA-256, which every approval checks (a changed file is `PLAN_ARTIFACT_CHANGED`); a
+/// read-only mode would stop nobody who owns the file (the agent's Bash runs as that owner and
+/// can `chmod`), and git records only `0644`/`0755` anyway.
+pub const ARTIFACT_MODE: u32 = 0o644;
+
 /// Longest file name Linux accepts for one component, in bytes.
 const NAME_MAX: usize = 255;
 
@@ -91,7 +98,8 @@ impl From<FsError> for ArtifactError {
     }
 }
 
-/// Writes `markdown` byte for byte to the new file `<workspace_root>/.pi/plan/<file_name>`.
+/// Writes `markdown` byte for byte to the new file `<workspace_root>/.pi/plan/<file_name>`,
+/// mode [`ARTIFACT_MODE`] (`.pi` and `.pi/plan`, when created, `0o755`), less the umask.
 ///
 /// Create-new only: an existing target is a collision and is never replaced. `.pi` and
 /// `.pi/plan` are created one at a time when missing; a symlinked or non-directory component is
@@ -111,7 +119,7 @@ pub fn write_plan_artifact(
 
     let (pi, pi_origin) = root.ensure_dir(pi_name)?;
     let written = pi.ensure_dir(plan_name).and_then(|(plan, plan_origin)| {
-        let result = plan.write_new(name, markdown, Permissions::UmaskDefault);
+        let result = plan.write_new(name, markdown, Permissions::AtMost(ARTIFACT_MODE));
         if let Err(e) = &result {
             remove_renamed(&plan, name, e);
             roll_back(&pi, plan_name, plan_origin);

@@ -13,7 +13,9 @@ use rustix::io::Errno;
 
 use crate::error::{FsError, Result};
 
-/// Mode for directories this crate creates; the process umask still applies.
+/// Mode for directories this crate creates. The process umask can only take bits away, so a
+/// directory is never more than `rwxr-xr-x` (whatever the umask, `000` included) and a stricter
+/// umask (`077`) keeps it private.
 const DIR_MODE: u32 = 0o755;
 
 /// One validated path component: non-empty, not `.` or `..`, no `/` and no NUL.
@@ -105,10 +107,27 @@ pub enum Probe {
 /// Permission bits for a file this crate creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permissions {
-    /// `0o666` filtered by the process umask, like any newly created file.
+    /// `0o666` filtered by the process umask, like any newly created file (what an editor or a
+    /// shell redirection would create: the Write tool's new files).
     UmaskDefault,
-    /// Exactly these bits (set with `fchmod`, so the umask does not apply).
+    /// These bits filtered by the process umask: the umask can take bits away, never add them,
+    /// so the file is never more than `bits` (a umask of `000` gives exactly `bits`). For the
+    /// files planhost itself creates: plan artifacts and publications are `AtMost(0o644)`.
+    AtMost(u32),
+    /// Exactly these bits (set with `fchmod`, so the umask does not apply). The file is created
+    /// readable and writable by its owner alone, and has these bits before anything is written.
     Exact(u32),
+}
+
+impl Permissions {
+    /// The mode `openat(O_CREAT)` is given.
+    fn create_mode(self) -> u32 {
+        match self {
+            Self::UmaskDefault => 0o666,
+            Self::AtMost(bits) => bits & 0o777,
+            Self::Exact(_) => 0o600,
+        }
+    }
 }
 
 /// An open directory. Children are reached only through this fd, never by path.
@@ -458,7 +477,8 @@ impl Dir {
     ) -> Result<File> {
         let flags =
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rfs::openat(&self.fd, name.as_str(), flags, Mode::from_raw_mode(0o666))
+        let mode = Mode::from_raw_mode(permissions.create_mode());
+        let fd = rfs::openat(&self.fd, name.as_str(), flags, mode)
             .map_err(|e| self.classify(name, "openat", e))?;
         let mut file = File::from(fd);
         let filled = (|| {

@@ -47,8 +47,8 @@ mod publish;
 mod workspace;
 
 pub use artifact::{
-    ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact, plan_artifact_names,
-    sweep_plan_dirs, verify_plan_artifact, write_plan_artifact,
+    ARTIFACT_MODE, ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact,
+    plan_artifact_names, sweep_plan_dirs, verify_plan_artifact, write_plan_artifact,
 };
 pub use atomic::{Staged, TEMP_PREFIX};
 pub use dir::{
@@ -56,7 +56,7 @@ pub use dir::{
 };
 pub use error::{FsError, Result};
 pub use publish::{
-    Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, Preflight, PublishError, Published,
-    Reconciled, inspect, preflight, publish_new, publish_update, reconcile,
+    Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, PUBLICATION_MODE, Preflight, PublishError,
+    Published, Reconciled, inspect, preflight, publish_new, publish_update, reconcile,
 };
 pub use workspace::{OutsidePath, PathRequest, Resolved, Workspace, WorkspacePath};

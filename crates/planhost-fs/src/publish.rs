@@ -41,6 +41,11 @@ use crate::error::{FsError, WriteFailure};
 /// Directory under [`PI_DIR`] that holds published, human-facing plans.
 pub const PLANS_DIR: &str = "plans";
 
+/// Mode of a first publication (less what the umask takes away): a document the user reads,
+/// edits and commits, never group- or world-writable whatever the umask. An update keeps the
+/// mode the file has by then (the user's `chmod` stands).
+pub const PUBLICATION_MODE: u32 = 0o644;
+
 /// Why a publication call wrote nothing (or, for [`PublishError::WriteFailed`], may not have
 /// completed). Every variant leaves no temp file behind.
 #[derive(Debug, thiserror::Error)]
@@ -434,7 +439,7 @@ fn directory_error(e: FsError) -> PublishError {
 fn create_exclusive(plans: &Dir, name: Name<'_>, bytes: &[u8]) -> Result<(), PublishError> {
     // A failure to stage is never a collision at the plan's name, whatever the temp name hit.
     let staged = plans
-        .stage(name, bytes, Permissions::UmaskDefault)
+        .stage(name, bytes, Permissions::AtMost(PUBLICATION_MODE))
         .map_err(write_failed)?;
     Ok(staged.commit(Replace::Forbid)?)
 }

@@ -7,9 +7,9 @@
 //! instruction: there is no moment in which it, or a child it forks, is outside.
 //!
 //! The child runs only async-signal-safe system calls prepared by the parent (no allocation, no
-//! locks): `setsid`, signal reset, `dup2`, `chdir`, `execve`. Exec failure comes back through a
-//! close-on-exec pipe, as std does it. When the kernel or a seccomp filter refuses `clone3`, the
-//! caller falls back to std's spawn and a `cgroup.procs` write.
+//! locks): `prctl(PR_SET_PDEATHSIG)`, `setsid`, signal reset, `dup2`, `chdir`, `execve`. Exec
+//! failure comes back through a close-on-exec pipe, as std does it. When the kernel or a seccomp
+//! filter refuses `clone3`, the caller falls back to std's spawn and a `cgroup.procs` write.
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -118,8 +118,10 @@ pub(crate) enum Refused {
 }
 
 /// Starts `plan` in its own session, inside the cgroup whose directory is `cgroup`, with stdin at
-/// `/dev/null` and stdout/stderr on fresh pipes.
-pub(crate) fn spawn(plan: &Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
+/// `/dev/null` and stdout/stderr on fresh pipes. The clone itself runs on the spawner thread
+/// (see `tree::spawner`), so the shell's `PR_SET_PDEATHSIG` (SIGKILL) fires only when this
+/// process dies; waiting for its exec happens here.
+pub(crate) fn spawn(plan: Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
     if UNSUPPORTED.load(Ordering::SeqCst) {
         return Err(Refused::Unsupported);
     }
@@ -134,73 +136,18 @@ pub(crate) fn spawn(plan: &Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
     let (err_r, err_w) = pipe_with(PipeFlags::CLOEXEC).map_err(failed)?;
     let (report_r, report_w) = pipe_with(PipeFlags::CLOEXEC).map_err(failed)?;
 
-    let argv: Vec<*const libc::c_char> = plan
-        .argv
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
-    let envp: Vec<*const libc::c_char> = plan
-        .envp
-        .iter()
-        .map(|e| e.as_ptr())
-        .chain([std::ptr::null()])
-        .collect();
-    let mut pidfd: RawFd = -1;
-    let mut args = CloneArgs {
-        flags: CLONE_PIDFD | CLONE_INTO_CGROUP,
-        pidfd: std::ptr::from_mut(&mut pidfd) as u64,
-        exit_signal: libc::SIGCHLD as u64,
-        cgroup: cgroup.as_raw_fd() as u64,
-        ..CloneArgs::default()
-    };
     let fds = ChildFds {
         null: null.as_raw_fd(),
         out: out_w.as_raw_fd(),
         err: err_w.as_raw_fd(),
         report: report_w.as_raw_fd(),
+        parent: crate::tree::spawner::parent_pid(),
     };
-    // SAFETY: clone3 without CLONE_VM or a stack gives the child a copy of this address space,
-    // like fork. The child runs only `exec_child`, which makes async-signal-safe calls on data
-    // prepared above and never returns.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            std::ptr::from_mut(&mut args),
-            size_of::<CloneArgs>(),
-        )
-    };
-    if ret == 0 {
-        // SAFETY: in the child, see above.
-        unsafe { exec_child(plan, &argv, &envp, &fds) }
-    }
-    if ret < 0 {
-        let e = io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            // No clone3 (Linux < 5.3, or a seccomp filter), no CLONE_INTO_CGROUP (< 5.7), or a
-            // filter that refuses it: the std spawn still works.
-            Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM) => {
-                tracing::debug!(error = %e, "clone3 into a cgroup refused; using fork");
-                UNSUPPORTED.store(true, Ordering::SeqCst);
-                Refused::Unsupported
-            }
-            // This cgroup would not take a process (no write access to the common ancestor, a
-            // threaded or invalid domain, gone): the std spawn still runs the command, with the
-            // procfs walk in charge, as when its `cgroup.procs` write fails.
-            Some(
-                libc::EACCES
-                | libc::EBUSY
-                | libc::EOPNOTSUPP
-                | libc::ENODEV
-                | libc::ENOENT
-                | libc::EBADF,
-            ) => {
-                tracing::debug!(error = %e, "the run cgroup refused the shell; using fork");
-                Refused::NotHere
-            }
-            _ => Refused::Failed(e),
-        });
-    }
+    let cgroup_fd = cgroup.as_raw_fd();
+    // The descriptors stay open here until the job has returned: this call waits for it.
+    let cloned = crate::tree::spawner::on_spawner(move || clone_into(&plan, cgroup_fd, &fds))
+        .map_err(Refused::Failed)?;
+    let (ret, pidfd) = cloned.map_err(refusal)?;
     let pid = i32::try_from(ret).unwrap_or(i32::MAX);
     // SAFETY: CLONE_PIDFD stored a fresh pidfd (close-on-exec) that nothing else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
@@ -243,11 +190,86 @@ pub(crate) fn spawn(plan: &Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
     })
 }
 
+/// What a `clone3` error means for this spawn.
+fn refusal(e: io::Error) -> Refused {
+    match e.raw_os_error() {
+        // No clone3 (Linux < 5.3, or a seccomp filter), no CLONE_INTO_CGROUP (< 5.7), or a
+        // filter that refuses it: the std spawn still works.
+        Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM) => {
+            tracing::debug!(error = %e, "clone3 into a cgroup refused; using fork");
+            UNSUPPORTED.store(true, Ordering::SeqCst);
+            Refused::Unsupported
+        }
+        // This cgroup would not take a process (no write access to the common ancestor, a
+        // threaded or invalid domain, gone): the std spawn still runs the command, with the
+        // procfs walk in charge, as when its `cgroup.procs` write fails.
+        Some(
+            libc::EACCES
+            | libc::EBUSY
+            | libc::EOPNOTSUPP
+            | libc::ENODEV
+            | libc::ENOENT
+            | libc::EBADF,
+        ) => {
+            tracing::debug!(error = %e, "the run cgroup refused the shell; using fork");
+            Refused::NotHere
+        }
+        _ => Refused::Failed(e),
+    }
+}
+
+#[derive(Clone, Copy)]
 struct ChildFds {
     null: RawFd,
     out: RawFd,
     err: RawFd,
     report: RawFd,
+    /// The host's pid, for the child's check after `PR_SET_PDEATHSIG`.
+    parent: libc::pid_t,
+}
+
+/// The clone itself, on the spawner thread: `clone3` into the cgroup whose directory is open as
+/// `cgroup`; the child becomes `plan` (see [`exec_child`]). Returns the child's pid and its
+/// pidfd (owned by the caller from here on), or the `clone3` error.
+fn clone_into(plan: &Plan, cgroup: RawFd, fds: &ChildFds) -> io::Result<(i64, RawFd)> {
+    let argv: Vec<*const libc::c_char> = plan
+        .argv
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain([std::ptr::null()])
+        .collect();
+    let envp: Vec<*const libc::c_char> = plan
+        .envp
+        .iter()
+        .map(|e| e.as_ptr())
+        .chain([std::ptr::null()])
+        .collect();
+    let mut pidfd: RawFd = -1;
+    let mut args = CloneArgs {
+        flags: CLONE_PIDFD | CLONE_INTO_CGROUP,
+        pidfd: std::ptr::from_mut(&mut pidfd) as u64,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: cgroup as u64,
+        ..CloneArgs::default()
+    };
+    // SAFETY: clone3 without CLONE_VM or a stack gives the child a copy of this address space,
+    // like fork. The child runs only `exec_child`, which makes async-signal-safe calls on data
+    // prepared above and never returns.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            std::ptr::from_mut(&mut args),
+            size_of::<CloneArgs>(),
+        )
+    };
+    if ret == 0 {
+        // SAFETY: in the child, see above.
+        unsafe { exec_child(plan, &argv, &envp, fds) }
+    }
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((ret, pidfd))
 }
 
 /// The child side: never returns.
@@ -271,6 +293,19 @@ unsafe fn exec_child(
                 libc::_exit(127);
             }
         };
+        // SIGKILL when the host dies (the spawner thread's exit is the process's). Best effort:
+        // the watchdog still ends the tree where this is refused. If the host died before the
+        // request, no signal will come: the parent is another process by now.
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::getppid() != fds.parent {
+            libc::_exit(127);
+        }
         step(libc::setsid());
         // A clean signal state: std ignores SIGPIPE, and the mask is inherited.
         let mut set: libc::sigset_t = std::mem::zeroed();

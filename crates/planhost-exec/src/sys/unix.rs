@@ -69,7 +69,7 @@ impl Child {
         }
     }
 
-    fn id(&self) -> Option<u32> {
+    pub(crate) fn id(&self) -> Option<u32> {
         match self {
             Self::Std(c) => c.id(),
             #[cfg(target_os = "linux")]
@@ -140,7 +140,7 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
             &spec.cwd,
         )
     {
-        match super::direct::spawn(&plan, cg.dir_fd()) {
+        match super::direct::spawn(plan, cg.dir_fd()) {
             Ok(child) => return Ok(started(Child::Direct(child), marker, live, cgroup)),
             Err(super::direct::Refused::Failed(source)) => {
                 return Err(ExecError::SpawnFailed {
@@ -165,10 +165,28 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
 
     #[cfg(target_os = "linux")]
     let procs = cgroup.as_ref().map(crate::tree::RunCgroup::procs_file);
-    // SAFETY: the closure runs in the forked child before exec. It only calls setsid(2) and
-    // write(2) on an already-open file, both async-signal-safe, and allocates nothing.
+    #[cfg(target_os = "linux")]
+    let parent = crate::tree::spawner::parent_pid();
+    // SAFETY: the closure runs in the forked child before exec. It only calls prctl(2),
+    // getppid(2), setsid(2) and write(2) on an already-open file, all async-signal-safe, and
+    // allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            {
+                // SIGKILL when the host dies, as on the clone3 path (see `tree::spawner`).
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                if libc::getppid() != parent {
+                    // The host died first (no allocation here: ESRCH, "no such process").
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
             rustix::process::setsid()?;
             #[cfg(target_os = "linux")]
             if let Some(procs) = &procs {
@@ -178,8 +196,16 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
             Ok(())
         });
     }
+    // On the spawner thread, in this runtime (tokio reaps the child through its driver).
     #[cfg(target_os = "linux")]
-    let child = crate::tree::forking(|| cmd.spawn());
+    let child = match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => crate::tree::spawner::on_spawner(move || {
+            let _entered = runtime.enter();
+            crate::tree::forking(|| cmd.spawn())
+        })
+        .and_then(|spawned| spawned),
+        Err(e) => Err(std::io::Error::other(e)),
+    };
     #[cfg(not(target_os = "linux"))]
     let child = cmd.spawn();
     let child = child.map_err(|source| ExecError::SpawnFailed {

@@ -194,17 +194,39 @@ pub(crate) fn run_cgroups() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// Kills every member of a leftover run cgroup and removes it; true once it is gone.
-pub(crate) fn kill_and_remove(dir: &Path) -> bool {
-    let _ = fs::write(dir.join("cgroup.kill"), "1");
+/// Finds the host's cgroup directory now (a `mkdir` probe, the first time), so that a later
+/// [`run_cgroups`] is a `readdir` and nothing more: the watchdog calls it before it waits.
+pub(crate) fn prepare() -> bool {
+    base().is_some()
+}
+
+/// SIGKILLs every member of the run cgroup `dir`, its descendants' cgroups included
+/// (`cgroup.kill`); the kernel signals them all before the write returns.
+pub(crate) fn kill_members(dir: &Path) -> bool {
+    fs::write(dir.join("cgroup.kill"), "1").is_ok()
+}
+
+/// Kills every member of these leftover run cgroups (all of them first), then removes each once
+/// it has emptied; returns how many are gone.
+pub(crate) fn kill_and_remove(dirs: &[PathBuf]) -> usize {
+    for dir in dirs {
+        kill_members(dir);
+    }
     let until = Instant::now() + Duration::from_secs(2);
+    let mut left: Vec<&PathBuf> = dirs.iter().collect();
     loop {
-        if fs::remove_dir(dir).is_ok() {
-            return true;
+        // Gone already (another host's sweep got there first) counts as removed.
+        left.retain(|dir| {
+            fs::remove_dir(dir).is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound)
+        });
+        if left.is_empty() {
+            return dirs.len();
         }
         if Instant::now() >= until {
-            tracing::warn!(dir = %dir.display(), "a leftover run cgroup would not empty");
-            return false;
+            for dir in &left {
+                tracing::warn!(dir = %dir.display(), "a leftover run cgroup would not empty");
+            }
+            return dirs.len() - left.len();
         }
         std::thread::sleep(Duration::from_millis(5));
     }

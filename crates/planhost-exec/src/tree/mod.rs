@@ -16,6 +16,7 @@ mod cgroup;
 mod leftovers;
 pub mod lineage;
 mod procfs;
+pub(crate) mod spawner;
 mod tcp_peer;
 
 use std::collections::{HashMap, HashSet};

@@ -157,7 +157,17 @@ mod tests {
             let server = listener.local_addr().unwrap();
             let _client = TcpStream::connect(server).unwrap();
             let (_accepted, client) = listener.accept().unwrap();
-            assert_eq!(tcp_peers(client, server), vec![me], "{bind}");
+            // A child another test forks at this moment holds every descriptor of this process
+            // until its exec: wait until this process is the only holder again.
+            let found = planhost_test_support::poll_until(
+                "this process to hold the socket alone",
+                std::time::Duration::from_secs(10),
+                || {
+                    let peers = tcp_peers(client, server);
+                    (peers == vec![me]).then_some(peers)
+                },
+            );
+            assert_eq!(found, vec![me], "{bind}");
             // No such connection.
             let other = SocketAddr::new(client.ip(), client.port().wrapping_add(1));
             assert_eq!(tcp_peers(other, server), Vec::<i32>::new(), "{bind}");

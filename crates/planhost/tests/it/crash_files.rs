@@ -71,3 +71,77 @@ fn crash_temps_are_swept_at_startup_and_doctor_lists_orphan_artifacts() {
     assert!(!detail.contains(".planhost-tmp-"), "{detail}");
     drop(host);
 }
+
+/// Under umask `000` (an outside attack found plan files created `0666` there), nothing the host
+/// creates is group- or world-writable: the workspace's `.pi` directories `0755`, the plan
+/// artifact and the publication `0644`; the state directory `0700`, the database, its WAL and
+/// SHM, the lock and the socket `0600`. Only the host runs under that umask (set in its child
+/// before exec), never this test process.
+#[test]
+fn under_umask_000_nothing_the_host_creates_is_group_or_world_writable() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    let env = Env::new();
+    let mut command = env.command();
+    // SAFETY: umask(2) is async-signal-safe and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::umask(rustix::fs::Mode::empty());
+            Ok(())
+        });
+    }
+    let host = SocketHost::start_from(&env, command);
+    let mut c = host.connect("e2e-umask");
+    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let (_turn, approval) = submit_plan(&mut c, &sid, "Modes");
+    let branch = serde_json::json!(["root", "m"]);
+    c.call(
+        "checkpoints.save",
+        serde_json::json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan: modes\n",
+                            "expectedRevision": 0 }),
+    );
+    let published = c.call(
+        "publications.request",
+        serde_json::json!({ "sessionId": sid, "branchPath": branch }),
+    );
+    let publication = published["publication"].clone();
+    if published["outcome"] == "pending" {
+        c.call(
+            "publications.resolve",
+            serde_json::json!({ "publicationId": publication["publicationId"], "action": "approve" }),
+        );
+    }
+    let ws = env.workspace();
+    let state = env.state_dir();
+    let artifact = approval["artifactRelativePath"].as_str().unwrap();
+    let publication = publication["relativePath"].as_str().unwrap();
+    let mut modes: Vec<(String, String)> = Vec::new();
+    let mut expected: Vec<(String, String)> = Vec::new();
+    for (path, want) in [
+        (ws.join(".pi"), 0o755),
+        (ws.join(".pi/plan"), 0o755),
+        (ws.join(".pi/plans"), 0o755),
+        (ws.join(artifact), 0o644),
+        (ws.join(publication), 0o644),
+        (state.clone(), 0o700),
+        (state.join("planhost.sqlite"), 0o600),
+        (state.join("planhost.sqlite-wal"), 0o600),
+        (state.join("planhost.sqlite-shm"), 0o600),
+        (state.join("planhost.lock"), 0o600),
+        (env.socket(), 0o600),
+    ] {
+        let mode = fs_err::symlink_metadata(&path)
+            .map(|m| format!("{:03o}", m.permissions().mode() & 0o7777))
+            .unwrap_or_else(|e| format!("missing: {e}"));
+        modes.push((path.display().to_string(), mode));
+        expected.push((path.display().to_string(), format!("{want:03o}")));
+    }
+    assert_eq!(modes, expected);
+    // Nothing else in the state directory is writable by others either.
+    for entry in fs_err::read_dir(&state).unwrap() {
+        let entry = entry.unwrap();
+        let mode = entry.metadata().unwrap().permissions().mode();
+        assert_eq!(mode & 0o022, 0, "{:?} is {:o}", entry.path(), mode & 0o7777);
+    }
+    drop(host);
+}

@@ -161,17 +161,22 @@ pub(crate) struct SocketHost {
 impl SocketHost {
     /// Starts a host and waits until its socket accepts connections.
     pub(crate) fn start(env: &Env) -> Self {
-        Self::start_with(env, |_| {})
+        Self::start_from(env, env.command())
     }
 
     /// [`SocketHost::start`] with the command adjusted first (limits, environment).
     pub(crate) fn start_with(env: &Env, adjust: impl FnOnce(&mut Command)) -> Self {
         let mut command = env.command();
+        adjust(&mut command);
+        Self::start_from(env, command)
+    }
+
+    /// [`Self::start`] from a prepared `planhost` command (`env.command()` with more set on it).
+    pub(crate) fn start_from(env: &Env, mut command: Command) -> Self {
         command
             .arg("serve")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        adjust(&mut command);
         let mut child = command.spawn().expect("spawn planhost serve");
         let stderr = Captured::spawn(child.stderr.take().expect("stderr"));
         let stdout = Captured::spawn(child.stdout.take().expect("stdout"));
