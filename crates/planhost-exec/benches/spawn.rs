@@ -36,7 +36,7 @@ const IDLE: Duration = Duration::from_millis(100);
 fn proc_scan() -> usize {
     proc_pids()
         .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .filter_map(|pid| fs_err::read_to_string(format!("/proc/{pid}/stat")).ok())
         .count()
 }
 

@@ -88,7 +88,7 @@ fn check_cwd(cwd: &Path) -> Result<()> {
     let reason = if !cwd.is_absolute() {
         CwdInvalidReason::NotAbsolute
     } else {
-        match std::fs::metadata(cwd) {
+        match fs_err::metadata(cwd) {
             Err(_) => CwdInvalidReason::Missing,
             Ok(m) if !m.is_dir() => CwdInvalidReason::NotADirectory,
             Ok(_) => return Ok(()),

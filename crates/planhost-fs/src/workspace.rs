@@ -435,6 +435,10 @@ fn lexical_normalize(path: &Path) -> PathBuf {
     out
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the OS error is mapped to FsError with the path"
+)]
 fn canonicalize(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -449,6 +453,10 @@ fn canonicalize(path: &Path) -> Result<PathBuf> {
 
 /// Canonicalises the longest existing prefix of `path` and appends the missing tail, in which
 /// `..` is resolved lexically (sound, since a missing component cannot be a symlink).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the handle code: only whether the path is a symlink is read, its error is mapped below"
+)]
 fn canonicalize_allow_missing(path: &Path) -> Result<PathBuf> {
     match canonicalize(path) {
         Ok(p) => return Ok(p),

@@ -173,7 +173,7 @@ fn write_backup(conn: &Connection, db_path: &Path, version: u32) -> Result<PathB
             )));
         }
     }
-    let file = std::fs::File::open(&tmp).map_err(|e| failed(e.to_string()))?;
+    let file = fs_err::File::open(&tmp).map_err(|e| failed(e.to_string()))?;
     file.sync_all().map_err(|e| failed(e.to_string()))?;
     fail_point!("store::backup::rename", |_| Err(failed(
         "failpoint store::backup::rename: no space left on device".into()
@@ -185,7 +185,7 @@ fn write_backup(conn: &Connection, db_path: &Path, version: u32) -> Result<PathB
         } else {
             dir
         };
-        std::fs::File::open(dir)
+        fs_err::File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| failed(e.to_string()))?;
     }

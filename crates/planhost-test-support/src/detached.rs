@@ -58,9 +58,9 @@ pub fn run_detached(cmd: &Command, bound: Duration) -> Detached {
         .unwrap_or_else(|e| panic!("sh could not start {what}: {e}"));
     assert!(status.success(), "sh could not start {what}: {status}");
     let rc = poll_until(&format!("{what} to exit"), bound, || {
-        std::fs::read_to_string(out.join("rc")).ok()
+        fs_err::read_to_string(out.join("rc")).ok()
     });
-    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_default();
+    let read = |name: &str| fs_err::read_to_string(out.join(name)).unwrap_or_default();
     Detached {
         code: rc.trim().parse().ok(),
         stdout: read("out"),

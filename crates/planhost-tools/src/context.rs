@@ -123,6 +123,10 @@ impl ToolContext {
     /// says whether it is a directory. Inside the workspace it is looked at through handles
     /// (`fstatat` without following, from the parent reached by `O_NOFOLLOW` opens), so a
     /// directory swapped for a symlink on the way is refused rather than followed out.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "read_io names the path itself; fs_err would name it twice"
+    )]
     pub(crate) fn require_exists(&self, target: &ReadTarget) -> Result<bool> {
         match target {
             ReadTarget::Inside(p) if p.is_root() => Ok(true),

@@ -433,7 +433,7 @@ fn opened_inside(file: &File, target: &ReadTarget) -> bool {
         ReadTarget::Inside(root) => {
             use std::os::fd::AsRawFd as _;
             let link = format!("/proc/self/fd/{}", file.as_raw_fd());
-            std::fs::read_link(link).is_ok_and(|real| real.starts_with(root.absolute()))
+            fs_err::read_link(link).is_ok_and(|real| real.starts_with(root.absolute()))
         }
     }
 }

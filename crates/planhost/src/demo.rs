@@ -117,17 +117,17 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             origin: None,
         },
     )?;
-    let authorize = |tool: &str, call_id: &str| AuthorizeParams {
+    let authorize = |tool: HostTool, call_id: &str| AuthorizeParams {
         session_id: sid.clone(),
         turn_id: turn.id.clone(),
         tool_call_id: call_id.into(),
-        tool_name: tool.into(),
+        tool_name: tool.as_str().into(),
         batch_index: 0,
         batch_size: 1,
         provenance: planhost_protocol::Provenance::built_in(),
         input: json!({}),
     };
-    let denied = call::<methods::ToolsAuthorize>(c, authorize("Write", "call-1"))?;
+    let denied = call::<methods::ToolsAuthorize>(c, authorize(HostTool::Write, "call-1"))?;
     println!(
         "  Write → {:?} {} ({})",
         denied.decision,
@@ -136,7 +136,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
     );
 
     step("the agent submits its plan");
-    let allowed = call::<methods::ToolsAuthorize>(c, authorize("SubmitPlan", "call-2"))?;
+    let allowed = call::<methods::ToolsAuthorize>(c, authorize(HostTool::SubmitPlan, "call-2"))?;
     println!("  SubmitPlan → {:?}", allowed.decision);
     let approval = call::<methods::PlansSubmit>(
         c,
@@ -207,7 +207,7 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
         turn_id: exec_turn.id.clone(),
         tool_call_id: "call-3".into(),
         input: command.clone(),
-        ..authorize("Bash", "call-3")
+        ..authorize(HostTool::Bash, "call-3")
     };
     let decision = call::<methods::ToolsAuthorize>(c, bash)?;
     println!("  Bash → {:?} ({})", decision.decision, decision.rule);

@@ -180,7 +180,7 @@ fn under(parts: &[String], prefix: &Path) -> bool {
 /// The deepest existing ancestor of `path` (itself included), seen without following it.
 fn existing_prefix(path: &Path) -> PathBuf {
     let mut p = path.to_path_buf();
-    while std::fs::symlink_metadata(&p).is_err() && p.pop() {}
+    while fs_err::symlink_metadata(&p).is_err() && p.pop() {}
     p
 }
 
@@ -193,7 +193,7 @@ fn through_missing_parent(root: &Path, requested: &str) -> bool {
         root.to_path_buf()
     };
     for c in requested.split('/').filter(|c| !c.is_empty() && *c != ".") {
-        if c == ".." && std::fs::symlink_metadata(&prefix).is_err() {
+        if c == ".." && fs_err::symlink_metadata(&prefix).is_err() {
             return true;
         }
         prefix.push(c);
@@ -203,7 +203,7 @@ fn through_missing_parent(root: &Path, requested: &str) -> bool {
 
 fn opened_path(file: &std::fs::File) -> PathBuf {
     use std::os::fd::AsRawFd as _;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap()
+    fs_err::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap()
 }
 
 /// Every invariant of one request in one workspace (`prefixes`: the names its root goes by).
@@ -246,7 +246,7 @@ fn check_in(
             if !known_defect {
                 // What exists of it is really there: its real path is itself, inside.
                 let existing = existing_prefix(abs);
-                let real = std::fs::canonicalize(&existing).unwrap();
+                let real = fs_err::canonicalize(&existing).unwrap();
                 prop_assert_eq!(
                     &real,
                     &existing,
@@ -294,7 +294,7 @@ fn check_in(
             // No symlink anywhere on a write target's existing part.
             let mut p = existing_prefix(w.absolute());
             while !known_defect && p.starts_with(&tree.root) && p != tree.root {
-                let link = std::fs::symlink_metadata(&p)
+                let link = fs_err::symlink_metadata(&p)
                     .unwrap()
                     .file_type()
                     .is_symlink();

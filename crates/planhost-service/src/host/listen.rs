@@ -254,12 +254,11 @@ fn out_of_descriptors(error: &std::io::Error) -> bool {
     )
 }
 
-#[allow(
-    clippy::disallowed_methods,
-    reason = "a descriptor held in reserve, not a file read"
-)]
+/// A descriptor held in reserve (see [`SocketServer::refuse_one_waiting`]).
 fn open_spare() -> Option<std::fs::File> {
-    std::fs::File::open("/dev/null").ok()
+    fs_err::File::open("/dev/null")
+        .ok()
+        .map(|f| f.into_parts().0)
 }
 
 async fn refuse(stream: tokio::net::UnixStream, message: String) {

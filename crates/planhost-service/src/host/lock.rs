@@ -72,7 +72,7 @@ impl StateLock {
 
     /// Who holds the lock, if anyone (for `planhost doctor`): `Some(pid)` when held.
     pub fn holder(path: &Path) -> Option<String> {
-        let mut file = std::fs::File::open(path).ok()?;
+        let mut file = fs_err::File::open(path).ok()?.into_parts().0;
         if flock(&file, FlockOperation::NonBlockingLockShared).is_ok() {
             return None;
         }

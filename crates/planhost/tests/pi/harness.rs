@@ -148,7 +148,7 @@ impl Fixture {
 
     /// A workspace file's text, `None` when it does not exist.
     pub(crate) fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.workspace().join(rel)).ok()
+        fs_err::read_to_string(self.workspace().join(rel)).ok()
     }
 
     /// pi alone: no extension, ephemeral session, this fixture's HOME, agent dir and model.
@@ -205,7 +205,7 @@ impl Fixture {
             &format!("a new host (not pid {old}) holding planhost.lock"),
             BOUND * 2,
             || {
-                let pid = std::fs::read_to_string(&lock)
+                let pid = fs_err::read_to_string(&lock)
                     .ok()
                     .and_then(|t| t.trim().parse::<i32>().ok())?;
                 (pid != old && lock_held(&lock)).then_some(())
@@ -241,7 +241,7 @@ impl Fixture {
 fn require_extension() {
     let dir = extension_dir();
     let manifest = dir.join("package.json");
-    let declared = std::fs::read_to_string(&manifest)
+    let declared = fs_err::read_to_string(&manifest)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v.pointer("/pi/extensions").cloned());
@@ -337,7 +337,7 @@ impl Host {
         );
         let lock = fx.state_dir().join("planhost.lock");
         let pid = poll_until("the started host's pid in planhost.lock", BOUND, || {
-            std::fs::read_to_string(&lock)
+            fs_err::read_to_string(&lock)
                 .ok()
                 .and_then(|t| t.trim().parse::<i32>().ok())
         });
@@ -558,14 +558,14 @@ impl Drop for Host {
 
 /// Whether some process holds the `flock` on this lock file.
 fn lock_held(lock: &Path) -> bool {
-    std::fs::File::open(lock)
+    fs_err::File::open(lock)
         .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// Whether `pid` is a live process: it exists and is not a zombie (a killed process its
 /// parent has not reaped yet is dead).
 pub(crate) fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Ok(stat) = fs_err::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
     // `pid (comm) S …`: the state follows the last `)`.
@@ -579,15 +579,15 @@ pub(crate) fn process_alive(pid: i32) -> bool {
 /// The live processes running `program` (its argv[0]'s file name) whose working directory is
 /// `dir`: whatever a command run in the workspace left behind, however it detached.
 pub(crate) fn processes_in(dir: &Path, program: &str) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Ok(entries) = fs_err::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-            let argv0 = std::fs::read(format!("/proc/{pid}/cmdline"))
+            let cwd = fs_err::read_link(format!("/proc/{pid}/cwd")).ok();
+            let argv0 = fs_err::read(format!("/proc/{pid}/cmdline"))
                 .ok()
                 .and_then(|c| {
                     let first = c.split(|b| *b == 0).next()?.to_vec();
@@ -603,7 +603,7 @@ pub(crate) fn processes_in(dir: &Path, program: &str) -> Vec<i32> {
 
 /// The session id of a live process (field 6 of `/proc/<pid>/stat`).
 pub(crate) fn session_of_process(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
     // After `)`: state, ppid, pgrp, session.
     rest.split_whitespace().nth(3)?.parse().ok()

@@ -85,7 +85,7 @@ fn nothing_executed(fx: &Fixture, pi: &mut PiSession, host: &Host, session: &str
 
 /// The ids of every entry of a pi session file (JSON lines; the header has type `session`).
 fn entry_ids(session_file: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(session_file)
+    let text = fs_err::read_to_string(session_file)
         .unwrap_or_else(|e| panic!("read pi's session file {}: {e}", session_file.display()));
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -411,7 +411,7 @@ fn all_dead(fx: &Fixture, pi: &PiSession, pids: &[(&str, i32)], what: &str) {
                 .iter()
                 .map(|(name, p)| {
                     let stat =
-                        std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                        fs_err::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
                     format!("{name} {p}: {}", stat.trim())
                 })
                 .collect();
