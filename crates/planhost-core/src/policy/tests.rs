@@ -1,7 +1,8 @@
 use super::*;
-use crate::{CatalogEntry, CommandInput};
+use crate::{CatalogEntry, CommandInput, PermissionMode, TargetPermissionMode};
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
+use serde::Deserialize;
 use std::collections::BTreeSet;
 
 const ALONE: BatchPosition = BatchPosition { index: 0, size: 1 };

@@ -1,0 +1,315 @@
+//! What the page reads: the whole page at `/` (whose first load trades `?token=` for the cookie,
+//! and where `?lang=` chooses the language), and the fragments its script refetches when an
+//! event says something changed: the pending approval cards, one card, the sessions, one
+//! session, the pending publications and the open asks.
+
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use planhost_core::{ApprovalStatus, PublicationStatus};
+use planhost_protocol::{
+    ApprovalInfo, AskStatus, AsksFilter, Empty, PlansFilter, ProposalRef, PublicationsFilter,
+    SessionRef, SessionsFilter, methods,
+};
+use planhost_service::Connection;
+use serde::Deserialize;
+
+use super::guard::{csrf_of, host_is_loopback, lang_of, refused, same};
+use super::i18n::Lang;
+use super::page::{self, Card, Lists};
+use super::{LANG_COOKIE, Shared, Web, html, internal, not_found_for, see_other};
+
+impl Web {
+    pub(super) async fn card(&self, conn: &Connection, approval: ApprovalInfo) -> Card {
+        let detail = conn
+            .call::<methods::PlansGet>(ProposalRef {
+                proposal_id: approval.proposal_id.as_str().into(),
+            })
+            .await;
+        let (markdown, intact) = match detail {
+            Ok(d) => (d.markdown, d.artifact_intact),
+            Err(_) => (String::new(), false),
+        };
+        // What changed: the host picks the bases and makes the diffs (bounded, off the
+        // threads that serve the protocol).
+        let changes = conn
+            .call::<methods::PlansChanges>(ProposalRef {
+                proposal_id: approval.proposal_id.as_str().into(),
+            })
+            .await
+            .map(|c| c.bases)
+            .unwrap_or_default();
+        Card {
+            approval,
+            markdown,
+            intact,
+            changes,
+            error: None,
+        }
+    }
+
+    async fn pending_cards(&self, conn: &Connection) -> Result<Vec<Card>, Response> {
+        let list = conn
+            .call::<methods::PlansList>(PlansFilter {
+                session_id: None,
+                status: Some(vec![ApprovalStatus::Pending]),
+                limit: Some(200),
+            })
+            .await
+            .map_err(internal)?;
+        let mut cards = Vec::with_capacity(list.items.len());
+        for a in list.items {
+            cards.push(self.card(conn, a).await);
+        }
+        Ok(cards)
+    }
+
+    /// What one fragment shows, and nothing else.
+    pub(super) async fn lists_for(&self, conn: &Connection, part: Part) -> Result<Lists, Response> {
+        let mut lists = Lists::default();
+        match part {
+            Part::Sessions => {
+                lists.sessions = conn
+                    .call::<methods::SessionsList>(SessionsFilter {
+                        workspace_root: None,
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+                lists.shells = conn.call::<methods::ShellsCatalog>(Empty {}).await.ok();
+            }
+            Part::Publications => {
+                lists.publications = conn
+                    .call::<methods::PublicationsList>(PublicationsFilter {
+                        session_id: None,
+                        status: Some(vec![PublicationStatus::Pending]),
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+            }
+            Part::Asks => {
+                lists.asks = conn
+                    .call::<methods::PermissionsList>(AsksFilter {
+                        session_id: None,
+                        status: Some(vec![AskStatus::Open]),
+                        limit: Some(200),
+                    })
+                    .await
+                    .map_err(internal)?
+                    .items;
+            }
+        }
+        Ok(lists)
+    }
+
+    /// Sessions, pending publications, open asks and the shell catalog.
+    async fn lists(&self, conn: &Connection) -> Result<Lists, Response> {
+        let mut all = self.lists_for(conn, Part::Sessions).await?;
+        all.publications = self.lists_for(conn, Part::Publications).await?.publications;
+        all.asks = self.lists_for(conn, Part::Asks).await?.asks;
+        Ok(all)
+    }
+}
+
+fn now_ms() -> i64 {
+    use planhost_core::Clock as _;
+    planhost_service::SystemClock.now().0
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct IndexQuery {
+    token: Option<String>,
+    lang: Option<String>,
+}
+
+pub(super) async fn index(
+    State(web): Shared,
+    headers: HeaderMap,
+    Query(q): Query<IndexQuery>,
+) -> Response {
+    if let Some(given) = q.token.as_deref() {
+        let lang = lang_of(&headers);
+        if !host_is_loopback(&headers) {
+            return refused(
+                lang,
+                StatusCode::MISDIRECTED_REQUEST,
+                "bad-host",
+                "bad_host.title",
+                "bad_host.body",
+            );
+        }
+        return match web.token() {
+            Some(token) if same(&token, given) => {
+                let mut r = see_other("/");
+                let cookie = format!(
+                    "{}={token}; HttpOnly; SameSite=Strict; Path=/",
+                    web.cookie_name
+                );
+                if let Ok(v) = HeaderValue::from_str(&cookie) {
+                    r.headers_mut().append(header::SET_COOKIE, v);
+                }
+                r
+            }
+            _ => refused(
+                lang,
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "unauthorized.title",
+                "unauthorized.body",
+            ),
+        };
+    }
+    let visitor = match web.admit(&headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if let Some(lang) = q.lang.as_deref().and_then(Lang::from_tag) {
+        let mut r = see_other("/");
+        let cookie = format!("{LANG_COOKIE}={}; SameSite=Strict; Path=/", lang.tag());
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().append(header::SET_COOKIE, v);
+        }
+        return r;
+    }
+    let conn = match web.connect() {
+        Ok(c) => c,
+        Err(e) => return internal(e),
+    };
+    let cards = match web.pending_cards(&conn).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let lists = match web.lists(&conn).await {
+        Ok(l) => l,
+        Err(r) => return r,
+    };
+    html(page::page(
+        visitor.lang,
+        &csrf_of(&visitor.token),
+        &lists,
+        &cards,
+        now_ms(),
+    ))
+}
+
+pub(super) async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Response {
+    let (visitor, conn) = match web.begin(&headers) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    match web.pending_cards(&conn).await {
+        Ok(cards) => html(page::cards_html(
+            visitor.lang,
+            &csrf_of(&visitor.token),
+            &cards,
+        )),
+        Err(r) => r,
+    }
+}
+
+pub(super) async fn card_fragment(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    let (visitor, conn) = match web.begin(&headers) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    match conn
+        .call::<methods::PlansGet>(ProposalRef {
+            proposal_id: id.as_str().into(),
+        })
+        .await
+    {
+        Ok(detail) => {
+            let card = web.card(&conn, detail.approval).await;
+            html(page::card(visitor.lang, &csrf_of(&visitor.token), &card))
+        }
+        Err(error) => {
+            tracing::debug!(%error, "card not found");
+            not_found_for(visitor.lang)
+        }
+    }
+}
+
+/// Which list a fragment or an answer renders.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Part {
+    Sessions,
+    Publications,
+    Asks,
+}
+
+pub(super) fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> String {
+    match part {
+        Part::Sessions => page::sessions_html(lang, csrf, lists),
+        Part::Publications => page::publications_html(lang, csrf, lists),
+        Part::Asks => page::asks_html(lang, csrf, lists),
+    }
+}
+
+async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
+    let (visitor, conn) = match web.begin(headers) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    match web.lists_for(&conn, part).await {
+        Ok(lists) => html(part_html(
+            part,
+            visitor.lang,
+            &csrf_of(&visitor.token),
+            &lists,
+        )),
+        Err(r) => r,
+    }
+}
+
+pub(super) async fn sessions_fragment(State(web): Shared, headers: HeaderMap) -> Response {
+    fragment(&web, &headers, Part::Sessions).await
+}
+
+/// One session's `<li>`: what the page refetches when an event names that session.
+pub(super) async fn session_fragment(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    let (visitor, conn) = match web.begin(&headers) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    let session = match conn
+        .call::<methods::SessionsGet>(SessionRef {
+            session_id: id.as_str().into(),
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(error) if error.code() == planhost_core::ErrorCode::SessionNotFound => {
+            return not_found_for(visitor.lang);
+        }
+        Err(error) => return internal(error),
+    };
+    let lists = Lists {
+        shells: conn.call::<methods::ShellsCatalog>(Empty {}).await.ok(),
+        ..Lists::default()
+    };
+    html(page::session_item(
+        visitor.lang,
+        &csrf_of(&visitor.token),
+        &session,
+        &lists,
+    ))
+}
+
+pub(super) async fn publications_fragment(State(web): Shared, headers: HeaderMap) -> Response {
+    fragment(&web, &headers, Part::Publications).await
+}
+
+pub(super) async fn asks_fragment(State(web): Shared, headers: HeaderMap) -> Response {
+    fragment(&web, &headers, Part::Asks).await
+}

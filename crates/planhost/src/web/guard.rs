@@ -1,0 +1,299 @@
+//! The checks every request passes before its handler does anything: a loopback `Host`
+//! (against DNS rebinding), the token's cookie, and for a request that changes state a
+//! same-origin `Origin` and the CSRF field; a refusal is the response itself. Here too are the
+//! page's connections to the service: an answer's is made for the client process at the other
+//! end of its TCP connection, so that the host refuses the approver role to its own runs.
+
+use std::net::SocketAddr;
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use planhost_core::Role;
+use planhost_protocol::{InitializeParams, PROTOCOL_VERSION};
+use planhost_service::Connection;
+use sha2::Digest as _;
+
+use super::i18n::Lang;
+use super::{CLIENT_NAME, LANG_COOKIE, PAGE_HOST, Web, WebFile, internal, page, set_html};
+
+/// Who is asking, once the checks passed.
+pub(super) struct Visitor {
+    pub(super) lang: Lang,
+    pub(super) token: String,
+}
+
+fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|kv| {
+            let (k, v) = kv.trim().split_once('=')?;
+            (k == name).then_some(v)
+        })
+}
+
+pub(super) fn lang_of(headers: &HeaderMap) -> Lang {
+    cookie(headers, LANG_COOKIE)
+        .and_then(Lang::from_tag)
+        .unwrap_or_else(|| {
+            headers
+                .get(header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok())
+                .map_or(Lang::En, Lang::from_accept_language)
+        })
+}
+
+/// `Host` is loopback (`127.0.0.1`, `localhost`, `[::1]` or [`PAGE_HOST`], with or without a
+/// port).
+pub(super) fn host_is_loopback(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split_once(']').map_or("", |(h, _)| h)
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        })
+    };
+    matches!(name, "127.0.0.1" | "localhost" | "::1" | PAGE_HOST)
+}
+
+/// Constant-time equality of two tokens.
+pub(super) fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+pub(super) fn csrf_of(token: &str) -> String {
+    let digest = sha2::Sha256::digest(format!("planhost-web-csrf\0{token}").as_bytes());
+    hex::encode(&digest[..16])
+}
+
+pub(super) fn refused(
+    lang: Lang,
+    status: StatusCode,
+    id: &str,
+    title: &'static str,
+    body: &'static str,
+) -> Response {
+    let mut r = (status, page::refusal(lang, id, title, body)).into_response();
+    set_html(&mut r);
+    r
+}
+
+impl Web {
+    pub(super) fn token(&self) -> Option<String> {
+        WebFile::read(&self.state_dir).ok().map(|f| f.token)
+    }
+
+    /// The checks every request passes: loopback `Host`, then the cookie. The refusal is the
+    /// response itself (handlers return it as is).
+    #[allow(clippy::result_large_err)]
+    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<Visitor, Response> {
+        let lang = lang_of(headers);
+        if !host_is_loopback(headers) {
+            return Err(refused(
+                lang,
+                StatusCode::MISDIRECTED_REQUEST,
+                "bad-host",
+                "bad_host.title",
+                "bad_host.body",
+            ));
+        }
+        let token = self.token();
+        match (token, cookie(headers, &self.cookie_name)) {
+            (Some(token), Some(given)) if same(&token, given) => Ok(Visitor { lang, token }),
+            _ => Err(refused(
+                lang,
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "unauthorized.title",
+                "unauthorized.body",
+            )),
+        }
+    }
+
+    /// A state-changing request: also a same-origin `Origin` and the CSRF field.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn admit_change(
+        &self,
+        headers: &HeaderMap,
+        csrf: &str,
+    ) -> Result<Visitor, Response> {
+        let visitor = self.admit(headers)?;
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let origin_ok = headers
+            .get(header::ORIGIN)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|o| o == format!("http://{host}"));
+        if !origin_ok || !same(csrf, &csrf_of(&visitor.token)) {
+            return Err(refused(
+                visitor.lang,
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "forbidden.title",
+                "forbidden.body",
+            ));
+        }
+        Ok(visitor)
+    }
+
+    /// A read's checks and its connection.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn begin(&self, headers: &HeaderMap) -> Result<(Visitor, Connection), Response> {
+        let visitor = self.admit(headers)?;
+        let conn = self.connect().map_err(internal)?;
+        Ok((visitor, conn))
+    }
+
+    /// An answer's checks (its CSRF field and origin) and its connection, made for the client
+    /// process at the other end of the TCP connection from `client` (see [`Web::answerer`]).
+    pub(super) async fn begin_answer(
+        &self,
+        headers: &HeaderMap,
+        csrf: &str,
+        client: SocketAddr,
+    ) -> Result<(Visitor, Connection), Response> {
+        let visitor = self.admit_change(headers, csrf)?;
+        let conn = self.connect_answer(visitor.lang, client).await?;
+        Ok((visitor, conn))
+    }
+
+    /// A connection of the page's own for one answer, refused (403, `ROLE_APPROVER_REFUSED`,
+    /// on record in the audit as `connection.role_refused`) when the client process is one of
+    /// this host's runs: the model's Bash can read `web.json` and post to this page.
+    pub(super) async fn connect_answer(
+        &self,
+        lang: Lang,
+        client: SocketAddr,
+    ) -> Result<Connection, Response> {
+        let peer = self.answerer(client).await;
+        self.connect_as(peer).map_err(|e| {
+            if e.code() == planhost_core::ErrorCode::RoleApproverRefused {
+                refused(
+                    lang,
+                    StatusCode::FORBIDDEN,
+                    "approver-refused",
+                    "approver_refused.title",
+                    "approver_refused.body",
+                )
+            } else {
+                internal(e)
+            }
+        })
+    }
+
+    /// Who answers over the connection from `client`: the process of this user that holds its
+    /// other end, looked up in procfs ([`planhost_exec::lineage::tcp_peers`]); the service then
+    /// refuses it the approver role if it is one of this host's runs (agent roots do not apply
+    /// here: see [`planhost_service::Peer::WebClient`]). Of several holders, one under a run is
+    /// named if there is one.
+    ///
+    /// Not found (the client closed the connection already, or its socket is not this user's,
+    /// or this is not Linux): the answer is allowed as before, logged at debug. Failing closed
+    /// would refuse a person whose browser runs as another user or in another network
+    /// namespace (a sandboxed browser), while the page's own checks (token cookie, CSRF field,
+    /// same-origin `Origin`, loopback `Host`) still stand; a run cannot hide its socket that way
+    /// (it runs as this user, in the host's namespace), and one that closed its connection gets
+    /// no answer.
+    async fn answerer(&self, client: SocketAddr) -> planhost_service::Peer {
+        let server = self.local;
+        tokio::task::spawn_blocking(move || planhost_service::Peer::of_web_client(client, server))
+            .await
+            .unwrap_or(planhost_service::Peer::Embedded)
+    }
+
+    /// A connection of the page's own, for one request that answers nothing.
+    pub(super) fn connect(&self) -> Result<Connection, planhost_service::ServiceError> {
+        self.connect_as(planhost_service::Peer::Embedded)
+    }
+
+    /// A connection of the page's own, for one request by `peer`.
+    fn connect_as(
+        &self,
+        peer: planhost_service::Peer,
+    ) -> Result<Connection, planhost_service::ServiceError> {
+        let hello = InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            client_name: CLIENT_NAME.into(),
+            client_version: Some(env!("CARGO_PKG_VERSION").into()),
+            roles: vec![Role::Approver, Role::Observer],
+            tool_activity: false,
+        };
+        self.svc.connect(&hello, peer).map(|(conn, _notes, _)| conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_loopback_hosts_are_served() {
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.1:7766",
+            "localhost:1",
+            "[::1]:80",
+            "[::1]",
+            "planhost.localhost:7766",
+            "planhost.localhost",
+        ] {
+            assert!(host_is_loopback(&headers(&[("host", ok)])), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:7766",
+            "127.0.0.1.evil.example",
+            "10.0.0.1:7766",
+            "localhost.evil:80",
+            "planhost.localhost.evil.example:80",
+            "other.localhost:7766",
+        ] {
+            assert!(!host_is_loopback(&headers(&[("host", bad)])), "{bad}");
+        }
+        assert!(!host_is_loopback(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn cookies_are_found_by_name() {
+        let h = headers(&[(
+            "cookie",
+            "a=1; planhost_web_7766=tok; planhost_web_7767=other; planhost_lang=zh-CN",
+        )]);
+        assert_eq!(cookie(&h, "planhost_web_7766"), Some("tok"));
+        assert_eq!(cookie(&h, "planhost_web_7767"), Some("other"));
+        assert_eq!(lang_of(&h), Lang::ZhCn);
+        assert_eq!(cookie(&h, "planhost"), None);
+    }
+
+    #[test]
+    fn csrf_depends_on_the_token() {
+        assert_ne!(csrf_of("a"), csrf_of("b"));
+        assert_eq!(csrf_of("a").len(), 32);
+        assert!(same("abc", "abc") && !same("abc", "abd") && !same("abc", "ab"));
+    }
+}
