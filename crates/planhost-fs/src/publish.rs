@@ -228,9 +228,8 @@ pub enum Reconciled {
 /// non-directory `.pi` or `.pi/plans` with [`PublishError::NotDirectory`].
 pub fn preflight(workspace_root: &Path, file_name: &str) -> Result<Preflight, PublishError> {
     let name = validate_file_name(file_name)?;
-    let plans = match probe_plans(workspace_root)? {
-        Some(plans) => plans,
-        None => return Ok(Preflight::Free),
+    let Some(plans) = probe_plans(workspace_root)? else {
+        return Ok(Preflight::Free);
     };
     match plans.kind_of(name)? {
         None => Ok(Preflight::Free),

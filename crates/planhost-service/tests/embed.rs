@@ -69,13 +69,13 @@ fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pe
     let host = Host::start(config(state.path())).unwrap();
     #[cfg(target_os = "linux")]
     {
+        use std::os::unix::process::ExitStatusExt as _;
         assert!(
             host.report().leftovers.processes >= 1,
             "the dead host's run was ended before the fence: {:?}",
             host.report().leftovers
         );
         let status = leftover.wait().unwrap();
-        use std::os::unix::process::ExitStatusExt as _;
         assert_eq!(status.signal(), Some(9), "killed, not left running");
     }
     assert!(!host.report().watchdog, "none was configured");

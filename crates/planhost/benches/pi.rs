@@ -644,9 +644,9 @@ fn host_bash_direct(host: &Host, workspace: &Path, turns: usize, n: usize) {
             if t >= WARMUP_ROUNDS {
                 authorize.push(authorized);
                 if i == 0 {
-                    first.push(executed)
+                    first.push(executed);
                 } else {
-                    rest.push(executed)
+                    rest.push(executed);
                 }
             }
         }

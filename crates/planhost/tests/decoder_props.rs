@@ -275,7 +275,7 @@ fn check_line(host: &mut Host, line: &[u8], initialized: bool) -> Result<(), Tes
         prop_assert_eq!(&answer.id, &request_with_id, "{}", shown);
         return Ok(());
     };
-    let stable = error.stable_code().map(|c| c.as_str());
+    let stable = error.stable_code().map(planhost_core::ErrorCode::as_str);
     match &value {
         None => {
             prop_assert_eq!(error.code, codes::PARSE_ERROR, "{}", shown);

@@ -1052,7 +1052,7 @@ fn every_agents_published_names_under_every_preset() {
                     ));
                 }
                 CommandInput::None => {
-                    rows.push((entry.name.to_owned(), entry.nature, serde_json::json!({})))
+                    rows.push((entry.name.to_owned(), entry.nature, serde_json::json!({})));
                 }
             }
         }

@@ -87,10 +87,10 @@ fn adopt<T>(r: std::io::Result<T>) -> Option<T> {
 /// A marker unique to this run within this host's lifetime and across hosts.
 fn next_marker() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     // Random per process (std's hasher keys are seeded from the OS), so a host that reuses a
     // pid never reuses a marker; no clock is needed for uniqueness.
     static SALT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let salt = SALT.get_or_init(|| {
         use std::hash::{BuildHasher, Hasher};
         std::collections::hash_map::RandomState::new()

@@ -64,15 +64,18 @@ pub(crate) async fn set_settings(svc: &Inner, p: SettingsPatch) -> Result<Settin
         let changes = [
             (
                 SettingKey::DefaultPermissionMode,
-                p.default_permission_mode.map(|v| v.map(|m| m.as_str())),
+                p.default_permission_mode
+                    .map(|v| v.map(planhost_core::TargetPermissionMode::as_str)),
             ),
             (
                 SettingKey::DefaultShell,
-                p.default_shell.map(|v| v.map(|s| s.as_str())),
+                p.default_shell
+                    .map(|v| v.map(planhost_core::ShellId::as_str)),
             ),
             (
                 SettingKey::DefaultPolicyPreset,
-                p.default_policy_preset.map(|v| v.map(|s| s.as_str())),
+                p.default_policy_preset
+                    .map(|v| v.map(planhost_core::PolicyPreset::as_str)),
             ),
         ];
         for (key, value) in changes {
@@ -90,8 +93,10 @@ pub(crate) async fn audit(svc: &Inner, p: AuditFilter) -> Result<AuditLog> {
     let limit = u32::try_from(super::limit(p.limit)).unwrap_or(u32::MAX);
     let rows = svc
         .engine(move |e| {
-            Ok(e.store()
-                .audit(p.session_id.as_ref().map(|s| s.as_str()), limit)?)
+            Ok(e.store().audit(
+                p.session_id.as_ref().map(planhost_core::SessionId::as_str),
+                limit,
+            )?)
         })
         .await?;
     Ok(AuditLog {

@@ -97,7 +97,7 @@ pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
     let limit = super::limit(p.limit);
     svc.engine(move |e| {
         let rows = e.store().approvals_matching(&ApprovalQuery {
-            session_id: p.session_id.as_ref().map(|s| s.as_str()),
+            session_id: p.session_id.as_ref().map(planhost_core::SessionId::as_str),
             statuses: p.status.as_deref(),
             execution: planhost_store::ExecutionFilter::Any,
             limit,

@@ -60,7 +60,7 @@ pub(crate) async fn list(svc: &Inner, p: PublicationsFilter) -> Result<Publicati
         .engine(move |e| {
             e.settle_stale_publications();
             Ok(e.store().publications_matching(
-                p.session_id.as_ref().map(|s| s.as_str()),
+                p.session_id.as_ref().map(planhost_core::SessionId::as_str),
                 p.status.as_deref(),
                 limit,
             )?)

@@ -121,7 +121,7 @@ fn stale_identity_changes_nothing() {
         ("toolCallId", |r| r.tool_call_id = "other".into()),
         ("version", |r| r.version = Some(7)),
         ("artifactSha256", |r| {
-            r.artifact_sha256 = Some("0".repeat(64))
+            r.artifact_sha256 = Some("0".repeat(64));
         }),
     ];
     for (field, mutate) in cases {

@@ -275,7 +275,7 @@ type Change = fn(&Path, &Path);
 fn every_conflict_case_is_refused_without_overwriting() {
     let cases: [(&str, Change); 4] = [
         ("modified", |file, _| {
-            fs_err::write(file, "edited by a person\n").unwrap()
+            fs_err::write(file, "edited by a person\n").unwrap();
         }),
         ("deleted", |file, _| fs_err::remove_file(file).unwrap()),
         ("symlink swapped", |file, outside| {
@@ -303,7 +303,7 @@ fn every_conflict_case_is_refused_without_overwriting() {
         let before = fs_err::symlink_metadata(&file).ok().map(|m| m.file_type());
         match f.resolve_publication(&p.id, true).unwrap() {
             PublishOutcome::Conflict(c) => {
-                assert_eq!(c.status, PublicationStatus::Conflict, "{name}")
+                assert_eq!(c.status, PublicationStatus::Conflict, "{name}");
             }
             other => panic!("{name}: expected a conflict, got {other:?}"),
         }

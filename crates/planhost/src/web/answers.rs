@@ -279,14 +279,13 @@ pub(super) async fn resolve(
         Ok(c) => c,
         Err(r) => return r,
     };
-    let detail = match conn
+    let Ok(detail) = conn
         .call::<methods::PlansGet>(ProposalRef {
             proposal_id: id.as_str().into(),
         })
         .await
-    {
-        Ok(d) => d,
-        Err(_) => return not_found_for(visitor.lang),
+    else {
+        return not_found_for(visitor.lang);
     };
     let a = detail.approval;
     let outcome = match form.action.as_str() {

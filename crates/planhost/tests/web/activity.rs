@@ -236,7 +236,7 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
             )
             .expect_err("refused");
         assert_eq!(
-            refused.stable_code().map(|c| c.as_str()),
+            refused.stable_code().map(planhost_core::ErrorCode::as_str),
             Some(code),
             "{session} {sha}: {refused:?}"
         );

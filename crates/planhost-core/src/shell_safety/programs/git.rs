@@ -142,7 +142,7 @@ pub(super) fn git(args: &[&str]) -> Verdict {
         },
         "config" => git_config(rest),
         "stash" => match rest.first() {
-            Some(&"list") | Some(&"show") => git_output_options("stash", rest),
+            Some(&"list" | &"show") => git_output_options("stash", rest),
             _ => Err(
                 "`git stash` other than `list` or `show` changes the stash and the files"
                     .to_owned(),

@@ -152,7 +152,7 @@ pub(super) fn xargs(args: &[WordInfo], depth: usize) -> Verdict {
         };
         match text {
             "-0" | "--null" | "-r" | "--no-run-if-empty" | "-t" | "--verbose" | "-x" | "--exit" => {
-                i += 1
+                i += 1;
             }
             "-n" | "-L" | "-s" | "-P" | "-d" | "-E" | "-a" => i += 2,
             "-I" => {
