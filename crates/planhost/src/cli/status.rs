@@ -59,7 +59,24 @@ pub(crate) fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
         health.pid,
         health.uptime_ms / 1000
     )?;
-    writeln!(o, "sessions  {}", sessions.items.len())?;
+    // How many sessions each agent has, in the catalog's order: "2 (pi 1, claude-code 1)".
+    let by_agent: Vec<String> = planhost_core::Agent::ALL
+        .iter()
+        .filter_map(|agent| {
+            let n = sessions.items.iter().filter(|s| s.agent == *agent).count();
+            (n > 0).then(|| format!("{agent} {n}"))
+        })
+        .collect();
+    if by_agent.is_empty() {
+        writeln!(o, "sessions  0")?;
+    } else {
+        writeln!(
+            o,
+            "sessions  {} ({})",
+            sessions.items.len(),
+            by_agent.join(", ")
+        )?;
+    }
     writeln!(
         o,
         "pending   {} plan approval(s), {} publication(s)",

@@ -330,6 +330,7 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
     format!(
         r#"<li class="session" data-session-id="{id}" data-idle="{idle}"><dl>
 <dt>{ws_l}</dt><dd class="workspace"><code>{ws}</code></dd>
+<dt>{agent_l}</dt><dd class="agent" data-agent="{agent_v}">{agent}</dd>
 <dt>{mode_l}</dt><dd class="mode" data-mode="{mode_v}">{mode}</dd>
 <dt>{ps_l}</dt><dd class="plan-state" data-plan-state="{ps_v}">{plan_state}</dd>
 <dt>{turn_l}</dt><dd class="turn">{turn}</dd>
@@ -338,6 +339,15 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
         idle = s.active_turn.is_none(),
         ws_l = lang.t("sessions.workspace"),
         ws = esc(&s.workspace_root),
+        agent_l = lang.t("sessions.agent"),
+        agent_v = s.agent.as_str(),
+        agent = lang.t(match s.agent {
+            planhost_core::Agent::Pi => "agent.pi",
+            planhost_core::Agent::ClaudeCode => "agent.claude_code",
+            planhost_core::Agent::Codex => "agent.codex",
+            planhost_core::Agent::GeminiCli => "agent.gemini_cli",
+            planhost_core::Agent::Other => "agent.other",
+        }),
         mode_l = lang.t("sessions.mode"),
         mode_v = s.mode.as_str(),
         ps_l = lang.t("sessions.plan_state"),
