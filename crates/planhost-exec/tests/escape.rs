@@ -24,12 +24,14 @@ fn alive(pid: i32) -> bool {
 /// its environment by `env_prefix` (an `env -i …` invocation); asserts it is dead when `run`
 /// returns.
 async fn escapee_dies_with_its_run(env_prefix: &str) {
-    let Some(base) = planhost_test_support::procs::cgroup_base() else {
-        eprintln!("no cgroup v2 here: nothing to escape from");
+    use planhost_test_support::capability;
+    let test = "escapee_dies_with_its_run";
+    // Without cgroup v2 there is nothing to escape from; without root a command cannot leave
+    // its run cgroup.
+    let Some(base) = capability::cgroup2(test) else {
         return;
     };
-    if !rustix::process::geteuid().is_root() {
-        eprintln!("not root: a command cannot leave its run cgroup, so there is no escape");
+    if !capability::root(test) {
         return;
     }
     planhost_exec::claim_unmarked_orphans();

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod bench;
+pub mod capability;
 mod detached;
 mod model;
 pub mod pi_install;

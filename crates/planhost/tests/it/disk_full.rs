@@ -74,10 +74,16 @@ fn final_plan_files(env: &Env) -> Vec<String> {
 #[test]
 fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     let env = Env::new();
-    let Some(state) = Tmpfs::mount(&env.state_dir(), "3m", "0700") else {
-        eprintln!("cannot mount a tmpfs here (not root?): the disk-full test checked nothing");
+    let state = Tmpfs::mount(&env.state_dir(), "3m", "0700");
+    if !planhost_test_support::capability::present(
+        planhost_test_support::capability::Capability::Tmpfs,
+        state.is_some(),
+        "a_full_disk_gets_clear_errors_and_leaves_everything_intact",
+        "mounting a tmpfs failed",
+    ) {
         return;
-    };
+    }
+    let Some(state) = state else { return };
     let ws = Tmpfs::mount(&env.workspace(), "1m", "0755").expect("a second tmpfs");
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-disk-full");

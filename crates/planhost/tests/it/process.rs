@@ -135,12 +135,15 @@ const ESCAPE: &str = r#"( env -i /bin/bash -c 'echo $$ > "$1/cgroup.procs" || ex
 
 #[test]
 fn a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_bash_call() {
-    let Some(base) = planhost_test_support::procs::cgroup_base() else {
-        eprintln!("no cgroup v2 here: nothing to escape from");
+    use planhost_test_support::capability;
+    let test =
+        "a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_bash_call";
+    // Without cgroup v2 there is nothing to escape from; without root a command cannot leave
+    // its run cgroup.
+    let Some(base) = capability::cgroup2(test) else {
         return;
     };
-    if !rustix::process::geteuid().is_root() {
-        eprintln!("not root: a command cannot leave its run cgroup");
+    if !capability::root(test) {
         return;
     }
     let env = Env::new();
