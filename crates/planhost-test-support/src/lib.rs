@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod capability;
+mod clock;
 mod detached;
 mod model;
 pub mod pi_install;
@@ -25,6 +26,7 @@ pub mod responder;
 mod rng;
 pub mod swap;
 
+pub use clock::{TEST_CLOCK_VAR, TestClock};
 pub use detached::{Detached, run_detached};
 pub use model::{ModelServer, Reply};
 pub use pi_install::{PiInstall, Version, ensure_pi};

@@ -279,7 +279,10 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
 #[test]
 fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     let env = Env::new();
-    let host = SocketHost::start(&env);
+    let clock = planhost_test_support::TestClock::new(env.root());
+    let host = SocketHost::start_with(&env, |command| {
+        command.env(planhost_test_support::TEST_CLOCK_VAR, clock.file());
+    });
     let mut agent = host.connect("e2e-agent");
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
     set_mode(&mut agent, &sid, "plan");
@@ -300,7 +303,7 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     let draft = "# Plan: e2e\n\n1. Write `out.txt`.\n";
     let first = save(&mut agent, draft, 0);
     let shown = show(&mut agent, &first);
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    clock.advance(10);
     let (turn, p1) = submit_plan(&mut agent, &sid, "First");
     end_turn(&mut agent, &sid, &turn);
     let base =
@@ -314,7 +317,7 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     assert_eq!(base["checkpoint"]["seenBy"]["client"], "e2e-agent");
 
     // Shown again after the plan arrived: the plan's base is still the showing before it.
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    clock.advance(10);
     let again = show(&mut agent, &first);
     assert!(
         again["seenAt"].as_i64() > shown["seenAt"].as_i64(),
@@ -334,9 +337,9 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     agent.call("plans.resolve", resolve_params(&p1, "reject", None));
     let current = latest["checkpoint"]["revision"].as_i64().unwrap();
     let same = save(&mut agent, crate::steps::PLAN, current);
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    clock.advance(10);
     show(&mut agent, &same);
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    clock.advance(10);
     let (_turn, p2) = submit_plan(&mut agent, &sid, "Second");
     let none = agent.call("plans.get", json!({ "proposalId": p2["proposalId"] }));
     assert!(none["lastSeen"].is_null(), "{none}");

@@ -69,6 +69,11 @@ impl Env {
         Self { root, workspace }
     }
 
+    /// The temporary root (state directory, socket, test clock).
+    pub(crate) fn root(&self) -> &std::path::Path {
+        self.root.path()
+    }
+
     pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.path().join("state")
     }

@@ -115,9 +115,11 @@ fn session_file(pi: &mut PiSession) -> std::path::PathBuf {
 fn approval_expires_with_plan_approval_timeout(version: Version) {
     let fx = Fixture::new(version);
     fx.write("greeting.txt", "hello world\n");
-    let clock = fx.scratch("clock-offset-ms");
-    fs_err::write(&clock, "0\n").unwrap();
-    let host = fx.start_host_with(&[("PLANHOST_TEST_CLOCK_FILE", clock.as_os_str())]);
+    let clock = planhost_test_support::TestClock::new(&fx.scratch(""));
+    let host = fx.start_host_with(&[(
+        planhost_test_support::TEST_CLOCK_VAR,
+        clock.file().as_os_str(),
+    )]);
     let mut pi = fx.pi();
     let _model = Responder::start(&fx.model, submit_then_edit_if_executed(pi.log()));
     let session = enter_plan(&mut pi, &host);
@@ -126,7 +128,7 @@ fn approval_expires_with_plan_approval_timeout(version: Version) {
 
     // 30 minutes and a millisecond later, as far as the host can tell; any request makes it
     // check its deadlines.
-    fs_err::write(&clock, "1800001\n").unwrap();
+    clock.set(1_800_001);
     host.query("app.health", json!({}));
     let plan = host.wait_latest_plan(&session, "no longer pending", |p| p["status"] != "pending");
     assert_eq!(plan["proposalId"], pending["proposalId"], "{plan:#}");

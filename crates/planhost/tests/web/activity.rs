@@ -3,13 +3,12 @@
 //! from the draft a person was shown before (pi's `/plan preview` calls `checkpoints.seen`).
 
 use std::thread;
-use std::time::Duration;
 
 use planhost_core::Role;
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario, run_scenario};
-use crate::support::{WebHost, agent, open_session, plan_session, resolve, submit};
+use crate::support::{HostOptions, WebHost, agent, open_session, plan_session, resolve, submit};
 
 /// (id, state) of the tool calls a scenario saw.
 fn ids_and_states(calls: &Value) -> Vec<(String, String)> {
@@ -191,7 +190,7 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
 #[test]
 fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     let (_slot, budget) = browser_scenario();
-    let host = WebHost::start(&budget);
+    let host = WebHost::start_with(&budget, HostOptions { test_clock: true });
     let mut agent = agent(&host);
     // pi's connection: the agent and the person's terminal (it marks `/plan preview` seen).
     let mut pi = host.connect("pi-planhost", &[Role::Agent, Role::Approver]);
@@ -204,7 +203,8 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
         "# Plan\n\n1. Write `out.txt`.\n2. Run the tests.\n",
     );
     assert_eq!(resolve(&host, &first, "reject")["status"], "rejected");
-    thread::sleep(Duration::from_millis(5));
+    // Later, by the host's own clock: no sleep.
+    host.test_clock().advance(10);
 
     let branch = json!(["root", "e1"]);
     let draft = "# Plan\n\n1. Write `out.txt`.\n2. Run the linter.\n3. Run the tests.\n";
@@ -247,7 +247,8 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     );
     assert!(seen["seenAt"].is_i64(), "{seen}");
     assert_eq!(seen["seenBy"]["client"], "pi-planhost", "{seen}");
-    thread::sleep(Duration::from_millis(5));
+    // Later, by the host's own clock: no sleep.
+    host.test_clock().advance(10);
 
     // A later draft nobody was shown, then the plan.
     agent.call(

@@ -184,7 +184,7 @@ pub(crate) struct WebHost {
     root: tempfile::TempDir,
     workspace: tempfile::TempDir,
     /// The test clock's offset file, with [`HostOptions::test_clock`].
-    clock: Option<PathBuf>,
+    clock: Option<planhost_test_support::TestClock>,
     /// Killed with its process group on drop.
     _child: Group,
     pub(crate) stderr: Captured,
@@ -224,10 +224,9 @@ impl WebHost {
                     "only a debug build of planhost reads PLANHOST_TEST_CLOCK_FILE (no --release)"
                 );
             }
-            let file = root.path().join("clock-offset-ms");
-            fs_err::write(&file, "0\n").expect("write the clock offset");
-            cmd.env("PLANHOST_TEST_CLOCK_FILE", &file);
-            file
+            let clock = planhost_test_support::TestClock::new(root.path());
+            cmd.env(planhost_test_support::TEST_CLOCK_VAR, clock.file());
+            clock
         });
         let mut child = Group::spawn(&mut cmd, "planhost serve --web");
         let stderr = Captured::spawn(child.0.stderr.take().expect("stderr"));
@@ -326,13 +325,14 @@ impl WebHost {
     /// expiry timer sleeps until the next deadline (at most 30 s) and re-checks after each
     /// request it serves: make one for it to notice a jump now.
     pub(crate) fn set_clock_offset(&self, offset_ms: i64) {
-        let file = self
-            .clock
+        self.test_clock().set(offset_ms);
+    }
+
+    /// The debug host's test clock (a host started with `HostOptions { test_clock: true }`).
+    pub(crate) fn test_clock(&self) -> &planhost_test_support::TestClock {
+        self.clock
             .as_ref()
-            .expect("a host started with HostOptions { test_clock: true }");
-        let next = file.with_extension("next");
-        fs_err::write(&next, format!("{offset_ms}\n")).expect("write the clock offset");
-        fs_err::rename(&next, file).expect("replace the clock offset");
+            .expect("a host started with HostOptions { test_clock: true }")
     }
 
     /// What the host wrote on stderr so far.
