@@ -21,23 +21,43 @@ pub struct Paths {
 
 impl Paths {
     /// `--state-dir`, else `PLANHOST_STATE_DIR`, else `$XDG_STATE_HOME/planhost`, else
-    /// `~/.local/state/planhost`. The socket is `--socket`, else `$XDG_RUNTIME_DIR/planhost.sock`
-    /// for the default state directory, else inside the state directory — so two hosts on two
-    /// explicit state directories never share a socket.
+    /// `~/.local/state/planhost`. The socket is `--socket`, else `PLANHOST_SOCKET`, else
+    /// `$XDG_RUNTIME_DIR/planhost.sock` for the default state directory, else inside the state
+    /// directory — so two hosts on two explicit state directories never share a socket. An empty
+    /// variable counts as unset. The pi extension resolves the same way (`integrations/pi/src/
+    /// host.ts` `locations`, which must be kept to these rules).
     pub fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> Result<Self, NoStateDir> {
+        Self::resolve_in(state_dir, socket, |name| std::env::var_os(name))
+    }
+
+    /// [`Paths::resolve`] with the environment given.
+    fn resolve_in(
+        state_dir: Option<&Path>,
+        socket: Option<&Path>,
+        env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Self, NoStateDir> {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let explicit = state_dir
             .map(Path::to_owned)
-            .or_else(|| std::env::var_os("PLANHOST_STATE_DIR").map(PathBuf::from));
+            .or_else(|| var("PLANHOST_STATE_DIR"));
         let state_dir = match &explicit {
             Some(dir) => dir.clone(),
-            None => default_state_dir()?,
+            None => match (var("XDG_STATE_HOME"), var("HOME")) {
+                (Some(state), _) => state.join("planhost"),
+                (None, Some(home)) => home.join(".local/state/planhost"),
+                (None, None) => return Err(NoStateDir),
+            },
         };
-        let socket = match (socket, &explicit, std::env::var_os("XDG_RUNTIME_DIR")) {
-            (Some(path), _, _) => path.to_owned(),
-            (None, None, Some(runtime)) if !runtime.is_empty() => {
-                PathBuf::from(runtime).join(SOCKET_FILE)
-            }
-            (None, _, _) => state_dir.join(SOCKET_FILE),
+        let socket = match (
+            socket,
+            var("PLANHOST_SOCKET"),
+            &explicit,
+            var("XDG_RUNTIME_DIR"),
+        ) {
+            (Some(path), _, _, _) => path.to_owned(),
+            (None, Some(path), _, _) => path,
+            (None, None, None, Some(runtime)) => runtime.join(SOCKET_FILE),
+            (None, None, _, _) => state_dir.join(SOCKET_FILE),
         };
         Ok(Self { state_dir, socket })
     }
@@ -58,12 +78,73 @@ impl Paths {
 #[error("neither XDG_STATE_HOME nor HOME is set; pass --state-dir")]
 pub struct NoStateDir;
 
-fn default_state_dir() -> Result<PathBuf, NoStateDir> {
-    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir).join("planhost"));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(vars: &[(&str, &str)], state: Option<&str>, socket: Option<&str>) -> Paths {
+        let env = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        };
+        Paths::resolve_in(state.map(Path::new), socket.map(Path::new), env).unwrap()
     }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .ok_or(NoStateDir)?;
-    Ok(PathBuf::from(home).join(".local/state/planhost"))
+
+    #[test]
+    fn the_rules_the_cli_the_host_and_the_pi_extension_share() {
+        let home = [("HOME", "/h")];
+        let p = resolve(&home, None, None);
+        assert_eq!(p.state_dir, Path::new("/h/.local/state/planhost"));
+        assert_eq!(
+            p.socket,
+            Path::new("/h/.local/state/planhost/planhost.sock")
+        );
+        let p = resolve(&[("HOME", "/h"), ("XDG_RUNTIME_DIR", "/run/u")], None, None);
+        assert_eq!(
+            p.socket,
+            Path::new("/run/u/planhost.sock"),
+            "the default state dir's socket"
+        );
+        let p = resolve(
+            &[("XDG_RUNTIME_DIR", "/run/u"), ("PLANHOST_STATE_DIR", "/s")],
+            None,
+            None,
+        );
+        assert_eq!(
+            p.socket,
+            Path::new("/s/planhost.sock"),
+            "an explicit state dir's own socket"
+        );
+        let p = resolve(
+            &[("HOME", "/h"), ("PLANHOST_SOCKET", "/x.sock")],
+            None,
+            None,
+        );
+        assert_eq!(p.socket, Path::new("/x.sock"));
+        let p = resolve(
+            &[("PLANHOST_SOCKET", "/x.sock")],
+            Some("/d"),
+            Some("/y.sock"),
+        );
+        assert_eq!(
+            (p.state_dir.as_path(), p.socket.as_path()),
+            (Path::new("/d"), Path::new("/y.sock"))
+        );
+        let p = resolve(
+            &[
+                ("HOME", "/h"),
+                ("PLANHOST_STATE_DIR", ""),
+                ("XDG_STATE_HOME", "/x"),
+            ],
+            None,
+            None,
+        );
+        assert_eq!(
+            p.state_dir,
+            Path::new("/x/planhost"),
+            "an empty variable is unset"
+        );
+        assert!(Paths::resolve_in(None, None, |_| None).is_err());
+    }
 }
