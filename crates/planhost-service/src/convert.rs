@@ -1,9 +1,7 @@
 //! Store records to wire types: the one mapping of each record.
 
 use std::path::Path;
-use std::str::FromStr;
 
-use planhost_core::{Dialect, ShellId};
 use planhost_protocol::{
     ApprovalInfo, AuditEntry, CheckpointInfo, ExecutionInfo, PublicationInfo, SessionInfo, TurnInfo,
 };
@@ -18,14 +16,8 @@ pub(crate) fn turn(t: TurnRecord) -> TurnInfo {
         origin: t.origin,
         state: t.state,
         execution_id: t.execution_id.map(Into::into),
-        shell_id: t
-            .shell_id
-            .as_deref()
-            .and_then(|s| ShellId::from_str(s).ok()),
-        shell_dialect: t
-            .shell_dialect
-            .as_deref()
-            .and_then(|s| Dialect::from_str(s).ok()),
+        shell_id: t.shell_id,
+        shell_dialect: t.shell_dialect,
         started_at: t.started_at,
         ended_at: t.ended_at,
     }
@@ -95,10 +87,7 @@ pub(crate) fn session(
         mode: s.mode,
         plan_state: s.plan_state,
         permission_mode: s.permission_mode,
-        shell_id: s
-            .shell_id
-            .as_deref()
-            .and_then(|v| ShellId::from_str(v).ok()),
+        shell_id: s.shell_id,
         provider: s.provider,
         model: s.model,
         policy_preset: s.policy_preset,

@@ -66,7 +66,7 @@ impl Shells {
     /// The configured shell of a session (its own, else the host default).
     pub(crate) fn configured(engine: &mut Engine, session_id: &str) -> Result<Option<ShellId>> {
         let own = engine.store().session(session_id)?.shell_id;
-        match own.and_then(|s| ShellId::from_str(&s).ok()) {
+        match own {
             Some(id) => Ok(Some(id)),
             None => Self::default_setting(engine),
         }

@@ -31,7 +31,7 @@ pub struct SessionRecord {
     /// Permission mode.
     pub permission_mode: PermissionMode,
     /// Configured shell id; `None` uses the host default.
-    pub shell_id: Option<String>,
+    pub shell_id: Option<planhost_core::ShellId>,
     /// Configured provider.
     pub provider: Option<String>,
     /// Configured model.
@@ -65,9 +65,9 @@ pub struct TurnRecord {
     /// For execution turns, the execution.
     pub execution_id: Option<String>,
     /// The shell id pinned at launch.
-    pub shell_id: Option<String>,
+    pub shell_id: Option<planhost_core::ShellId>,
     /// The shell dialect pinned at launch.
-    pub shell_dialect: Option<String>,
+    pub shell_dialect: Option<planhost_core::Dialect>,
     /// Start.
     pub started_at: Timestamp,
     /// End.
@@ -178,7 +178,8 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
         row.get::<_, Option<String>>(10)?,
     );
     let (id, external_id, workspace_root) = (row.get(0)?, row.get(1)?, row.get(2)?);
-    let (shell_id, provider, model) = (row.get(7)?, row.get(8)?, row.get(9)?);
+    let (shell_id, provider, model): (Option<String>, _, _) =
+        (row.get(7)?, row.get(8)?, row.get(9)?);
     let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
     let persistence: String = row.get(14)?;
     let agent: String = row.get(15)?;
@@ -191,7 +192,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
             mode: parse(t, raw.1)?,
             plan_state: parse(t, raw.2)?,
             permission_mode: parse(t, raw.3)?,
-            shell_id,
+            shell_id: parse_opt(t, shell_id)?,
             provider,
             model,
             policy_preset: parse_opt(t, raw.4)?,
@@ -212,8 +213,8 @@ pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord
         row.get(0)?,
         row.get(1)?,
         row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
+        row.get::<_, Option<String>>(5)?,
+        row.get::<_, Option<String>>(6)?,
         row.get::<_, i64>(7)?,
         row.get::<_, Option<i64>>(8)?,
     );
@@ -225,8 +226,8 @@ pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord
             origin: parse("turns", origin)?,
             state: parse("turns", state)?,
             execution_id: record.2,
-            shell_id: record.3,
-            shell_dialect: record.4,
+            shell_id: parse_opt("turns", record.3)?,
+            shell_dialect: parse_opt("turns", record.4)?,
             started_at: Timestamp(record.5),
             ended_at: record.6.map(Timestamp),
             policy_mode: parse_opt("turns", policy_mode)?,

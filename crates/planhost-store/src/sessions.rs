@@ -5,7 +5,6 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use crate::records::{SESSION_COLUMNS, SessionRecord, session_from_row};
-use crate::settings::{KNOWN_SHELL_IDS, SettingKey, validate_setting};
 use crate::tx::AuditSubject;
 use crate::{Result, Store, StoreError};
 
@@ -29,7 +28,7 @@ pub struct Configure {
     /// New permission mode.
     pub permission_mode: Option<PermissionMode>,
     /// New shell id (`Some(None)` clears it back to the default).
-    pub shell_id: Option<Option<String>>,
+    pub shell_id: Option<Option<planhost_core::ShellId>>,
     /// New provider.
     pub provider: Option<Option<String>>,
     /// New model.
@@ -167,20 +166,12 @@ impl Store {
 
     /// Changes configuration; refused while a turn, approval or execution is live.
     pub fn configure(&mut self, session_id: &str, change: &Configure) -> Result<SessionRecord> {
-        if let Some(Some(shell)) = &change.shell_id {
-            validate_setting(SettingKey::DefaultShell, shell).map_err(|_| {
-                StoreError::SettingsInvalid {
-                    key: "shellId".into(),
-                    reason: format!("unknown shell id {shell:?}; known: {KNOWN_SHELL_IDS:?}"),
-                }
-            })?;
-        }
         self.transact(|t| {
             let view = t.view(session_id)?;
             planhost_core::configure(&view)?;
             let before = t.session(session_id)?;
             let permission = change.permission_mode.unwrap_or(before.permission_mode);
-            let shell = change.shell_id.clone().unwrap_or(before.shell_id.clone());
+            let shell = change.shell_id.unwrap_or(before.shell_id);
             let provider = change.provider.clone().unwrap_or(before.provider.clone());
             let model = change.model.clone().unwrap_or(before.model.clone());
             let preset = change.policy_preset.unwrap_or(before.policy_preset);
@@ -191,7 +182,7 @@ impl Store {
             .execute(params![
                 session_id,
                 permission.as_str(),
-                shell,
+                shell.map(planhost_core::ShellId::as_str),
                 provider,
                 model,
                 preset.map(PolicyPreset::as_str),

@@ -34,7 +34,7 @@ struct Location {
     /// State directory (default: $PLANHOST_STATE_DIR, $XDG_STATE_HOME/planhost, ~/.local/state/planhost).
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
-    /// Unix socket path (default: $XDG_RUNTIME_DIR/planhost.sock, or inside the state directory).
+    /// Unix socket path (default: $PLANHOST_SOCKET, $XDG_RUNTIME_DIR/planhost.sock, or inside the state directory).
     #[arg(long, global = true, value_name = "PATH")]
     socket: Option<PathBuf>,
 }

@@ -1,8 +1,6 @@
 //! Runs one authorized tool call and streams its output to the calling connection.
 
-use std::str::FromStr;
-
-use planhost_core::{BatchPosition, Decision, Dialect, ErrorCode, ShellId, ToolProvenance};
+use planhost_core::{BatchPosition, Decision, ErrorCode, ToolProvenance};
 use planhost_exec::PinnedShell;
 use planhost_fs::Workspace;
 use planhost_protocol::{ExecuteParams, ExecuteResult, ServerNotification, ToolOutput};
@@ -82,18 +80,10 @@ pub(super) async fn run(
         .map_err(|e| ServiceError::refused(e.code(), e.to_string()))?;
     let ctx = ToolContext::new(workspace);
     let pinned = match pin {
-        (Some(id), Some(dialect)) => {
-            let id = ShellId::from_str(&id).map_err(|e| {
-                ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string())
-            })?;
-            let dialect = Dialect::from_str(&dialect).map_err(|e| {
-                ServiceError::refused(ErrorCode::CommandShellInvalid, e.to_string())
-            })?;
-            Some(ShellPinContext::new(
-                PinnedShell { id, dialect },
-                configured,
-            ))
-        }
+        (Some(id), Some(dialect)) => Some(ShellPinContext::new(
+            PinnedShell { id, dialect },
+            configured,
+        )),
         (_, _) => None,
     };
 

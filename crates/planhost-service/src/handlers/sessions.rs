@@ -123,7 +123,7 @@ pub(crate) async fn configure(svc: &Inner, p: ConfigureParams) -> Result<Session
     }
     let change = Configure {
         permission_mode: p.permission_mode,
-        shell_id: p.shell_id.map(|v| v.map(|s| s.as_str().to_owned())),
+        shell_id: p.shell_id,
         provider: p.provider,
         model: p.model,
         policy_preset: p.policy_preset,

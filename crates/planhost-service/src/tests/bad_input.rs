@@ -192,14 +192,8 @@ fn configuration_during_a_turn_or_approval() {
     refused(&mut f, ErrorCode::SessionNotIdle, |f| {
         scode(f.store().set_mode(&session, Mode::Agent))
     });
-    let shell = Configure {
-        shell_id: Some(Some("zsh".into())),
-        ..Configure::default()
-    };
-    let idle = f.session(Interactivity::Interactive);
-    refused(&mut f, ErrorCode::SettingsInvalid, |f| {
-        scode(f.store().configure(&idle, &shell))
-    });
+    // An unknown shell id cannot reach the store: `Configure` holds a `ShellId`, and the wire
+    // refuses one it does not know when it parses the params (`it errors`, "zsh").
     refused(&mut f, ErrorCode::SettingsInvalid, |f| {
         scode(
             f.store()
