@@ -92,22 +92,7 @@ fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pe
     let rt = runtime();
     let proposal = rt.block_on(async {
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
-        let session = conn
-            .call::<methods::SessionsOpen>(OpenSessionParams {
-                agent: None,
-                workspace_root: workspace.path().display().to_string(),
-                external_id: None,
-                interactivity: Interactivity::Interactive,
-                persistence: None,
-            })
-            .await
-            .unwrap();
-        conn.call::<methods::SessionsSetMode>(SetModeParams {
-            session_id: session.id.clone(),
-            mode: Mode::Plan,
-        })
-        .await
-        .unwrap();
+        let session = plan_session(&conn, workspace.path()).await;
         let turn = conn
             .call::<methods::TurnsBegin>(BeginTurnParams {
                 session_id: session.id.clone(),
@@ -220,6 +205,30 @@ fn a_stream_is_served_with_the_sockets_framing_and_the_connection_limit() {
     Arc::into_inner(host).unwrap().shutdown();
 }
 
+/// An interactive session on `workspace`, in Plan.
+async fn plan_session(
+    conn: &planhost_service::Connection,
+    workspace: &std::path::Path,
+) -> planhost_protocol::SessionInfo {
+    let session = conn
+        .call::<methods::SessionsOpen>(OpenSessionParams {
+            agent: None,
+            workspace_root: workspace.display().to_string(),
+            external_id: None,
+            interactivity: Interactivity::Interactive,
+            persistence: None,
+        })
+        .await
+        .unwrap();
+    conn.call::<methods::SessionsSetMode>(SetModeParams {
+        session_id: session.id.clone(),
+        mode: Mode::Plan,
+    })
+    .await
+    .unwrap();
+    session
+}
+
 /// Submits `markdown` in a new turn of `session` and rejects it, so the next can follow.
 async fn submit_and_reject(
     conn: &planhost_service::Connection,
@@ -280,22 +289,7 @@ fn what_changed_between_two_plans_is_bounded_whatever_the_agent_submits() {
     let rt = runtime();
     rt.block_on(async {
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
-        let session = conn
-            .call::<methods::SessionsOpen>(OpenSessionParams {
-                agent: None,
-                workspace_root: workspace.path().display().to_string(),
-                external_id: None,
-                interactivity: Interactivity::Interactive,
-                persistence: None,
-            })
-            .await
-            .unwrap();
-        conn.call::<methods::SessionsSetMode>(SetModeParams {
-            session_id: session.id.clone(),
-            mode: Mode::Plan,
-        })
-        .await
-        .unwrap();
+        let session = plan_session(&conn, workspace.path()).await;
         // The attack: two plans at the size limit that share no line (quadratic for a plain
         // Myers diff: 44 s per page load at 128 KiB before).
         let big = |tag: &str| {

@@ -57,12 +57,12 @@ impl Diffs {
         kept.push_back((key, diff));
     }
 
-    /// The diff from `base` to `plan`: kept, or made off the protocol's threads.
-    async fn diff(&self, base: Arc<str>, plan: Arc<str>) -> Result<Arc<LineDiff>> {
-        let key = (
-            planhost_core::sha256_hex(base.as_bytes()),
-            planhost_core::sha256_hex(plan.as_bytes()),
-        );
+    /// The diff `key` names: kept, or made from the texts `load` reads (only then) off the
+    /// protocol's threads.
+    async fn diff<F>(&self, key: DiffKey, load: F) -> Result<Arc<LineDiff>>
+    where
+        F: Future<Output = Result<(Arc<str>, Arc<str>)>>,
+    {
         if let Some(diff) = self.kept(&key) {
             return Ok(diff);
         }
@@ -75,6 +75,7 @@ impl Diffs {
         if let Some(diff) = self.kept(&key) {
             return Ok(diff);
         }
+        let (base, plan) = load.await?;
         let diff = tokio::task::spawn_blocking(move || crate::diff::line_diff(&base, &plan))
             .await
             .map_err(|e| ServiceError::Internal(format!("the diff failed: {e}")))?;
@@ -84,21 +85,36 @@ impl Diffs {
     }
 }
 
-/// A base read from the store, before its diff.
+/// A base read from the store, before its diff. Only the SHA-256 is needed to find a kept
+/// diff: a plan's text is read only when its diff has to be made.
 struct Base {
     kind: ChangeBaseKind,
     proposal_id: Option<planhost_core::ProposalId>,
     checkpoint: Option<planhost_protocol::CheckpointInfo>,
     known_at: planhost_core::Timestamp,
-    text: Arc<str>,
+    sha256: String,
+    text: BaseText,
+}
+
+/// Where a base's text is.
+enum BaseText {
+    /// A checkpoint's, read with its record.
+    Read(Arc<str>),
+    /// A previous plan's, read only when its diff has to be made.
+    Plan(String),
+}
+
+/// A submitted plan's exact text.
+async fn plan_text(svc: &Inner, proposal_id: String) -> Result<Arc<str>> {
+    svc.engine(move |e| Ok(e.store().submitted_plan(&proposal_id)?.markdown.into()))
+        .await
 }
 
 pub(crate) async fn changes(svc: &Inner, p: ProposalRef) -> Result<PlanChanges> {
-    let (proposal_id, plan, mut bases) = svc
+    let (proposal_id, plan_sha256, mut bases) = svc
         .engine(move |e| {
             let id = resolve_proposal_id(e, p.proposal_id.as_str())?;
             let a = e.store().approval(&id)?;
-            let plan: Arc<str> = e.store().submitted_plan(&id)?.markdown.into();
             let mut bases = Vec::new();
             let earlier = e
                 .store()
@@ -115,34 +131,48 @@ pub(crate) async fn changes(svc: &Inner, p: ProposalRef) -> Result<PlanChanges> 
             if let Some(b) = earlier {
                 bases.push(Base {
                     kind: ChangeBaseKind::Previous,
-                    text: e.store().submitted_plan(&b.proposal_id)?.markdown.into(),
+                    sha256: b.artifact_sha256,
+                    text: BaseText::Plan(b.proposal_id.clone()),
                     proposal_id: Some(b.proposal_id.into()),
                     checkpoint: None,
                     known_at: b.created_at,
                 });
             }
-            let seen = super::plans::last_seen(e, &a, &plan);
-            if let Some((c, bytes)) = seen
+            if let Some((c, bytes)) = super::plans::last_seen(e, &a)
                 && let Some(at) = c.seen_at
             {
                 bases.push(Base {
                     kind: ChangeBaseKind::Seen,
                     proposal_id: None,
                     known_at: planhost_core::Timestamp(at),
+                    sha256: c.sha256.clone(),
                     // Checkpoints are stored from UTF-8 text; anything else is not a plan.
-                    text: String::from_utf8_lossy(&bytes).into(),
+                    text: BaseText::Read(String::from_utf8_lossy(&bytes).into()),
                     checkpoint: Some(convert::checkpoint(c)),
                 });
             }
-            Ok((id, plan, bases))
+            Ok((id, a.artifact_sha256, bases))
         })
         .await?;
     // The one the person knew last comes first; the same text twice is one base.
     bases.sort_by_key(|b| std::cmp::Reverse(b.known_at));
-    bases.dedup_by(|later, earlier| later.text == earlier.text);
+    bases.dedup_by(|later, earlier| later.sha256 == earlier.sha256);
+    // The plan's own text, read at most once, and only when a diff has to be made.
+    let plan = tokio::sync::OnceCell::new();
     let mut out = Vec::with_capacity(bases.len());
     for base in bases {
-        let diff = svc.diffs.diff(base.text, Arc::clone(&plan)).await?;
+        let key = (base.sha256.clone(), plan_sha256.clone());
+        let load = async {
+            let text = match &base.text {
+                BaseText::Read(text) => Arc::clone(text),
+                BaseText::Plan(previous) => plan_text(svc, previous.clone()).await?,
+            };
+            let current = plan
+                .get_or_try_init(|| plan_text(svc, proposal_id.clone()))
+                .await?;
+            Ok((text, Arc::clone(current)))
+        };
+        let diff = svc.diffs.diff(key, load).await?;
         out.push(ChangeBase {
             kind: base.kind,
             proposal_id: base.proposal_id,

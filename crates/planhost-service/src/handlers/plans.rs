@@ -117,7 +117,7 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
         let a = e.store().approval(&id)?;
         let markdown = e.store().submitted_plan(&id)?.markdown;
         let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
-        let last_seen = last_seen(e, &a, &markdown).map(|(c, bytes)| CheckpointDetail {
+        let last_seen = last_seen(e, &a).map(|(c, bytes)| CheckpointDetail {
             checkpoint: convert::checkpoint(c),
             // Checkpoints are stored from UTF-8 text; anything else is not a plan.
             markdown: String::from_utf8_lossy(&bytes).into_owned(),
@@ -138,11 +138,10 @@ pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
 pub(crate) fn last_seen(
     e: &mut Engine,
     a: &planhost_store::ApprovalRecord,
-    markdown: &str,
 ) -> Option<(planhost_store::CheckpointRecord, Vec<u8>)> {
-    let sha256 = planhost_core::sha256_hex(markdown.as_bytes());
+    // The artifact's recorded digest is the plan text's: no need to hash the text again.
     e.store()
-        .last_seen_checkpoint(&a.session_id, a.created_at.0, &sha256)
+        .last_seen_checkpoint(&a.session_id, a.created_at.0, &a.artifact_sha256)
         .unwrap_or_else(|error| {
             tracing::warn!(%error, proposal = %a.proposal_id, "reading the checkpoint last seen");
             None

@@ -42,6 +42,20 @@ impl Live {
         }
     }
 
+    /// The limits applied.
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// What a client refused at the connection limit is told.
+    pub(crate) fn full(&self) -> String {
+        format!(
+            "planhost serves {} connections, its limit; this one is closed: close another \
+             client or try again shortly",
+            self.limits.max_connections
+        )
+    }
+
     /// A slot for one more connection, or `None` at the limit.
     pub(crate) fn admit(&self) -> Option<Slot> {
         self.connections
@@ -139,14 +153,7 @@ impl SocketServer {
                 }
             };
             let Some(slot) = self.live.admit() else {
-                tokio::spawn(refuse(
-                    stream,
-                    format!(
-                        "planhost serves {} connections, its limit; this one is closed: close \
-                         another client or try again shortly",
-                        self.live.limits.max_connections
-                    ),
-                ));
+                tokio::spawn(refuse(stream, self.live.full()));
                 continue;
             };
             // The process that connected, as the kernel recorded it at connect(2)
@@ -265,7 +272,8 @@ async fn refuse(stream: tokio::net::UnixStream, message: String) {
     let _ = tokio::time::timeout(Duration::from_secs(1), write_refusal(stream, message)).await;
 }
 
-async fn write_refusal(mut stream: tokio::net::UnixStream, message: String) {
+/// Tells a client it is refused (`TOO_MANY_CONNECTIONS`) and closes its side.
+async fn write_refusal<S: AsyncWrite + Unpin>(mut stream: S, message: String) {
     let line = conn::error_line(None, ErrorCode::TooManyConnections, message);
     let _ = stream.write_all(line.as_bytes()).await;
     let _ = stream.write_all(b"\n").await;
@@ -279,15 +287,8 @@ where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let Some(slot) = live.admit() else {
-        let (_, mut write) = tokio::io::split(stream);
-        let line = conn::error_line(
-            None,
-            ErrorCode::TooManyConnections,
-            "planhost serves its limit of connections; this one is closed",
-        );
-        let _ = write.write_all(line.as_bytes()).await;
-        let _ = write.write_all(b"\n").await;
-        let _ = write.shutdown().await;
+        let (_, write) = tokio::io::split(stream);
+        write_refusal(write, live.full()).await;
         return;
     };
     let (read, write) = tokio::io::split(stream);

@@ -145,7 +145,6 @@ pub struct StartReport {
 pub struct Host {
     service: Service,
     report: StartReport,
-    limits: Limits,
     live: listen::Live,
     _watchdog: Option<sweep::Watchdog>,
     _lock: StateLock,
@@ -196,7 +195,6 @@ impl Host {
         Ok(Self {
             service: started.service,
             report,
-            limits: config.limits,
             live: listen::Live::new(config.limits),
             _watchdog: watchdog,
             _lock: lock,
@@ -216,7 +214,7 @@ impl Host {
 
     /// The limits this host applies.
     pub fn limits(&self) -> Limits {
-        self.limits
+        self.live.limits()
     }
 
     /// Binds the unix socket (mode 0600). A stale socket at the path is replaced; a live one,

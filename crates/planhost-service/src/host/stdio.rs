@@ -19,11 +19,7 @@ const STDOUT_DRAIN: Duration = Duration::from_secs(5);
 
 pub(crate) async fn serve(svc: Service, live: &Live) -> Result<(), HostError> {
     let Some(slot) = live.admit() else {
-        let line = conn::error_line(
-            None,
-            ErrorCode::TooManyConnections,
-            "planhost serves its limit of connections",
-        );
+        let line = conn::error_line(None, ErrorCode::TooManyConnections, live.full());
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}")?;
         return Ok(());
