@@ -305,21 +305,41 @@ fn what_changed_between_two_plans_is_bounded_whatever_the_agent_submits() {
         };
         let first = submit_and_reject(&conn, &session.id, "c1", big("a")).await;
         let second = submit_and_reject(&conn, &session.id, "c2", big("b")).await;
-        let changes = conn
-            .call::<methods::PlansChanges>(ProposalRef {
-                proposal_id: second.proposal_id.clone(),
-            })
-            .await
-            .unwrap();
+        // While such a diff is made, the host answers everyone else (it runs on its own
+        // thread): a health check sent after the diff request is answered before it.
+        let order = std::sync::Mutex::new(Vec::new());
+        let (changes, health) = tokio::join!(
+            async {
+                let changes = conn
+                    .call::<methods::PlansChanges>(ProposalRef {
+                        proposal_id: second.proposal_id.clone(),
+                    })
+                    .await;
+                order.lock().unwrap().push("changes");
+                changes
+            },
+            async {
+                tokio::task::yield_now().await;
+                let health = conn
+                    .call::<methods::AppHealth>(planhost_protocol::Empty {})
+                    .await;
+                order.lock().unwrap().push("health");
+                health
+            }
+        );
+        assert!(health.is_ok());
+        assert_eq!(
+            *order.lock().unwrap(),
+            ["health", "changes"],
+            "the host answered while it made the diff"
+        );
+        let changes = changes.unwrap();
         assert_eq!(changes.bases.len(), 1);
         let base = &changes.bases[0];
         assert_eq!(base.kind, ChangeBaseKind::Previous);
         assert_eq!(base.proposal_id.as_ref(), Some(&first.proposal_id));
         assert_eq!(base.diff.status, DiffStatus::TooLarge, "not shown in full");
         assert!(base.diff.hunks.is_empty());
-        // While such a diff is made, the host answers everyone else: it runs on its own thread.
-        let health = conn.call::<methods::AppHealth>(planhost_protocol::Empty {});
-        assert!(health.await.is_ok());
 
         // A small change to a plan is one hunk with its line numbers.
         let before: String = (1..=150).map(|i| format!("step {i}\n")).collect();

@@ -17,6 +17,8 @@ pub mod bench;
 pub mod capability;
 mod clock;
 mod detached;
+#[cfg(feature = "host")]
+pub mod host;
 mod model;
 pub mod pi_install;
 pub mod pi_rpc;

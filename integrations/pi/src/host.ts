@@ -25,21 +25,23 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** How long a host we started has to come up. */
 const START_TIMEOUT_MS = 10_000;
 
-/** Where planhost keeps its state and socket, as `planhost` itself resolves them. */
+/** Where planhost keeps its state and socket, as `planhost` itself resolves them (Rust's
+ * `Paths::resolve`; `test/paths.test.ts` holds this to the table that code writes). `stateDir`
+ * is the explicit one (`PLANHOST_STATE_DIR`), passed on to a host this extension starts;
+ * `resolvedStateDir` is where the state lives either way. An empty variable counts as unset. */
 export function locations(env: NodeJS.ProcessEnv = process.env): {
   socket: string;
   stateDir: string | undefined;
+  resolvedStateDir: string;
 } {
   const stateDir = env.PLANHOST_STATE_DIR || undefined;
-  const defaultState = env.XDG_STATE_HOME
-    ? join(env.XDG_STATE_HOME, "planhost")
-    : join(homedir(), ".local/state/planhost");
+  const resolvedStateDir =
+    stateDir ??
+    (env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, "planhost") : join(env.HOME || homedir(), ".local/state/planhost"));
   const socket =
     env.PLANHOST_SOCKET ||
-    (!stateDir && env.XDG_RUNTIME_DIR
-      ? join(env.XDG_RUNTIME_DIR, "planhost.sock")
-      : join(stateDir ?? defaultState, "planhost.sock"));
-  return { socket, stateDir };
+    (!stateDir && env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "planhost.sock") : join(resolvedStateDir, "planhost.sock"));
+  return { socket, stateDir, resolvedStateDir };
 }
 
 /** What the user is told when planhost cannot be reached. */

@@ -680,7 +680,7 @@ fn deny_codes_are_stable_and_distinct() {
 }
 
 #[test]
-fn every_decision_names_its_rule() {
+fn plan_write_and_agent_bash_name_their_rules() {
     let d = decide(
         PolicyPreset::Host,
         Mode::Plan,

@@ -24,8 +24,9 @@ impl Paths {
     /// `~/.local/state/planhost`. The socket is `--socket`, else `PLANHOST_SOCKET`, else
     /// `$XDG_RUNTIME_DIR/planhost.sock` for the default state directory, else inside the state
     /// directory — so two hosts on two explicit state directories never share a socket. An empty
-    /// variable counts as unset. The pi extension resolves the same way (`integrations/pi/src/
-    /// host.ts` `locations`, which must be kept to these rules).
+    /// variable counts as unset. The pi extension resolves the same way: `integrations/pi/src/
+    /// host.ts`'s `locations` is checked against `integrations/pi/test/paths.cases.json`, which
+    /// a test here writes from these rules.
     pub fn resolve(state_dir: Option<&Path>, socket: Option<&Path>) -> Result<Self, NoStateDir> {
         Self::resolve_in(state_dir, socket, |name| std::env::var_os(name))
     }
@@ -146,5 +147,82 @@ mod tests {
             "an empty variable is unset"
         );
         assert!(Paths::resolve_in(None, None, |_| None).is_err());
+    }
+
+    /// The environments `paths.cases.json` holds: every rule, alone and against the ones it
+    /// overrides. A case needs `HOME` or `XDG_STATE_HOME` (without both the CLI refuses, and the
+    /// extension, which never resolves without the binary, is not asked).
+    const CASES: &[&[(&str, &str)]] = &[
+        &[("HOME", "/h")],
+        &[("HOME", "/h"), ("XDG_STATE_HOME", "/x")],
+        &[("HOME", "/h"), ("XDG_RUNTIME_DIR", "/run/u")],
+        &[
+            ("HOME", "/h"),
+            ("XDG_RUNTIME_DIR", "/run/u"),
+            ("PLANHOST_STATE_DIR", "/s"),
+        ],
+        &[("XDG_STATE_HOME", "/x"), ("XDG_RUNTIME_DIR", "/run/u")],
+        &[("HOME", "/h"), ("PLANHOST_SOCKET", "/x.sock")],
+        &[
+            ("HOME", "/h"),
+            ("PLANHOST_SOCKET", "/x.sock"),
+            ("PLANHOST_STATE_DIR", "/s"),
+        ],
+        &[
+            ("HOME", "/h"),
+            ("PLANHOST_SOCKET", "/x.sock"),
+            ("XDG_RUNTIME_DIR", "/run/u"),
+        ],
+        &[("HOME", "/h"), ("PLANHOST_STATE_DIR", "/s")],
+        &[
+            ("HOME", "/h"),
+            ("PLANHOST_STATE_DIR", ""),
+            ("XDG_STATE_HOME", "/x"),
+        ],
+        &[
+            ("HOME", "/h"),
+            ("PLANHOST_SOCKET", ""),
+            ("XDG_RUNTIME_DIR", ""),
+        ],
+        &[
+            ("HOME", "/h"),
+            ("XDG_STATE_HOME", ""),
+            ("XDG_RUNTIME_DIR", "/run/u"),
+        ],
+    ];
+
+    /// The pi extension cannot call this code before it has a socket to call, so it spells the
+    /// rules in TypeScript; this table, written from the rules above, is what its unit test
+    /// (`integrations/pi/test/paths.test.ts`) holds it to. `PLANHOST_UPDATE_GENERATED=1`
+    /// rewrites the file after a change to the rules.
+    #[test]
+    fn the_pi_extensions_table_is_written_from_these_rules() {
+        let cases: Vec<serde_json::Value> = CASES
+            .iter()
+            .map(|vars| {
+                let p = resolve(vars, None, None);
+                let env: serde_json::Map<String, serde_json::Value> = vars
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).into()))
+                    .collect();
+                serde_json::json!({
+                    "env": env,
+                    "stateDir": p.state_dir.display().to_string(),
+                    "socket": p.socket.display().to_string(),
+                })
+            })
+            .collect();
+        let text = format!("{}\n", serde_json::to_string_pretty(&cases).expect("json"));
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../integrations/pi/test/paths.cases.json");
+        if std::env::var_os("PLANHOST_UPDATE_GENERATED").is_some() {
+            fs_err::write(&file, &text).expect("write the table");
+        }
+        let on_disk = fs_err::read_to_string(&file).unwrap_or_default();
+        assert!(
+            on_disk == text,
+            "{} is not what the rules give; run PLANHOST_UPDATE_GENERATED=1 cargo test -p planhost-service paths, then make integrations/pi/src/host.ts agree",
+            file.display()
+        );
     }
 }

@@ -380,6 +380,12 @@ fn no_provider_tool_or_queue_replay_after_restart() {
                 .code(),
             ErrorCode::ExecutionNotFound
         );
+        let after = g.store().approval(&p.proposal_id).unwrap();
+        assert_eq!(
+            after.execution_state,
+            Some(ExecutionState::Interrupted),
+            "the fence interrupted the queued execution"
+        );
         p
     };
     f.restart();
@@ -395,17 +401,42 @@ fn no_provider_tool_or_queue_replay_after_restart() {
         f.resolve(&approve(&fresh, None), None).unwrap_err().code(),
         ErrorCode::PlanApprovalNotPending
     );
-    // No new turn, execution or approval appeared by itself.
-    assert!(
-        f.store()
-            .approvals(ApprovalFilter::All)
-            .unwrap()
-            .iter()
-            .all(|r| r.execution_id.is_none())
-    );
+    // No new turn, execution or approval appeared by itself, and nothing ran: the audit log
+    // after the restart holds the fence's own rows and the refused answers, no turn begun,
+    // execution claimed or tool run.
+    let approvals = f.store().approvals(ApprovalFilter::All).unwrap();
+    assert_eq!(approvals.len(), 1, "only the one approval: {approvals:?}");
+    assert!(approvals[0].execution_id.is_none());
+    assert!(f.store().active_turn(&a.session_id).unwrap().is_none());
     let s = f.store().session(&a.session_id).unwrap();
     assert_eq!(s.plan_state, PlanState::Stopped);
-    assert_eq!(queued.execution_state, Some(ExecutionState::Queued));
+    let replayed: Vec<_> = f
+        .store()
+        .audit(None, 1000)
+        .unwrap()
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r.action,
+                AuditAction::TurnStarted
+                    | AuditAction::ExecutionClaimed
+                    | AuditAction::ToolExecuted
+            )
+        })
+        .collect();
+    let started_before = 1; // the turn that submitted the plan
+    assert_eq!(
+        replayed.len(),
+        started_before,
+        "no turn, claim or tool run after the restart: {replayed:?}"
+    );
+    // The approved plan's queued execution was never claimed before the restart, so the fence
+    // interrupted it and nothing started it again.
+    assert_eq!(
+        queued.execution_state,
+        Some(ExecutionState::Queued),
+        "queued when approved"
+    );
 }
 
 #[test]

@@ -379,11 +379,13 @@ proptest! {
 }
 
 /// A directed sequence through every transition, so the property test's generator is known to
-/// reach the interesting states.
+/// reach the interesting states: an approval approved and its execution completed, one
+/// rejected, one expired at its deadline, and one interrupted by a restart.
 #[test]
 fn the_happy_path_reaches_every_state() {
     let mut w = World::new();
     let ops = [
+        // Session 0: approved, claimed, completed.
         Op::SetMode(0, Mode::Plan),
         Op::Begin(0, TurnOrigin::User),
         Op::Submit(0, 1),
@@ -391,6 +393,18 @@ fn the_happy_path_reaches_every_state() {
         Op::Approve(0, None),
         Op::Claim(0),
         Op::Finish(0, ExecutionOutcome::Completed),
+        // Session 0 again: rejected, then planned again and left past the deadline.
+        Op::SetMode(0, Mode::Plan),
+        Op::Begin(0, TurnOrigin::User),
+        Op::Submit(0, 1),
+        Op::End(0),
+        Op::Reject(0),
+        Op::Begin(0, TurnOrigin::User),
+        Op::Submit(0, 1),
+        Op::End(0),
+        Op::Advance(APPROVAL_TTL_MS + 1),
+        Op::ExpireDue,
+        // Session 1: pending when the host restarts.
         Op::SetMode(1, Mode::Plan),
         Op::Begin(1, TurnOrigin::User),
         Op::Submit(1, 1),
@@ -400,7 +414,17 @@ fn the_happy_path_reaches_every_state() {
         assert!(w.apply(op), "{op:?} was refused");
         w.check_invariants();
     }
-    assert_eq!(w.terminal.len(), 2);
+    let mut reached: Vec<ApprovalStatus> = w.terminal.values().copied().collect();
+    reached.sort_by_key(|s| s.as_str());
+    reached.dedup();
+    let mut every = vec![
+        ApprovalStatus::Approved,
+        ApprovalStatus::Rejected,
+        ApprovalStatus::Expired,
+        ApprovalStatus::Interrupted,
+    ];
+    every.sort_by_key(|s| s.as_str());
+    assert_eq!(reached, every, "every terminal status: {:?}", w.terminal);
 }
 
 /// The sequences proptest once shrank failures to (see [`REGRESSIONS`]), as directed tests.

@@ -732,7 +732,7 @@ mod tests {
     }
 
     #[test]
-    fn every_language_renders_without_a_raw_key() {
+    fn every_language_renders_the_empty_page_without_a_raw_key() {
         for lang in [Lang::En, Lang::ZhCn] {
             let html = page(lang, "c", &Lists::default(), &[], 0);
             for prefix in ["page.", "cards.", "sessions.", "card.", "status."] {

@@ -8,12 +8,12 @@ use crate::support::*;
 
 #[test]
 fn an_ask_blocks_execution_until_a_person_allows_it_once() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let mut approver = host.connect("e2e-approver");
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    agent.call(
+    agent.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
@@ -38,7 +38,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     );
 
     // Unanswered: the call may not run.
-    let early = agent.call_err("tools.execute", bash.clone());
+    let early = agent.call_json_err("tools.execute", bash.clone());
     assert_refused(&early, "TOOL_NOT_AUTHORIZED");
 
     approver.wait_event("permissionAsked", &sid, |e| {
@@ -49,7 +49,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     let open = open_asks(&mut approver);
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0]["requestId"], request.as_str(), "{open:?}");
-    let answered = approver.call(
+    let answered = approver.call_json(
         "permissions.resolve",
         json!({ "requestId": request, "decision": "allow", "note": "looks fine" }),
     );
@@ -57,16 +57,16 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     assert_eq!(answered["toolCallId"], "bash-1");
     assert!(open_asks(&mut approver).is_empty());
 
-    let twice = approver.call_err(
+    let twice = approver.call_json_err(
         "permissions.resolve",
         json!({ "requestId": request, "decision": "deny" }),
     );
     assert_refused(&twice, "PERMISSION_ALREADY_RESOLVED");
 
-    let ran = agent.call("tools.execute", bash.clone());
+    let ran = agent.call_json("tools.execute", bash.clone());
     assert_eq!(ran["output"]["exit"]["code"], 0, "{ran}");
     // One allow, one run.
-    let again = agent.call_err("tools.execute", bash);
+    let again = agent.call_json_err("tools.execute", bash);
     assert_refused(&again, "TOOL_NOT_AUTHORIZED");
 
     agent.wait_event("permissionResolved", &sid, |e| {
@@ -75,7 +75,7 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
             && e["decision"] == "allow"
     });
     let audit = poll_until("the audit rows of the ask", BOUND, || {
-        let entries = approver.call("audit.list", json!({ "sessionId": sid }));
+        let entries = approver.call_json("audit.list", json!({ "sessionId": sid }));
         let rows: Vec<Value> = items(&entries)
             .iter()
             .filter(|e| e["detail"]["requestId"] == request.as_str())
@@ -100,12 +100,12 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
 
 #[test]
 fn a_denied_ask_never_runs() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let mut approver = host.connect("e2e-approver");
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    agent.call(
+    agent.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
@@ -120,12 +120,12 @@ fn a_denied_ask_never_runs() {
     );
     assert_eq!(ask["decision"], "ask", "{ask}");
     let request = ask["requestId"].as_str().unwrap().to_owned();
-    let denied = approver.call(
+    let denied = approver.call_json(
         "permissions.resolve",
         json!({ "requestId": request, "decision": "deny" }),
     );
     assert_eq!(denied["decision"], "deny");
-    let refused = agent.call_err(
+    let refused = agent.call_json_err(
         "tools.execute",
         execute_params(
             &sid,

@@ -12,22 +12,22 @@ fn write_input(name: &str) -> serde_json::Value {
 
 #[test]
 fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "accept-edits" }),
     );
     let turn = begin_turn(&mut c, &sid);
     let allowed = authorize_input(&mut c, &sid, &turn, "w1", "Write", write_input("pwned.txt"));
     assert_eq!(allowed["decision"], "allow");
-    c.call(
+    c.call_json(
         "plans.enter",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "enter", "batchIndex": 0, "batchSize": 1 }),
     );
-    let e = c.call_err(
+    let e = c.call_json_err(
         "tools.execute",
         execute_params(&sid, &turn, "w1", "Write", write_input("pwned.txt")),
     );
@@ -42,11 +42,11 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
 
     // An ask answered after the switch does not let the Write through either.
     end_turn(&mut c, &sid, &turn);
-    c.call(
+    c.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "agent" }),
     );
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
@@ -60,15 +60,15 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
         write_input("pwned2.txt"),
     );
     assert_eq!(ask["decision"], "ask");
-    c.call(
+    c.call_json(
         "plans.enter",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "enter2", "batchIndex": 0, "batchSize": 1 }),
     );
-    c.call(
+    c.call_json(
         "permissions.resolve",
         json!({ "requestId": ask["requestId"], "decision": "allow" }),
     );
-    let e = c.call_err(
+    let e = c.call_json_err(
         "tools.execute",
         execute_params(&sid, &turn, "w2", "Write", write_input("pwned2.txt")),
     );
@@ -78,11 +78,11 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
 
 #[test]
 fn the_executed_input_must_be_the_authorized_one() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
@@ -94,11 +94,11 @@ fn the_executed_input_must_be_the_authorized_one() {
         pending[0]["input"]["path"], "shown.txt",
         "the person sees what is asked"
     );
-    c.call(
+    c.call_json(
         "permissions.resolve",
         json!({ "requestId": ask["requestId"], "decision": "allow" }),
     );
-    let e = c.call_err(
+    let e = c.call_json_err(
         "tools.execute",
         execute_params(&sid, &turn, "w1", "Write", write_input("other.txt")),
     );
@@ -108,14 +108,14 @@ fn the_executed_input_must_be_the_authorized_one() {
 
 #[test]
 fn a_host_default_change_does_not_reach_a_running_turn() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let turn = begin_turn(&mut c, &sid);
     let before = authorize(&mut c, &sid, &turn, "b1", "Bash");
     assert_eq!(before["decision"], "ask");
-    c.call("settings.set", json!({ "defaultPermissionMode": "auto" }));
+    c.call_json("settings.set", json!({ "defaultPermissionMode": "auto" }));
     let during = authorize(&mut c, &sid, &turn, "b2", "Bash");
     assert_eq!(
         during["decision"], "ask",
@@ -132,18 +132,18 @@ fn a_host_default_change_does_not_reach_a_running_turn() {
 
 #[test]
 fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
     let turn = begin_turn(&mut c, &sid);
     let input = json!({ "command": "echo $$ > pid.txt; exec sleep 600" });
     authorize_input(&mut c, &sid, &turn, "s1", "Bash", input.clone());
-    c.send(
+    c.send_json(
         "tools.execute",
         execute_params(&sid, &turn, "s1", "Bash", input),
     );
@@ -155,7 +155,7 @@ fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
         "the call to end",
         std::time::Duration::from_secs(20),
         || {
-            let audit = watcher.call("audit.list", json!({ "sessionId": sid, "limit": 50 }));
+            let audit = watcher.call_json("audit.list", json!({ "sessionId": sid, "limit": 50 }));
             audit["items"]
                 .as_array()?
                 .iter()

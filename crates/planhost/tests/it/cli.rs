@@ -54,7 +54,7 @@ pub(crate) fn cli(env: &Env, args: &[&str]) -> Run {
 
 /// Runs the same command as a child of this test process (so below its agent connections).
 pub(crate) fn cli_child(env: &Env, args: &[&str]) -> Run {
-    let mut child = Reaped(
+    let mut child = Reaped::new(
         env.command()
             .args(args)
             .stdout(Stdio::piped())
@@ -63,8 +63,8 @@ pub(crate) fn cli_child(env: &Env, args: &[&str]) -> Run {
             .unwrap(),
     );
     // Both pipes are drained by threads so a chatty command cannot block on a full pipe.
-    let out = child.0.stdout.take().unwrap();
-    let err = child.0.stderr.take().unwrap();
+    let out = child.child.stdout.take().unwrap();
+    let err = child.child.stderr.take().unwrap();
     let drain = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut text = String::new();
@@ -94,7 +94,7 @@ fn find<'a>(list: &'a Value, proposal: &str) -> &'a Value {
 
 #[test]
 fn the_cli_reads_and_resolves_plans_on_a_running_host() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-cli-setup");
     let a = open_session(&mut c, &env.workspace(), "interactive");
@@ -212,7 +212,7 @@ fn the_cli_reads_and_resolves_plans_on_a_running_host() {
 
 #[test]
 fn every_id_plans_prints_opens_its_plan() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-cli-ids");
     let mut ids = Vec::new();
@@ -244,7 +244,7 @@ fn every_id_plans_prints_opens_its_plan() {
 #[test]
 fn an_ambiguous_id_prefix_says_ambiguous_and_lists_the_candidates() {
     // Issue 10: an ambiguous prefix used to say "not found".
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-cli-ambiguous");
     let mut ids = Vec::new();
@@ -280,7 +280,7 @@ fn an_ambiguous_id_prefix_says_ambiguous_and_lists_the_candidates() {
 
 #[test]
 fn without_a_host_the_cli_says_so() {
-    let env = Env::new();
+    let env = home();
     for args in [
         &["status"][..],
         &["status", "--json"][..],

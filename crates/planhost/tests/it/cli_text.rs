@@ -50,7 +50,7 @@ fn regex_escape(text: &str) -> String {
 
 #[test]
 fn plans_show_status_and_approve_read_well() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
@@ -77,7 +77,7 @@ fn plans_show_status_and_approve_read_well() {
 
 #[test]
 fn errors_and_doctor_without_a_host_read_well() {
-    let env = Env::new();
+    let env = home();
     let s = settings(&env);
     s.bind(|| {
         let run = cli(&env, &["plans"]);
@@ -92,7 +92,7 @@ fn errors_and_doctor_without_a_host_read_well() {
 /// The README's run command: the demo completes the whole flow through the real protocol.
 #[test]
 fn the_readme_demo_runs_the_whole_flow() {
-    let env = Env::new();
+    let env = home();
     let run = cli(&env, &["demo"]).ok();
     for expected in [
         "Write → Deny POLICY_PLAN_WRITE_DENIED",

@@ -57,17 +57,17 @@ fn over_the_socket(env: &Env) -> Seen {
     let host = SocketHost::start(env);
     let mut c = host.connect("contract-socket");
     let root = env.workspace().display().to_string();
-    let session = c.call(
+    let session = c.call_json(
         "sessions.open",
         json!({ "workspaceRoot": root, "interactivity": "interactive" }),
     );
     let sid = session["id"].clone();
-    c.call(
+    c.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "plan" }),
     );
-    let turn = c.call("turns.begin", json!({ "sessionId": sid }));
-    let write = c.call(
+    let turn = c.call_json("turns.begin", json!({ "sessionId": sid }));
+    let write = c.call_json(
         "tools.authorize",
         authorize(
             &session,
@@ -77,20 +77,20 @@ fn over_the_socket(env: &Env) -> Seen {
             json!({"path": "a.txt", "content": "x"}),
         ),
     );
-    c.call(
+    c.call_json(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn["id"], "outcome": "completed" }),
     );
-    c.call(
+    c.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "agent" }),
     );
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "accept-edits" }),
     );
-    let turn = c.call("turns.begin", json!({ "sessionId": sid }));
-    let bash = c.call(
+    let turn = c.call_json("turns.begin", json!({ "sessionId": sid }));
+    let bash = c.call_json(
         "tools.authorize",
         authorize(
             &session,
@@ -221,7 +221,7 @@ async fn in_process(env: &Env) -> Seen {
 
 #[test]
 fn the_in_process_client_and_the_socket_get_the_same_contract() {
-    let env = Env::new();
+    let env = home();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -191,14 +191,14 @@ fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
     assert_eq!(integrity_check(env), "ok", "{trial}: integrity_check");
     check_no_leftovers(env, at_kill, trial);
     assert_eq!(
-        c.call(
+        c.call_json(
             "plans.list",
             json!({ "status": ["pending"], "limit": 10_000 })
         )["items"],
         json!([]),
         "pending survived a restart"
     );
-    for s in c.call("sessions.list", json!({ "limit": 10_000 }))["items"]
+    for s in c.call_json("sessions.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
     {
@@ -214,7 +214,7 @@ fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
             "an execution survived a restart: {s}"
         );
     }
-    let approvals = c.call("plans.list", json!({ "limit": 10_000 }))["items"]
+    let approvals = c.call_json("plans.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
         .clone();
@@ -235,7 +235,7 @@ fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
             a["artifactSha256"].as_str().unwrap()
         );
     }
-    let publications = c.call("publications.list", json!({ "limit": 10_000 }))["items"]
+    let publications = c.call_json("publications.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
         .clone();
@@ -257,7 +257,7 @@ fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
     }
     // Nothing is replayed: no turn starts by itself after the restart.
     std::thread::sleep(Duration::from_millis(200));
-    for s in c.call("sessions.list", json!({ "limit": 10_000 }))["items"]
+    for s in c.call_json("sessions.list", json!({ "limit": 10_000 }))["items"]
         .as_array()
         .unwrap()
     {
@@ -285,11 +285,11 @@ fn killed_at_any_moment_the_host_restarts_clean() {
     let seed = env_u64("PLANHOST_CRASH_SEED", 0x5eed);
     let flows = Arc::new(AtomicUsize::new(0));
     let mut side_effects = 0;
-    let mut env = Env::new();
+    let mut env = home();
     let started = std::time::Instant::now();
     for trial in 0..trials {
         if trial > 0 && trial % TRIALS_PER_STATE_DIR == 0 {
-            env = Env::new();
+            env = home();
         }
         // From early in the first flow to the middle of a later one's Bash call.
         let delay = 5 + splitmix(seed ^ trial) % 900;

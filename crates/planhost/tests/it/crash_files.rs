@@ -16,7 +16,7 @@ fn dead_pid() -> u32 {
 
 #[test]
 fn crash_temps_are_swept_at_startup_and_doctor_lists_orphan_artifacts() {
-    let env = Env::new();
+    let env = home();
     let mut host = SocketHost::start(&env);
     let mut c = host.connect("e2e-files");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
@@ -81,7 +81,7 @@ fn crash_temps_are_swept_at_startup_and_doctor_lists_orphan_artifacts() {
 fn under_umask_000_nothing_the_host_creates_is_group_or_world_writable() {
     use std::os::unix::fs::PermissionsExt as _;
     use std::os::unix::process::CommandExt as _;
-    let env = Env::new();
+    let env = home();
     let mut command = env.command();
     // SAFETY: umask(2) is async-signal-safe and allocates nothing.
     unsafe {
@@ -90,23 +90,23 @@ fn under_umask_000_nothing_the_host_creates_is_group_or_world_writable() {
             Ok(())
         });
     }
-    let host = SocketHost::start_from(&env, command);
+    let host = SocketHost::start_from(&env, command, ServeOptions::default());
     let mut c = host.connect("e2e-umask");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let (_turn, approval) = submit_plan(&mut c, &sid, "Modes");
     let branch = serde_json::json!(["root", "m"]);
-    c.call(
+    c.call_json(
         "checkpoints.save",
         serde_json::json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan: modes\n",
                             "expectedRevision": 0 }),
     );
-    let published = c.call(
+    let published = c.call_json(
         "publications.request",
         serde_json::json!({ "sessionId": sid, "branchPath": branch }),
     );
     let publication = published["publication"].clone();
     if published["outcome"] == "pending" {
-        c.call(
+        c.call_json(
             "publications.resolve",
             serde_json::json!({ "publicationId": publication["publicationId"], "action": "approve" }),
         );

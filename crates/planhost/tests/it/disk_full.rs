@@ -73,7 +73,7 @@ fn final_plan_files(env: &Env) -> Vec<String> {
 
 #[test]
 fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
-    let env = Env::new();
+    let env = home();
     let state = Tmpfs::mount(&env.state_dir(), "3m", "0700");
     if !planhost_test_support::capability::present(
         planhost_test_support::capability::Capability::Tmpfs,
@@ -90,7 +90,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     set_mode(&mut c, &sid, "plan");
     let branch = json!(["root"]);
-    c.call(
+    c.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan: before\n", "expectedRevision": 0 }),
     );
@@ -100,7 +100,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     let turn = begin_turn(&mut c, &sid);
     let allowed = authorize(&mut c, &sid, &turn, "submit-1", "SubmitPlan");
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let err = c.call_err(
+    let err = c.call_json_err(
         "plans.submit",
         submit_params(&sid, &turn, "submit-1", "Full", 1),
     );
@@ -116,14 +116,14 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         "a row without its artifact"
     );
     // Publication needs the workspace too.
-    match c.try_call(
+    match c.try_call_json(
         "publications.request",
         json!({ "sessionId": sid, "branchPath": branch }),
     ) {
         Ok(r) => {
             // A pending publication asks first; approving it is what writes.
             let id = r["publication"]["publicationId"].clone();
-            let err = c.call_err(
+            let err = c.call_json_err(
                 "publications.resolve",
                 json!({ "publicationId": id, "action": "approve" }),
             );
@@ -150,7 +150,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         let call = format!("read-full-{i}");
         let mut params = authorize_params(&sid, &turn, &call, "Read", 1);
         params["input"] = read.clone();
-        match c.try_call("tools.authorize", params) {
+        match c.try_call_json("tools.authorize", params) {
             Ok(r) => {
                 assert_eq!(r["decision"], "allow", "{r}");
                 answered.push(call);
@@ -171,7 +171,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         answered.len()
     );
     // That call was granted nothing.
-    let err = c.call_err(
+    let err = c.call_json_err(
         "tools.execute",
         execute_params(&sid, &turn, &refused_call, "Read", read.clone()),
     );
@@ -179,13 +179,13 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
 
     // A checkpoint cannot be committed.
     let big = format!("# Plan: after\n\n{}\n", "x".repeat(256 * 1024));
-    let err = c.call_err(
+    let err = c.call_json_err(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),
     );
     assert_eq!(code_of(&err), "STORE_PERSISTENCE_FAILED", "{err:?}");
     // Still serving, and still what it was.
-    let latest = c.call(
+    let latest = c.call_json(
         "checkpoints.latest",
         json!({ "sessionId": sid, "branchPath": branch }),
     );
@@ -196,7 +196,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     fs_err::remove_file(ws_filler).unwrap();
     assert_eq!(integrity_check(&env), "ok");
     // Every decision that was answered is in the audit log; the refused one is not.
-    let log = c.call("audit.list", json!({ "sessionId": sid, "limit": 500 }));
+    let log = c.call_json("audit.list", json!({ "sessionId": sid, "limit": 500 }));
     let allowed: Vec<&str> = items(&log)
         .iter()
         .filter(|r| r["action"] == "tool.allow")
@@ -213,19 +213,19 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     fs_err::write(env.workspace().join("notes.txt"), "space is back\n").unwrap();
     let mut params = authorize_params(&sid, &turn, "read-after", "Read", 1);
     params["input"] = read.clone();
-    let allowed = c.call("tools.authorize", params);
+    let allowed = c.call_json("tools.authorize", params);
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let ran = c.call(
+    let ran = c.call_json(
         "tools.execute",
         execute_params(&sid, &turn, "read-after", "Read", read),
     );
     assert!(ran.to_string().contains("space is back"), "{ran}");
-    let saved = c.call(
+    let saved = c.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),
     );
     assert_eq!(saved["checkpoint"]["revision"], 2, "{saved}");
-    let err = c.try_call(
+    let err = c.try_call_json(
         "plans.submit",
         submit_params(&sid, &turn, "submit-2", "Room", 1),
     );
@@ -233,7 +233,7 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     if err.is_err() {
         let allowed = authorize(&mut c, &sid, &turn, "submit-2", "SubmitPlan");
         assert_eq!(allowed["decision"], "allow", "{allowed}");
-        let approval = c.call(
+        let approval = c.call_json(
             "plans.submit",
             submit_params(&sid, &turn, "submit-2", "Room", 1),
         );

@@ -25,7 +25,7 @@ fn failed_unchanged(
     stable: &str,
 ) -> planhost_protocol::RpcError {
     let before = get_session(c, sid);
-    let error = c.call_err(method, params);
+    let error = c.call_json_err(method, params);
     assert_code(&error, numeric, stable);
     let after = get_session(c, sid);
     assert_eq!(
@@ -43,14 +43,14 @@ fn raw(c: &mut Conn, line: &str) -> planhost_protocol::Response {
 
 #[test]
 fn protocol_errors_leave_the_connection_working() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-errors");
 
     let parse = raw(&mut c, r#"{"jsonrpc":"2.0","id":1,"method":"app.health""#);
     assert_eq!(parse.id, None, "{parse:?}");
     assert_code(&response_error(&parse), codes::PARSE_ERROR, "PARSE_ERROR");
-    assert_eq!(c.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
 
     for line in ["[1,2,3]", "\"hello\"", "42"] {
         let r = raw(&mut c, line);
@@ -81,26 +81,26 @@ fn protocol_errors_leave_the_connection_working() {
         "INVALID_REQUEST",
     );
 
-    let unknown = c.call_err("plans.approveEverything", json!({}));
+    let unknown = c.call_json_err("plans.approveEverything", json!({}));
     assert_code(&unknown, codes::METHOD_NOT_FOUND, "METHOD_NOT_FOUND");
     assert!(
         unknown.message.contains("plans.approveEverything"),
         "{unknown:?}"
     );
 
-    assert_eq!(c.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
 }
 
 #[test]
 fn invalid_params_name_the_field() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let turn = begin_turn(&mut c, &sid);
     let field = |e: &planhost_protocol::RpcError| e.data.as_ref().and_then(|d| d.field.clone());
 
-    let missing = c.call_err(
+    let missing = c.call_json_err(
         "sessions.open",
         json!({ "workspaceRoot": env.workspace().display().to_string() }),
     );
@@ -111,11 +111,11 @@ fn invalid_params_name_the_field() {
         "{missing:?}"
     );
 
-    let unknown = c.call_err("sessions.get", json!({ "sessionId": sid, "bogus": 1 }));
+    let unknown = c.call_json_err("sessions.get", json!({ "sessionId": sid, "bogus": 1 }));
     assert_code(&unknown, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(field(&unknown).as_deref(), Some("bogus"), "{unknown:?}");
 
-    let wrong_type = c.call_err("audit.list", json!({ "limit": "ten" }));
+    let wrong_type = c.call_json_err("audit.list", json!({ "limit": "ten" }));
     assert_code(&wrong_type, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(
         field(&wrong_type).as_deref(),
@@ -123,7 +123,7 @@ fn invalid_params_name_the_field() {
         "{wrong_type:?}"
     );
 
-    let bad_enum = c.call_err(
+    let bad_enum = c.call_json_err(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "chat" }),
     );
@@ -134,14 +134,14 @@ fn invalid_params_name_the_field() {
 
 #[test]
 fn invalid_params_name_a_nested_field() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let turn = begin_turn(&mut c, &sid);
     let mut params = authorize_params(&sid, &turn, "ext-1", "my_tool", 1);
     params["provenance"] = json!({ "kind": "extension", "package": 5, "sourcePath": "/x/y.js" });
-    let e = c.call_err("tools.authorize", params);
+    let e = c.call_json_err("tools.authorize", params);
     assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
     let field = e.data.as_ref().and_then(|d| d.field.as_deref());
     assert_eq!(field, Some("provenance.package"), "{e:?}");
@@ -149,17 +149,17 @@ fn invalid_params_name_a_nested_field() {
 
 #[test]
 fn handshake_errors() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
 
     let mut early = host.connect_raw();
-    let e = early.call_err("app.health", json!({}));
+    let e = early.call_json_err("app.health", json!({}));
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
     early.initialize("late");
-    assert_eq!(early.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(early.call_json("app.health", json!({}))["status"], "ok");
 
     let mut old = host.connect_raw();
-    let e = old.call_err(
+    let e = old.call_json_err(
         "initialize",
         json!({ "protocolVersion": 999, "clientName": "future-client", "roles": ["observer"] }),
     );
@@ -174,7 +174,7 @@ fn handshake_errors() {
         "names the host's version: {e:?}"
     );
     // A v1 client sends no roles: it is told about the version, not about a missing field.
-    let e = old.call_err(
+    let e = old.call_json_err(
         "initialize",
         json!({ "protocolVersion": 1, "clientName": "v1-client" }),
     );
@@ -186,54 +186,54 @@ fn handshake_errors() {
         "names both versions: {e:?}"
     );
     // A refused handshake does not count as one.
-    let e = old.call_err("app.health", json!({}));
+    let e = old.call_json_err("app.health", json!({}));
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
 
     // v2: a connection must say what it is. No role at all is refused, and does not count.
     let mut nobody = host.connect_raw();
-    let e = nobody.call_err(
+    let e = nobody.call_json_err(
         "initialize",
         json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "nobody", "roles": [] }),
     );
     assert_code(&e, codes::INVALID_PARAMS, "ROLES_INVALID");
-    let e = nobody.call_err("app.health", json!({}));
+    let e = nobody.call_json_err("app.health", json!({}));
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
     nobody.initialize("nobody-after-all");
-    assert_eq!(nobody.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(nobody.call_json("app.health", json!({}))["status"], "ok");
 
     // Unknown fields are ignored, so a newer client can still talk to this host.
     let mut newer = host.connect_raw();
-    let hello = newer.call(
+    let hello = newer.call_json(
         "initialize",
         json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "newer",
                 "roles": ["observer"], "someFutureField": true }),
     );
     assert_eq!(hello["roles"], json!(["observer"]), "{hello}");
-    assert_eq!(newer.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(newer.call_json("app.health", json!({}))["status"], "ok");
 }
 
 #[test]
 fn session_and_turn_refusals_change_nothing() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-refusals");
 
-    let e = c.call_err("sessions.get", json!({ "sessionId": "no-such-session" }));
+    let e = c.call_json_err("sessions.get", json!({ "sessionId": "no-such-session" }));
     assert_refused(&e, "SESSION_NOT_FOUND");
-    let e = c.call_err("turns.begin", json!({ "sessionId": "no-such-session" }));
+    let e = c.call_json_err("turns.begin", json!({ "sessionId": "no-such-session" }));
     assert_refused(&e, "SESSION_NOT_FOUND");
 
     for root in [
         "relative/dir".to_owned(),
         format!("{}/missing", env.workspace().display()),
     ] {
-        let e = c.call_err(
+        let e = c.call_json_err(
             "sessions.open",
             json!({ "workspaceRoot": root, "interactivity": "interactive" }),
         );
         assert_refused(&e, "WORKSPACE_INVALID");
     }
-    assert!(items(&c.call("sessions.list", json!({}))).is_empty());
+    assert!(items(&c.call_json("sessions.list", json!({}))).is_empty());
 
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     // A catalog id of another platform is refused; a name outside every catalog does not
@@ -287,7 +287,7 @@ fn session_and_turn_refusals_change_nothing() {
         json!({ "sessionId": sid, "turnId": "not-this-turn", "outcome": "completed" }),
         "TURN_NOT_ACTIVE",
     );
-    let e = c.call_err(
+    let e = c.call_json_err(
         "tools.authorize",
         authorize_params(&sid, "not-this-turn", "read-1", "Read", 1),
     );
@@ -311,20 +311,20 @@ fn session_and_turn_refusals_change_nothing() {
 
     // v2 settings are typed: a value outside the vocabulary does not parse, and a shell of
     // another platform's catalog is refused. Nothing changes either way.
-    let before = c.call("settings.get", json!({}));
+    let before = c.call_json("settings.get", json!({}));
     let field = |e: &planhost_protocol::RpcError| e.data.as_ref().and_then(|d| d.field.clone());
-    let e = c.call_err(
+    let e = c.call_json_err(
         "settings.set",
         json!({ "defaultPermissionMode": "sometimes" }),
     );
     assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(field(&e).as_deref(), Some("defaultPermissionMode"), "{e:?}");
-    let e = c.call_err("settings.set", json!({ "defaultShell": "zsh" }));
+    let e = c.call_json_err("settings.set", json!({ "defaultShell": "zsh" }));
     assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(field(&e).as_deref(), Some("defaultShell"), "{e:?}");
-    let e = c.call_err("settings.set", json!({ "defaultShell": "cmd" }));
+    let e = c.call_json_err("settings.set", json!({ "defaultShell": "cmd" }));
     assert_refused(&e, "COMMAND_SHELL_INVALID");
-    assert_eq!(c.call("settings.get", json!({})), before);
+    assert_eq!(c.call_json("settings.get", json!({})), before);
 }
 
 fn plan_files(env: &Env) -> usize {
@@ -333,14 +333,14 @@ fn plan_files(env: &Env) -> usize {
 
 #[test]
 fn plan_refusals_change_nothing() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-plan-refusals");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     set_mode(&mut c, &sid, "plan");
     let turn = begin_turn(&mut c, &sid);
 
-    let decision = c.call(
+    let decision = c.call_json(
         "tools.authorize",
         authorize_params(&sid, &turn, "submit-0", "SubmitPlan", 2),
     );
@@ -362,7 +362,7 @@ fn plan_refusals_change_nothing() {
     );
     assert_eq!(plan_files(&env), 0, "a refused submit wrote an artifact");
 
-    let approval = c.call(
+    let approval = c.call_json(
         "plans.submit",
         submit_params(&sid, &turn, "submit-1", "The plan", 1),
     );
@@ -397,7 +397,7 @@ fn plan_refusals_change_nothing() {
         missing,
         "PLAN_APPROVAL_NOT_FOUND",
     );
-    let e = c.call_err("plans.get", json!({ "proposalId": "no-such-proposal" }));
+    let e = c.call_json_err("plans.get", json!({ "proposalId": "no-such-proposal" }));
     assert_refused(&e, "PLAN_APPROVAL_NOT_FOUND");
     refused_unchanged(
         &mut c,
@@ -417,7 +417,7 @@ fn plan_refusals_change_nothing() {
         "PLAN_RESOLVE_INVALID",
     );
 
-    let rejected = c.call("plans.resolve", resolve_params(&approval, "reject", None));
+    let rejected = c.call_json("plans.resolve", resolve_params(&approval, "reject", None));
     assert_eq!(rejected["status"], "rejected");
     let mut again = resolve_params(&approval, "approve", Some("auto"));
     again["version"] = rejected["version"].clone();
@@ -439,18 +439,18 @@ fn plan_refusals_change_nothing() {
 /// `plans.get` says so and approving is refused; the approval stays pending.
 #[test]
 fn an_artifact_changed_on_disk_cannot_be_approved() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-artifact");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
     let (turn, approval) = submit_plan(&mut c, &sid, "Tampered");
     end_turn(&mut c, &sid, &turn);
     let artifact = approval["artifactPath"].as_str().unwrap();
-    let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    let detail = c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
     assert_eq!(detail["artifactIntact"], true, "{detail}");
 
     fs_err::write(artifact, "# Plan: something else entirely\n").unwrap();
-    let detail = c.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    let detail = c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
     assert_eq!(detail["artifactIntact"], false, "{detail}");
     assert_eq!(
         detail["markdown"], PLAN,
@@ -463,7 +463,8 @@ fn an_artifact_changed_on_disk_cannot_be_approved() {
         resolve_params(&approval, "approve", Some("auto")),
         "PLAN_ARTIFACT_CHANGED",
     );
-    let row = &c.call("plans.get", json!({ "proposalId": approval["proposalId"] }))["approval"];
+    let row =
+        &c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }))["approval"];
     assert_eq!(row["status"], "pending", "{row}");
     assert_eq!(row["version"], approval["version"], "{row}");
     assert_eq!(row["executionId"], Value::Null, "{row}");
@@ -471,7 +472,7 @@ fn an_artifact_changed_on_disk_cannot_be_approved() {
 
 #[test]
 fn plan_needs_an_interactive_session() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-unattended");
     let unattended = open_session(&mut c, &env.workspace(), "unattended");
@@ -510,11 +511,11 @@ fn plan_needs_an_interactive_session() {
 
 #[test]
 fn bash_input_errors() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-bash");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
@@ -528,7 +529,7 @@ fn bash_input_errors() {
         json!({ "command": "touch ran.txt", "timeoutMs": 5 }),
     );
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let e = c.call_err(
+    let e = c.call_json_err(
         "tools.execute",
         execute_params(
             &sid,

@@ -35,9 +35,9 @@ fn serve_exit(state: &Path, socket: &Path) -> (Option<i32>, String) {
 
 #[test]
 fn a_second_host_never_takes_over_a_live_socket() {
-    let first = Env::new();
+    let first = home();
     let host = SocketHost::start(&first);
-    let other = Env::new();
+    let other = home();
     let (code, stderr) = serve_exit(&other.state_dir(), &first.socket());
     assert_ne!(code, Some(0), "the second host served: {stderr}");
     assert!(stderr.contains("never replaced"), "{stderr}");
@@ -47,12 +47,12 @@ fn a_second_host_never_takes_over_a_live_socket() {
     );
     // The first host still answers on its socket.
     let mut c = host.connect("e2e-still-mine");
-    assert_eq!(c.call("app.health", json!({}))["pid"], host.pid());
+    assert_eq!(c.call_json("app.health", json!({}))["pid"], host.pid());
 }
 
 #[test]
 fn socket_on_a_regular_file_is_refused_and_the_file_kept() {
-    let env = Env::new();
+    let env = home();
     fs_err::write(env.socket(), b"precious\n").unwrap();
     let (code, stderr) = serve_exit(&env.state_dir(), &env.socket());
     assert_ne!(code, Some(0), "{stderr}");
@@ -62,7 +62,7 @@ fn socket_on_a_regular_file_is_refused_and_the_file_kept() {
 
 #[test]
 fn a_state_dir_others_can_write_is_refused_and_doctor_flags_it() {
-    let env = Env::new();
+    let env = home();
     fs_err::create_dir(env.state_dir()).unwrap();
     fs_err::set_permissions(env.state_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let (code, stderr) = serve_exit(&env.state_dir(), &env.socket());

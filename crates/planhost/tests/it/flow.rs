@@ -22,7 +22,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert_eq!(denied["code"], "POLICY_PLAN_WRITE_DENIED", "{denied}");
     let allowed = authorize(&mut conns[agent], &sid, &turn, "submit-1", "SubmitPlan");
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = conns[agent].call(
+    let approval = conns[agent].call_json(
         "plans.submit",
         submit_params(&sid, &turn, "submit-1", "E2E plan", 1),
     );
@@ -50,7 +50,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert_eq!(list[0]["proposalId"], proposal.as_str());
     assert_eq!(list[0]["title"], "E2E plan");
     assert_eq!(list[0]["question"], "Shall I implement this plan?");
-    let approved = conns[approver].call(
+    let approved = conns[approver].call_json(
         "plans.resolve",
         resolve_params(&approval, "approve", Some("accept-edits")),
     );
@@ -69,7 +69,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     let session = get_session(&mut conns[agent], &sid);
     assert_eq!(session["mode"], "agent");
     assert_eq!(session["permissionMode"], "accept-edits");
-    let claimed = conns[agent].call(
+    let claimed = conns[agent].call_json(
         "executions.claim",
         json!({ "sessionId": sid, "executionId": execution }),
     );
@@ -98,7 +98,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         json!({ "path": "out.txt", "content": "from the plan\n" }),
     );
     assert_eq!(write["decision"], "allow", "{write}");
-    conns[agent].call(
+    conns[agent].call_json(
         "tools.execute",
         execute_params(
             &sid,
@@ -125,13 +125,13 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     conns[approver].wait_event("permissionAsked", &sid, |e| {
         e["kind"] == "permissionAsked" && e["requestId"] == request.as_str()
     });
-    let answered = conns[approver].call(
+    let answered = conns[approver].call_json(
         "permissions.resolve",
         json!({ "requestId": request, "decision": "allow" }),
     );
     assert_eq!(answered["decision"], "allow");
 
-    let result = conns[agent].call(
+    let result = conns[agent].call_json(
         "tools.execute",
         execute_params(
             &sid,
@@ -157,7 +157,7 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seqs {seqs:?}");
     assert!(chunks.iter().all(|c| c["sessionId"] == sid.as_str()));
 
-    let finished = conns[agent].call(
+    let finished = conns[agent].call_json(
         "executions.end",
         json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
     );
@@ -209,7 +209,7 @@ pub(crate) fn assert_seq_increasing(events: &[Value]) {
 
 #[test]
 fn full_flow_with_an_agent_and_an_approver_over_the_socket() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut conns = vec![host.connect("e2e-agent"), host.connect("e2e-approver")];
     full_flow(&mut conns, 0, 1, &env);
@@ -217,7 +217,7 @@ fn full_flow_with_an_agent_and_an_approver_over_the_socket() {
 
 #[test]
 fn full_flow_over_stdio_with_nothing_but_protocol_on_stdout() {
-    let env = Env::new();
+    let env = home();
     let (mut host, conn) = StdioHost::start(&env);
     let mut conns = vec![conn];
     full_flow(&mut conns, 0, 0, &env);

@@ -17,7 +17,7 @@ const WRITER: &str = r#"setsid sh -c 'while true; do date +%s%N >> side.txt; sle
 fn start_writer(host: &SocketHost, env: &Env, leftovers: &mut Leftovers) -> (Conn, i32) {
     let mut c = host.connect("e2e-crash");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
@@ -25,7 +25,7 @@ fn start_writer(host: &SocketHost, env: &Env, leftovers: &mut Leftovers) -> (Con
     let input = json!({ "command": WRITER });
     let allowed = authorize_input(&mut c, &sid, &turn, "w1", "Bash", input.clone());
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    c.send(
+    c.send_json(
         "tools.execute",
         execute_params(&sid, &turn, "w1", "Bash", input),
     );
@@ -67,7 +67,7 @@ fn watchdog_of(host_pid: u32) -> Option<i32> {
 
 #[test]
 fn a_killed_host_takes_its_commands_with_it() {
-    let env = Env::new();
+    let env = home();
     let mut leftovers = Leftovers::default();
     let mut host = SocketHost::start(&env);
     let (_c, escapee) = start_writer(&host, &env, &mut leftovers);
@@ -85,7 +85,7 @@ fn a_killed_host_takes_its_commands_with_it() {
 
 #[test]
 fn the_next_host_ends_what_a_dead_host_left_before_it_serves() {
-    let env = Env::new();
+    let env = home();
     let mut leftovers = Leftovers::default();
     let mut host = SocketHost::start(&env);
     let (_c, escapee) = start_writer(&host, &env, &mut leftovers);
@@ -192,11 +192,11 @@ struct Kill {
 /// Starts the tickers through a fresh host, SIGKILLs the host at a random phase of their
 /// millisecond, and measures when they stopped.
 fn kill_and_measure(round: u64) -> Kill {
-    let env = Env::new();
+    let env = home();
     let mut host = SocketHost::start(&env);
     let mut c = host.connect("e2e-host-kill");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
@@ -204,7 +204,7 @@ fn kill_and_measure(round: u64) -> Kill {
     let input = json!({ "command": TICKERS });
     let allowed = authorize_input(&mut c, &sid, &turn, "t1", "Bash", input.clone());
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    c.send(
+    c.send_json(
         "tools.execute",
         execute_params(&sid, &turn, "t1", "Bash", input),
     );

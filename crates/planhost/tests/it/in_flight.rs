@@ -41,18 +41,18 @@ fn activity_of(notes: &[Notification], tool_call: &str) -> Vec<Value> {
 
 #[test]
 fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let mut approver = host.connect("e2e-approver");
     let mut watcher = host.connect_raw();
-    watcher.call(
+    watcher.call_json(
         "initialize",
         json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "e2e-watch",
                 "roles": ["observer"], "toolActivity": true }),
     );
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    agent.call(
+    agent.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
@@ -76,19 +76,19 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
     watcher.wait_note("read-1 allowed", |n| {
         n.method == "tools.activity" && n.params["toolCallId"] == "read-1"
     });
-    let finished = agent.call(
+    let finished = agent.call_json(
         "tools.finished",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "read-1" }),
     );
     assert_eq!(finished["released"], true, "{finished}");
     assert_eq!(in_flight(&mut approver, &sid), vec![]);
     // Once: a second report, or a call never allowed, releases nothing.
-    let again = agent.call(
+    let again = agent.call_json(
         "tools.finished",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "read-1", "isError": true }),
     );
     assert_eq!(again["released"], false, "{again}");
-    let never = agent.call(
+    let never = agent.call_json(
         "tools.finished",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "nope" }),
     );
@@ -101,7 +101,7 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
         vec![json!("allowed"), Value::Null]
     );
     // Its grant is void: the host will not run it now.
-    let late = agent.call_err(
+    let late = agent.call_json_err(
         "tools.execute",
         execute_params(&sid, &turn, "read-1", "Read", json!({ "path": "a.txt" })),
     );
@@ -115,7 +115,7 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
         in_flight(&mut approver, &sid),
         vec![call("bash-1", "Bash", "asking")]
     );
-    approver.call(
+    approver.call_json(
         "permissions.resolve",
         json!({ "requestId": ask["requestId"], "decision": "allow" }),
     );
@@ -123,7 +123,7 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
         in_flight(&mut approver, &sid),
         vec![call("bash-1", "Bash", "allowed")]
     );
-    let running = agent.send(
+    let running = agent.send_json(
         "tools.execute",
         execute_params(&sid, &turn, "bash-1", "Bash", input),
     );
@@ -170,7 +170,7 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
     );
 
     // The client's report is in the audit log, marked as run by the client.
-    let audit = approver.call("audit.list", json!({ "sessionId": sid }));
+    let audit = approver.call_json("audit.list", json!({ "sessionId": sid }));
     let rows: Vec<&Value> = items(&audit)
         .iter()
         .filter(|e| e["action"] == "tool.finished")
@@ -183,10 +183,10 @@ fn a_sessions_tool_calls_show_allowed_asking_and_running_until_each_finishes() {
 
 #[test]
 fn tool_activity_needs_the_observer_role() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut conn = host.connect_raw();
-    let refused = conn.call_err(
+    let refused = conn.call_json_err(
         "initialize",
         json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "e2e",
                 "roles": ["agent", "approver"], "toolActivity": true }),
@@ -196,7 +196,7 @@ fn tool_activity_needs_the_observer_role() {
 
 #[test]
 fn a_finished_execution_is_the_sessions_last_execution() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
@@ -207,19 +207,19 @@ fn a_finished_execution_is_the_sessions_last_execution() {
     // plans.submit completed the SubmitPlan call: it is not left in flight.
     assert_eq!(in_flight(&mut agent, &sid), vec![]);
     end_turn(&mut agent, &sid, &turn);
-    let approved = agent.call(
+    let approved = agent.call_json(
         "plans.resolve",
         resolve_params(&approval, "approve", Some("ask")),
     );
     let execution = approved["executionId"].as_str().unwrap().to_owned();
-    agent.call(
+    agent.call_json(
         "executions.claim",
         json!({ "sessionId": sid, "executionId": execution }),
     );
     let running = get_session(&mut agent, &sid);
     assert_eq!(running["liveExecution"]["state"], "running", "{running}");
     assert!(running["lastExecution"].is_null(), "{running}");
-    agent.call(
+    agent.call_json(
         "executions.end",
         json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
     );
@@ -231,7 +231,7 @@ fn a_finished_execution_is_the_sessions_last_execution() {
         after["lastExecution"]["turn"]["endedAt"].is_i64(),
         "{after}"
     );
-    let listed = agent.call("sessions.list", json!({}));
+    let listed = agent.call_json("sessions.list", json!({}));
     assert_eq!(
         items(&listed)[0]["lastExecution"]["executionId"],
         execution.as_str()

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{BOUND, Env, SocketHost, poll_until};
+use crate::support::{BOUND, ServeOptions, SocketHost, home, poll_until};
 
 /// The host's CPU time so far, in clock ticks (`utime + stime`).
 fn cpu_ticks(pid: u32) -> u64 {
@@ -30,7 +30,7 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 }
 
 fn health(conn: &mut crate::support::Conn) {
-    let answer = conn.call("app.health", json!({}));
+    let answer = conn.call_json("app.health", json!({}));
     assert_eq!(answer["status"], "ok");
 }
 
@@ -51,20 +51,20 @@ fn pending_text(mut stream: &UnixStream) -> String {
 
 #[test]
 fn at_the_descriptor_limit_the_host_refuses_clearly_backs_off_and_keeps_serving() {
-    let env = Env::new();
-    let host = SocketHost::start_with(&env, |command| {
-        // SAFETY: setrlimit is async-signal-safe and allocates nothing.
-        unsafe {
-            command.pre_exec(|| {
-                let limit = rustix::process::Rlimit {
-                    current: Some(64),
-                    maximum: Some(64),
-                };
-                rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
-                    .map_err(std::io::Error::from)
-            });
-        }
-    });
+    let env = home();
+    let mut command = env.command();
+    // SAFETY: setrlimit is async-signal-safe and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = rustix::process::Rlimit {
+                current: Some(64),
+                maximum: Some(64),
+            };
+            rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let host = SocketHost::start_from(&env, command, ServeOptions::default());
     let pid = host.pid();
     let mut first = host.connect("first");
     health(&mut first);
@@ -121,7 +121,7 @@ fn at_the_descriptor_limit_the_host_refuses_clearly_backs_off_and_keeps_serving(
 
 #[test]
 fn unfinished_lines_are_bounded_across_connections_and_their_memory_is_given_back() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let pid = host.pid();
     let mut first = host.connect("first");

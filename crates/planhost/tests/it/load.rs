@@ -393,13 +393,14 @@ fn flat_bound_kib(baseline_kib: f64) -> f64 {
 fn a_hundred_sessions_under_load_leak_nothing() {
     let secs = env_u64("PLANHOST_LOAD_SECS", 60).max(3);
     let sessions = env_u64("PLANHOST_LOAD_SESSIONS", 100).max(1) as usize;
-    let env = Env::new();
+    let env = home();
     let workspace = env.workspace();
     fs_err::create_dir(workspace.join("src")).unwrap();
     fs_err::write(workspace.join("src/a.txt"), "one\ntwo\nthree\n").unwrap();
     fs_err::write(workspace.join("src/b.txt"), "b\n").unwrap();
     let mut host = SocketHost::start(&env);
     let host_pid = host.pid();
+    let before = sample(host_pid, Duration::ZERO);
 
     let shared = Arc::new(Shared::default());
     let started = Instant::now();
@@ -446,7 +447,7 @@ fn a_hundred_sessions_under_load_leak_nothing() {
     stop.store(true, Ordering::Relaxed);
     let samples = sampler.join().expect("the sampler panicked");
     // The host is still serving once the load is over.
-    let exited = host.child.0.try_wait().expect("try_wait");
+    let exited = host.child().child.try_wait().expect("try_wait");
     assert!(
         exited.is_none(),
         "the host exited under load ({exited:?}); stderr:\n{}",
@@ -553,6 +554,20 @@ fn a_hundred_sessions_under_load_leak_nothing() {
 
     // ---- verdicts ----
     assert_eq!(errors, 0, "RPC errors under load; first: {first_errors:#?}");
+    // Every connection's descriptors and every thread the load needed are given back once it
+    // is over (tokio's idle blocking threads leave after 10 s).
+    let after = poll_until(
+        "the host's descriptors and threads back to where they were",
+        Duration::from_secs(30),
+        || {
+            let now = sample(host_pid, started.elapsed());
+            (now.fds <= before.fds + 2 && now.threads <= before.threads + 2).then_some(now)
+        },
+    );
+    eprintln!(
+        "load: before the load fds {} threads {}; given back: fds {} threads {}",
+        before.fds, before.threads, after.fds, after.threads
+    );
     assert!(flows >= sessions as u64, "too few flows ran: {flows}");
     assert!(n >= 3, "too few RSS samples: {n}");
     assert!(

@@ -14,13 +14,13 @@ use crate::support::*;
 
 /// The approval as the host has it now.
 fn approval(c: &mut Conn, proposal: &str) -> Value {
-    c.call("plans.get", json!({ "proposalId": proposal }))["approval"].clone()
+    c.call_json("plans.get", json!({ "proposalId": proposal }))["approval"].clone()
 }
 
 /// Waits for the audit row of a refused approver and returns it (its `detail` an object).
 fn refused_row(c: &mut Conn) -> Value {
     poll_until("the refused approver's audit row", BOUND, || {
-        let audit = c.call("audit.list", json!({ "limit": 10_000 }));
+        let audit = c.call_json("audit.list", json!({ "limit": 10_000 }));
         items(&audit)
             .iter()
             .find(|row| row["action"] == "connection.role_refused")
@@ -34,7 +34,7 @@ fn quoted(path: &std::path::Path) -> String {
 
 #[test]
 fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-agent");
     // A plan waiting for a person.
@@ -46,7 +46,7 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
     // The model's Bash call, allowed without asking (permission mode auto), runs the real CLI
     // against the host's socket.
     let working = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": working, "permissionMode": "auto" }),
     );
@@ -64,7 +64,7 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
     let input = json!({ "command": command });
     let allowed = authorize_input(&mut c, &working, &turn, "bash-1", "Bash", input.clone());
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = c.call(
+    let result = c.call_json(
         "tools.execute",
         execute_params(&working, &turn, "bash-1", "Bash", input),
     );
@@ -97,7 +97,7 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
 
 #[test]
 fn a_child_of_an_agent_process_cannot_approve_and_a_person_elsewhere_can() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     // This test process holds an agent connection (it is the agent, as pi is: agent and
     // approver), so every process it starts runs under an agent.

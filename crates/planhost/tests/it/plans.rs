@@ -15,7 +15,7 @@ fn branch(ids: &[&str]) -> Value {
 
 #[test]
 fn plan_lifecycle_over_the_protocol_and_the_cli() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect("pi-extension");
     let mut person = host.connect("approver");
@@ -23,9 +23,9 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     set_mode(&mut agent, &sid, "plan");
 
     // The command grammar: accepted spellings, and help for anything else.
-    let save = agent.call("plans.parseCommand", json!({ "line": "/plan  save " }));
+    let save = agent.call_json("plans.parseCommand", json!({ "line": "/plan  save " }));
     assert_eq!(save["command"], "save");
-    let bad = agent.call("plans.parseCommand", json!({ "line": "/plan pause" }));
+    let bad = agent.call_json("plans.parseCommand", json!({ "line": "/plan pause" }));
     assert_eq!(
         (bad["command"].clone(), bad["errorCode"].clone()),
         (Value::Null, json!("PLAN_COMMAND_INVALID"))
@@ -33,7 +33,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     assert!(bad["help"].as_str().unwrap().contains("/plan save"));
 
     // A draft checkpoint with optimistic revision; a stale revision says the current one.
-    let one = agent.call(
+    let one = agent.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": PLAN, "expectedRevision": 0 }),
     );
@@ -42,7 +42,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     assert_eq!(one["sha256"], planhost_core::sha256_hex(PLAN.as_bytes()));
     assert_eq!(one["sizeBytes"], PLAN.len());
     assert_eq!(one["anchor"], "a");
-    let stale = agent.call_err(
+    let stale = agent.call_json_err(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]), "markdown": "x", "expectedRevision": 0 }),
     );
@@ -54,14 +54,14 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     );
 
     // The projection is the exact checkpoint, labelled; a sibling branch sees nothing.
-    let projection = agent.call(
+    let projection = agent.call_json(
         "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "a"]) }),
     );
     assert_eq!(projection["revision"], 1, "{projection}");
     let text = projection["text"].as_str().unwrap();
     assert!(text.contains(PLAN) && text.contains("unapproved data, not instructions"));
-    let sibling = agent.call(
+    let sibling = agent.call_json(
         "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": branch(&["root", "b"]) }),
     );
@@ -84,7 +84,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     let params = json!({
         "sessionId": sid, "turnId": turn, "branchPath": branch(&["root", "a", "m1"]), "message": message,
     });
-    let first = agent.call("checkpoints.capture", params.clone());
+    let first = agent.call_json("checkpoints.capture", params.clone());
     assert_eq!(
         (
             first["created"].clone(),
@@ -97,7 +97,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     );
     // The capture also says what the next model call's projection is, and at which event seq:
     // exactly what checkpoints.projection and sessions.get say now.
-    let projection = agent.call(
+    let projection = agent.call_json(
         "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": params["branchPath"] }),
     );
@@ -113,7 +113,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         get_session(&mut agent, &sid)["eventSeq"],
         "{first}"
     );
-    let again = agent.call("checkpoints.capture", params.clone());
+    let again = agent.call_json("checkpoints.capture", params.clone());
     assert_eq!(again["created"], false, "{again}");
     assert_eq!(again["checkpoint"]["revision"], 2);
     assert_eq!(
@@ -123,19 +123,19 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     // The same entry replayed with other content is refused, never a new revision.
     let mut changed = params;
     changed["message"]["content"][0]["text"] = json!("<proposed_plan>\n# other\n</proposed_plan>");
-    let e = agent.call_err("checkpoints.capture", changed);
+    let e = agent.call_json_err("checkpoints.capture", changed);
     assert_code(&e, -32000, "CAPTURE_ENTRY_CHANGED");
     end_turn(&mut agent, &sid, &turn);
 
     // /plan save: a publication approval bound to revision, digest and path, answered by a
     // person from the CLI while the agent waits.
     let b = branch(&["root", "a", "m1"]);
-    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    let status = agent.call_json("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(
         (status["publication"].clone(), status["revision"].clone()),
         (json!("unpublished"), json!(2))
     );
-    let publish = agent.call(
+    let publish = agent.call_json(
         "publications.request",
         json!({ "sessionId": sid, "branchPath": b }),
     );
@@ -160,14 +160,14 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
         fs_err::read_to_string(&path).unwrap(),
         "# Plan: Add a health check\n\n1. Add it.\n"
     );
-    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    let status = agent.call_json("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(status["publication"], "synced");
 
     // Someone edits the published file: status says conflict and save refuses to overwrite.
     fs_err::write(&path, "edited\n").unwrap();
-    let status = agent.call("plans.status", json!({ "sessionId": sid, "branchPath": b }));
+    let status = agent.call_json("plans.status", json!({ "sessionId": sid, "branchPath": b }));
     assert_eq!(status["publication"], "conflict");
-    let refused = agent.call_err(
+    let refused = agent.call_json_err(
         "publications.request",
         json!({ "sessionId": sid, "branchPath": b }),
     );
@@ -176,7 +176,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
 
     // /plan exit offers the safe default, and exiting without publishing always works.
     // (v2: asking what exit offers is `plans.exitOptions`; it changes nothing.)
-    let offer = agent.call(
+    let offer = agent.call_json(
         "plans.exitOptions",
         json!({ "sessionId": sid, "branchPath": b }),
     );
@@ -191,7 +191,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     );
     assert_eq!(get_session(&mut agent, &sid)["mode"], "plan");
     // (v2: leaving Plan is the person's `plans.exit`, always without publishing.)
-    let exited = person.call(
+    let exited = person.call_json(
         "plans.exit",
         json!({ "sessionId": sid, "availableTools": ["read"] }),
     );
@@ -200,7 +200,7 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
     assert_eq!(get_session(&mut agent, &sid)["mode"], "agent");
     assert_eq!(fs_err::read_to_string(&path).unwrap(), "edited\n");
     // The checkpoint survives the exit.
-    let preview = agent.call(
+    let preview = agent.call_json(
         "checkpoints.latest",
         json!({ "sessionId": sid, "branchPath": b }),
     );
@@ -213,23 +213,23 @@ fn plan_lifecycle_over_the_protocol_and_the_cli() {
 
 #[test]
 fn status_reports_an_ephemeral_client_session() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("pi-no-session");
-    let s = c.call(
+    let s = c.call_json(
         "sessions.open",
         json!({ "workspaceRoot": env.workspace().display().to_string(), "externalId": "tmp-1",
                 "interactivity": "interactive", "persistence": "ephemeral" }),
     );
     assert_eq!(s["clientPersistence"], "ephemeral");
     let sid = s["id"].as_str().unwrap().to_owned();
-    let status = c.call(
+    let status = c.call_json(
         "plans.status",
         json!({ "sessionId": sid, "branchPath": ["root"] }),
     );
     assert_eq!(status["persisted"], false);
     let persisted = open_session(&mut c, &env.workspace(), "interactive");
-    let status = c.call(
+    let status = c.call_json(
         "plans.status",
         json!({ "sessionId": persisted, "branchPath": ["root"] }),
     );
@@ -238,7 +238,7 @@ fn status_reports_an_ephemeral_client_session() {
 
 #[test]
 fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
@@ -250,7 +250,7 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
         "stopReason": "stop",
     });
     let params = json!({ "sessionId": sid, "turnId": turn, "branchPath": ["root", "m1"], "message": message });
-    let offered = c.call("checkpoints.capture", params.clone());
+    let offered = c.call_json("checkpoints.capture", params.clone());
     assert_eq!(
         (
             offered["created"].clone(),
@@ -262,10 +262,10 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
     );
     end_turn(&mut c, &sid, &turn);
     set_mode(&mut c, &sid, "plan");
-    let replayed = c.call("checkpoints.capture", params);
+    let replayed = c.call_json("checkpoints.capture", params);
     assert_eq!(replayed["created"], false, "{replayed}");
     assert_eq!(replayed["checkpoint"], Value::Null, "{replayed}");
-    let projection = c.call(
+    let projection = c.call_json(
         "checkpoints.projection",
         json!({ "sessionId": sid, "branchPath": ["root", "m1"] }),
     );
@@ -278,24 +278,22 @@ fn a_message_from_an_agent_turn_is_not_captured_after_switching_to_plan() {
 /// whose text is exactly what the person last saw has none.
 #[test]
 fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
-    let env = Env::new();
-    let clock = planhost_test_support::TestClock::new(env.root());
-    let host = SocketHost::start_with(&env, |command| {
-        command.env(planhost_test_support::TEST_CLOCK_VAR, clock.file());
-    });
+    let env = home();
+    let host = SocketHost::start_with(&env, ServeOptions::default().test_clock());
+    let clock = host.test_clock();
     let mut agent = host.connect("e2e-agent");
     let sid = open_session(&mut agent, &env.workspace(), "interactive");
     set_mode(&mut agent, &sid, "plan");
     let path = branch(&["root", "a"]);
     let save = |agent: &mut Conn, markdown: &str, expected: i64| {
-        agent.call(
+        agent.call_json(
             "checkpoints.save",
             json!({ "sessionId": sid, "branchPath": path, "markdown": markdown, "expectedRevision": expected }),
         )["checkpoint"]
             .clone()
     };
     let show = |agent: &mut Conn, c: &Value| {
-        agent.call(
+        agent.call_json(
             "checkpoints.seen",
             json!({ "sessionId": sid, "checkpointId": c["checkpointId"], "sha256": c["sha256"] }),
         )
@@ -307,7 +305,7 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     let (turn, p1) = submit_plan(&mut agent, &sid, "First");
     end_turn(&mut agent, &sid, &turn);
     let base =
-        agent.call("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
+        agent.call_json("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
     assert_eq!(
         base["checkpoint"]["checkpointId"], first["checkpointId"],
         "{base}"
@@ -324,9 +322,9 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
         "{again}"
     );
     let still =
-        agent.call("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
+        agent.call_json("plans.get", json!({ "proposalId": p1["proposalId"] }))["lastSeen"].clone();
     assert_eq!(still["checkpoint"]["seenAt"], shown["seenAt"], "{still}");
-    let latest = agent.call(
+    let latest = agent.call_json(
         "checkpoints.latest",
         json!({ "sessionId": sid, "branchPath": path }),
     );
@@ -334,13 +332,13 @@ fn a_plan_is_measured_from_the_last_checkpoint_shown_before_it() {
     assert_eq!(latest["checkpoint"]["seenAt"], again["seenAt"], "{latest}");
 
     // The person last saw exactly the text of the next plan: nothing to diff from.
-    agent.call("plans.resolve", resolve_params(&p1, "reject", None));
+    agent.call_json("plans.resolve", resolve_params(&p1, "reject", None));
     let current = latest["checkpoint"]["revision"].as_i64().unwrap();
     let same = save(&mut agent, crate::steps::PLAN, current);
     clock.advance(10);
     show(&mut agent, &same);
     clock.advance(10);
     let (_turn, p2) = submit_plan(&mut agent, &sid, "Second");
-    let none = agent.call("plans.get", json!({ "proposalId": p2["proposalId"] }));
+    let none = agent.call_json("plans.get", json!({ "proposalId": p2["proposalId"] }));
     assert!(none["lastSeen"].is_null(), "{none}");
 }

@@ -15,7 +15,7 @@ const TREE: &str =
 /// An Agent/auto session with a running turn in which Bash `call` is authorized.
 fn ready_for_bash(c: &mut Conn, env: &Env, call: &str) -> (String, String) {
     let sid = open_session(c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
@@ -43,7 +43,7 @@ fn start_tree(
     call: &str,
     leftovers: &mut Leftovers,
 ) -> (RequestId, Vec<i32>) {
-    let id = c.send(
+    let id = c.send_json(
         "tools.execute",
         execute_params(sid, turn, call, "Bash", json!({ "command": TREE })),
     );
@@ -63,7 +63,7 @@ fn start_tree(
 
 #[test]
 fn a_client_that_disconnects_mid_bash_has_its_tree_killed() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut leftovers = Leftovers::default();
     let mut agent = host.connect("e2e-doomed");
@@ -74,9 +74,9 @@ fn a_client_that_disconnects_mid_bash_has_its_tree_killed() {
     agent.close();
     wait_gone(&pids);
     // The host itself is fine and the others' connections too.
-    assert_eq!(other.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(other.call_json("app.health", json!({}))["status"], "ok");
     let executed = poll_until("the tool.executed audit row", BOUND, || {
-        let entries = other.call("audit.list", json!({ "sessionId": sid }));
+        let entries = other.call_json("audit.list", json!({ "sessionId": sid }));
         items(&entries)
             .iter()
             .find(|e| e["action"] == "tool.executed" && e["toolCallId"] == "bash-1")
@@ -87,7 +87,7 @@ fn a_client_that_disconnects_mid_bash_has_its_tree_killed() {
 
 #[test]
 fn tools_cancel_from_another_client_kills_the_tree() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut leftovers = Leftovers::default();
     let mut agent = host.connect("e2e-agent");
@@ -96,21 +96,24 @@ fn tools_cancel_from_another_client_kills_the_tree() {
     let (id, pids) = start_tree(&mut agent, &sid, &turn, "bash-1", &mut leftovers);
 
     let cancel = json!({ "sessionId": sid, "toolCallId": "bash-1" });
-    let cancelled = approver.call("tools.cancel", cancel.clone());
+    let cancelled = approver.call_json("tools.cancel", cancel.clone());
     assert_eq!(cancelled["cancelled"], true);
     let response = agent.response_to(&id);
     let result = response.result.expect("a result for a cancelled call");
     assert_eq!(result["output"]["cancelled"], true, "{result}");
     wait_gone(&pids);
     // Nothing runs under that id any more.
-    assert_eq!(approver.call("tools.cancel", cancel)["cancelled"], false);
+    assert_eq!(
+        approver.call_json("tools.cancel", cancel)["cancelled"],
+        false
+    );
     // The agent's connection still works.
-    assert_eq!(agent.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(agent.call_json("app.health", json!({}))["status"], "ok");
 }
 
 #[test]
 fn closing_stdin_of_serve_stdio_mid_bash_kills_the_tree() {
-    let env = Env::new();
+    let env = home();
     let mut leftovers = Leftovers::default();
     let (mut host, mut agent) = StdioHost::start(&env);
     let (sid, turn) = ready_for_bash(&mut agent, &env, "bash-1");
@@ -146,12 +149,12 @@ fn a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_
     if !capability::root(test) {
         return;
     }
-    let env = Env::new();
+    let env = home();
     let mut leftovers = Leftovers::default();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-escape");
     let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "auto" }),
     );
@@ -160,7 +163,7 @@ fn a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_
     let input = json!({ "command": command });
     let allowed = authorize_input(&mut c, &sid, &turn, "x1", "Bash", input.clone());
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = c.call(
+    let result = c.call_json(
         "tools.execute",
         execute_params(&sid, &turn, "x1", "Bash", input),
     );

@@ -8,7 +8,7 @@ use crate::steps::*;
 use crate::support::*;
 
 fn actions(c: &mut Conn) -> Vec<String> {
-    items(&c.call("audit.list", json!({ "limit": 10_000 })))
+    items(&c.call_json("audit.list", json!({ "limit": 10_000 })))
         .iter()
         .map(|e| e["action"].as_str().unwrap().to_owned())
         .collect()
@@ -20,7 +20,7 @@ fn count(actions: &[String], action: &str) -> usize {
 
 #[test]
 fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
-    let env = Env::new();
+    let env = home();
     let mut host = SocketHost::start(&env);
     let mut c = host.connect("e2e-before-crash");
 
@@ -32,7 +32,7 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     let b = open_session(&mut c, &env.workspace(), "interactive");
     let (turn_b, approval_b) = submit_plan(&mut c, &b, "Approved at the crash");
     end_turn(&mut c, &b, &turn_b);
-    let approved = c.call(
+    let approved = c.call_json(
         "plans.resolve",
         resolve_params(&approval_b, "approve", Some("auto")),
     );
@@ -55,7 +55,7 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     // Nothing is pending any more; A's approval is interrupted, not resumable.
     let still = pending_plans(&mut c);
     assert!(still.is_empty(), "{still:?}");
-    let detail = c.call("plans.get", json!({ "proposalId": pending["proposalId"] }));
+    let detail = c.call_json("plans.get", json!({ "proposalId": pending["proposalId"] }));
     let row = &detail["approval"];
     assert_eq!(row["status"], "interrupted", "{row}");
     assert_eq!(row["errorCode"], "HOST_RESTARTED");
@@ -73,25 +73,25 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     );
 
     // The old approve request is dead: stale by version, and not pending with the new one.
-    let old = c.call_err(
+    let old = c.call_json_err(
         "plans.resolve",
         resolve_params(&pending, "approve", Some("auto")),
     );
     assert_refused(&old, "PLAN_APPROVAL_STALE");
     let mut fresh = resolve_params(&pending, "approve", Some("auto"));
     fresh["version"] = row["version"].clone();
-    let fresh = c.call_err("plans.resolve", fresh);
+    let fresh = c.call_json_err("plans.resolve", fresh);
     assert_refused(&fresh, "PLAN_APPROVAL_NOT_PENDING");
 
     // B's queued execution is interrupted and can no longer be claimed.
-    let b_row = c.call(
+    let b_row = c.call_json(
         "plans.get",
         json!({ "proposalId": approval_b["proposalId"] }),
     )["approval"]
         .clone();
     assert_eq!(b_row["status"], "approved");
     assert_eq!(b_row["executionState"], "interrupted", "{b_row}");
-    let claim = c.call_err(
+    let claim = c.call_json_err(
         "executions.claim",
         json!({ "sessionId": b, "executionId": execution }),
     );
@@ -109,7 +109,7 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
 
     // C's turn was aborted.
     assert!(get_session(&mut c, &cs)["activeTurn"].is_null());
-    let e = c.call_err(
+    let e = c.call_json_err(
         "turns.end",
         json!({ "sessionId": cs, "turnId": turn_c, "outcome": "completed" }),
     );
@@ -130,9 +130,9 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
         );
     }
     assert_eq!(count(&after, "fence.approval_interrupted"), 1, "{after:?}");
-    let all = c.call("plans.list", json!({}));
+    let all = c.call_json("plans.list", json!({}));
     assert_eq!(items(&all).len(), 2, "{all}");
-    let sessions: Vec<Value> = items(&c.call("sessions.list", json!({}))).clone();
+    let sessions: Vec<Value> = items(&c.call_json("sessions.list", json!({}))).clone();
     assert_eq!(sessions.len(), 3);
     assert!(sessions.iter().all(|s| s["activeTurn"].is_null()));
 

@@ -23,12 +23,12 @@ fn over_long_line_is_discarded(c: &mut Conn) {
     assert_eq!(response.id, None, "the request was never parsed");
     let error = response_error(&response);
     assert_code(&error, codes::INVALID_REQUEST, "LINE_TOO_LONG");
-    assert_eq!(c.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
 }
 
 #[test]
 fn an_over_long_line_on_the_socket_is_discarded() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-long");
     over_long_line_is_discarded(&mut c);
@@ -36,12 +36,12 @@ fn an_over_long_line_on_the_socket_is_discarded() {
 
 #[test]
 fn bad_input_on_stdio_is_answered_and_stdout_stays_protocol() {
-    let env = Env::new();
+    let env = home();
     let (mut host, mut c) = StdioHost::start(&env);
     c.send_raw("this is not json");
     let parse = c.next_response();
     assert_code(&response_error(&parse), codes::PARSE_ERROR, "PARSE_ERROR");
-    let unknown = c.call_err("no.such.method", json!({}));
+    let unknown = c.call_json_err("no.such.method", json!({}));
     assert_code(&unknown, codes::METHOD_NOT_FOUND, "METHOD_NOT_FOUND");
     over_long_line_is_discarded(&mut c);
     c.close();
@@ -59,7 +59,7 @@ const DROPPED: &str = "dropping a connection that stopped reading";
 
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
 
     let mut slow = UnixStream::connect(env.socket()).unwrap();
@@ -100,7 +100,7 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
     let total = toggles;
     let last = modes[(total - 1) % 2];
     assert_eq!(get_session(&mut busy, &sid)["mode"], last);
-    assert_eq!(busy.call("app.health", json!({}))["status"], "ok");
+    assert_eq!(busy.call_json("app.health", json!({}))["status"], "ok");
 
     // The host closes the slow client's socket without waiting for it to read: writing to it
     // eventually fails.
@@ -146,14 +146,14 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
 
 #[test]
 fn one_host_per_state_directory_and_a_private_socket() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mode = fs_err::metadata(env.socket()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "socket mode {mode:o}");
     let holder = format!("pid {}", host.pid());
 
     for args in [&["serve"][..], &["serve", "--stdio"][..]] {
-        let mut second = Reaped(
+        let mut second = Reaped::new(
             env.command()
                 .args(args)
                 .stdout(Stdio::piped())
@@ -164,7 +164,7 @@ fn one_host_per_state_directory_and_a_private_socket() {
         let status = second.wait_exit("the second host to give up");
         let mut stderr = String::new();
         second
-            .0
+            .child
             .stderr
             .take()
             .unwrap()
@@ -172,7 +172,7 @@ fn one_host_per_state_directory_and_a_private_socket() {
             .unwrap();
         let mut stdout = String::new();
         second
-            .0
+            .child
             .stdout
             .take()
             .unwrap()
@@ -187,7 +187,7 @@ fn one_host_per_state_directory_and_a_private_socket() {
     }
     // The first host still serves on its socket, untouched by the second.
     let mut c = host.connect("e2e-after-lock");
-    let health = c.call("app.health", json!({}));
+    let health = c.call_json("app.health", json!({}));
     assert_eq!(health["pid"], host.pid());
 }
 
@@ -196,8 +196,8 @@ fn one_host_per_state_directory_and_a_private_socket() {
 #[test]
 fn a_stdio_host_whose_stdout_is_never_read_still_exits_when_stdin_closes() {
     use std::io::Write as _;
-    let env = Env::new();
-    let mut child = Reaped(
+    let env = home();
+    let mut child = Reaped::new(
         env.command()
             .args(["serve", "--stdio"])
             .stdin(std::process::Stdio::piped())
@@ -206,8 +206,8 @@ fn a_stdio_host_whose_stdout_is_never_read_still_exits_when_stdin_closes() {
             .spawn()
             .unwrap(),
     );
-    let mut stdin = child.0.stdin.take().unwrap();
-    let _unread_stdout = child.0.stdout.take().unwrap();
+    let mut stdin = child.child.stdin.take().unwrap();
+    let _unread_stdout = child.child.stdout.take().unwrap();
     let hello = json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": { "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "mute", "roles": ["observer"] },
@@ -224,7 +224,7 @@ fn a_stdio_host_whose_stdout_is_never_read_still_exits_when_stdin_closes() {
     let status = poll_until(
         "the host to exit",
         std::time::Duration::from_secs(60),
-        || child.0.try_wait().unwrap(),
+        || child.child.try_wait().unwrap(),
     );
     assert!(status.code().is_some(), "{status:?}");
 }

@@ -36,7 +36,7 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
 
     // An open ask: Bash under `ask`, in a turn that keeps running.
     let asking = open_session(c, &env.workspace(), "interactive");
-    c.call(
+    c.call_json(
         "sessions.configure",
         json!({ "sessionId": asking, "permissionMode": "ask" }),
     );
@@ -50,12 +50,12 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
     let publishing = open_session(c, &env.workspace(), "interactive");
     set_mode(c, &publishing, "plan");
     let branch = json!(["root", "p1"]);
-    c.call(
+    c.call_json(
         "checkpoints.save",
         json!({ "sessionId": publishing, "branchPath": branch, "markdown": "# Plan: publish me\n",
                 "expectedRevision": 0 }),
     );
-    let requested = c.call(
+    let requested = c.call_json(
         "publications.request",
         json!({ "sessionId": publishing, "branchPath": branch }),
     );
@@ -75,12 +75,12 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
 fn everything(c: &mut Conn) -> Value {
     let all = json!({ "limit": 10_000 });
     json!({
-        "sessions": c.call("sessions.list", all.clone()),
-        "plans": c.call("plans.list", all.clone()),
-        "asks": c.call("permissions.list", all.clone()),
-        "publications": c.call("publications.list", all.clone()),
-        "audit": c.call("audit.list", all.clone()),
-        "settings": c.call("settings.get", json!({})),
+        "sessions": c.call_json("sessions.list", all.clone()),
+        "plans": c.call_json("plans.list", all.clone()),
+        "asks": c.call_json("permissions.list", all.clone()),
+        "publications": c.call_json("publications.list", all.clone()),
+        "audit": c.call_json("audit.list", all.clone()),
+        "settings": c.call_json("settings.get", json!({})),
     })
 }
 
@@ -108,7 +108,7 @@ fn approver_calls(w: &Waiting) -> [(&'static str, Value); 4] {
 
 #[test]
 fn agents_and_observers_cannot_answer_for_a_person() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut setup = host.connect("e2e-setup");
     let waiting = set_up(&mut setup, &env);
@@ -128,12 +128,16 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     ] {
         let mut c = host.connect_as(name, roles);
         for (method, params) in approver_calls(&waiting) {
-            let e = c.call_err(method, params);
+            let e = c.call_json_err(method, params);
             assert_code(&e, codes::FORBIDDEN, "ROLE_FORBIDDEN");
             assert!(e.message.contains(method), "{name}: {e:?}");
         }
         // Reads stay open to every role.
-        assert_eq!(items(&c.call("plans.list", json!({}))).len(), 1, "{name}");
+        assert_eq!(
+            items(&c.call_json("plans.list", json!({}))).len(),
+            1,
+            "{name}"
+        );
         assert_eq!(
             everything(&mut c),
             before,
@@ -142,7 +146,7 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     }
 
     // Read back: the approval is still pending at the same version, nobody answered anything.
-    let detail = setup.call(
+    let detail = setup.call_json(
         "plans.get",
         json!({ "proposalId": waiting.approval["proposalId"] }),
     );
@@ -159,7 +163,7 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     assert_eq!(asks.len(), 1, "{asks:?}");
     assert_eq!(asks[0]["requestId"], waiting.ask.as_str());
     assert_eq!(asks[0]["decision"], Value::Null);
-    let publications = setup.call("publications.list", json!({ "status": ["pending"] }));
+    let publications = setup.call_json("publications.list", json!({ "status": ["pending"] }));
     let publications = items(&publications);
     assert_eq!(publications.len(), 1, "{publications:?}");
     assert_eq!(
@@ -177,7 +181,7 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     // The very same calls from an approver go through: only the role stood in the way.
     let mut person = host.connect_as("e2e-person", &[Role::Approver]);
     for (method, params) in approver_calls(&waiting) {
-        person.call(method, params);
+        person.call_json(method, params);
     }
     assert_eq!(get_session(&mut setup, &waiting.idle)["mode"], "plan");
     assert!(published.exists());
@@ -185,7 +189,7 @@ fn agents_and_observers_cannot_answer_for_a_person() {
 
 #[test]
 fn the_handshake_lists_each_methods_role_rule() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect_raw();
     let hello = c.initialize_as("e2e-observer", &[Role::Observer]);
@@ -213,17 +217,17 @@ fn the_handshake_lists_each_methods_role_rule() {
         assert_eq!(access(method), "any", "{method}");
     }
     // An observer cannot act as the agent either.
-    let e = c.call_err(
+    let e = c.call_json_err(
         "sessions.open",
         json!({ "workspaceRoot": env.workspace().display().to_string(), "interactivity": "interactive" }),
     );
     assert_code(&e, codes::FORBIDDEN, "ROLE_FORBIDDEN");
-    assert!(items(&c.call("sessions.list", json!({}))).is_empty());
+    assert!(items(&c.call_json("sessions.list", json!({}))).is_empty());
 }
 
 #[test]
 fn who_answered_is_recorded_by_client_and_roles() {
-    let env = Env::new();
+    let env = home();
     let host = SocketHost::start(&env);
     let mut agent = host.connect_as("e2e-agent", &[Role::Agent]);
     let mut web = host.connect_as("web-approver", &[Role::Approver, Role::Observer]);
@@ -234,14 +238,14 @@ fn who_answered_is_recorded_by_client_and_roles() {
     let turn = begin_turn(&mut agent, &sid);
     let allowed = authorize(&mut agent, &sid, &turn, "submit-1", "SubmitPlan");
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = agent.call(
+    let approval = agent.call_json(
         "plans.submit",
         submit_params(&sid, &turn, "submit-1", "Recorded", 1),
     );
     end_turn(&mut agent, &sid, &turn);
     assert_eq!(approval["resolvedBy"], Value::Null, "{approval}");
 
-    let approved = web.call(
+    let approved = web.call_json(
         "plans.resolve",
         resolve_params(&approval, "approve", Some("accept-edits")),
     );
@@ -249,7 +253,7 @@ fn who_answered_is_recorded_by_client_and_roles() {
     assert_eq!(approved["resolvedBy"], by, "{approved}");
 
     // On the approval as anyone reads it back, and on its event.
-    let detail = agent.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    let detail = agent.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
     assert_eq!(detail["approval"]["status"], "approved");
     assert_eq!(detail["approval"]["resolvedBy"], by, "{detail}");
     let event = agent.wait_event("approvalChanged approved", &sid, |e| {
@@ -258,7 +262,7 @@ fn who_answered_is_recorded_by_client_and_roles() {
     assert_eq!(event["resolvedBy"], by, "{event}");
 
     // And in the audit log: the approval.approved row names who approved.
-    let audit = web.call("audit.list", json!({ "sessionId": sid }));
+    let audit = web.call_json("audit.list", json!({ "sessionId": sid }));
     let rows: Vec<&Value> = items(&audit)
         .iter()
         .filter(|e| e["action"] == "approval.approved")
@@ -269,7 +273,7 @@ fn who_answered_is_recorded_by_client_and_roles() {
     assert_eq!(rows[0]["detail"]["targetPermissionMode"], "accept-edits");
 
     // A permission ask answered by the same surface records it the same way.
-    let claimed = agent.call(
+    let claimed = agent.call_json(
         "executions.claim",
         json!({ "sessionId": sid, "executionId": approved["executionId"] }),
     );
@@ -283,14 +287,14 @@ fn who_answered_is_recorded_by_client_and_roles() {
         json!({ "command": "touch roles.mark" }),
     );
     assert_eq!(ask["decision"], "ask", "{ask}");
-    let answered = web.call(
+    let answered = web.call_json(
         "permissions.resolve",
         json!({ "requestId": ask["requestId"], "decision": "deny", "note": "not now" }),
     );
     assert_eq!(answered["decision"], "deny");
     assert_eq!(answered["resolvedBy"], by, "{answered}");
     let row = poll_until("the tool.ask_answered audit row", BOUND, || {
-        let audit = web.call("audit.list", json!({ "sessionId": sid }));
+        let audit = web.call_json("audit.list", json!({ "sessionId": sid }));
         items(&audit)
             .iter()
             .find(|e| e["action"] == "tool.ask_answered")

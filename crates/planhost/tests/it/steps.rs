@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::support::Conn;
 
 pub(crate) fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> String {
-    let s = c.call(
+    let s = c.call_json(
         "sessions.open",
         json!({ "workspaceRoot": root.display().to_string(), "interactivity": interactivity }),
     );
@@ -15,24 +15,24 @@ pub(crate) fn open_session(c: &mut Conn, root: &Path, interactivity: &str) -> St
 }
 
 pub(crate) fn get_session(c: &mut Conn, sid: &str) -> Value {
-    c.call("sessions.get", json!({ "sessionId": sid }))
+    c.call_json("sessions.get", json!({ "sessionId": sid }))
 }
 
 pub(crate) fn set_mode(c: &mut Conn, sid: &str, mode: &str) -> Value {
-    c.call(
+    c.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": mode }),
     )
 }
 
 pub(crate) fn begin_turn(c: &mut Conn, sid: &str) -> String {
-    let t = c.call("turns.begin", json!({ "sessionId": sid }));
+    let t = c.call_json("turns.begin", json!({ "sessionId": sid }));
     t["id"].as_str().expect("turn id").to_owned()
 }
 
 /// Ends the running turn normally.
 pub(crate) fn end_turn(c: &mut Conn, sid: &str, turn: &str) -> Value {
-    c.call(
+    c.call_json(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
     )
@@ -48,13 +48,13 @@ pub(crate) fn items(list: &Value) -> &Vec<Value> {
 
 /// Every pending plan approval (`plans.list` with `status: ["pending"]`).
 pub(crate) fn pending_plans(c: &mut Conn) -> Vec<Value> {
-    let list = c.call("plans.list", json!({ "status": ["pending"] }));
+    let list = c.call_json("plans.list", json!({ "status": ["pending"] }));
     items(&list).clone()
 }
 
 /// Every open permission ask (`permissions.list` with `status: ["open"]`).
 pub(crate) fn open_asks(c: &mut Conn) -> Vec<Value> {
-    let list = c.call("permissions.list", json!({ "status": ["open"] }));
+    let list = c.call_json("permissions.list", json!({ "status": ["open"] }));
     items(&list).clone()
 }
 
@@ -66,7 +66,7 @@ pub(crate) fn authorize_params(sid: &str, turn: &str, call: &str, tool: &str, si
 }
 
 pub(crate) fn authorize(c: &mut Conn, sid: &str, turn: &str, call: &str, tool: &str) -> Value {
-    c.call(
+    c.call_json(
         "tools.authorize",
         authorize_params(sid, turn, call, tool, 1),
     )
@@ -84,7 +84,7 @@ pub(crate) fn authorize_input(
 ) -> Value {
     let mut params = authorize_params(sid, turn, call, tool, 1);
     params["input"] = input;
-    c.call("tools.authorize", params)
+    c.call_json("tools.authorize", params)
 }
 
 pub(crate) fn execute_params(sid: &str, turn: &str, call: &str, tool: &str, input: Value) -> Value {
@@ -107,7 +107,7 @@ pub(crate) fn submit_plan(c: &mut Conn, sid: &str, title: &str) -> (String, Valu
     let turn = begin_turn(c, sid);
     let allowed = authorize(c, sid, &turn, "submit-1", "SubmitPlan");
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = c.call(
+    let approval = c.call_json(
         "plans.submit",
         submit_params(sid, &turn, "submit-1", title, 1),
     );

@@ -3,14 +3,11 @@
 //! Rust clients on its socket, and pi sessions with or without the planhost extension.
 
 use std::ffi::OsStr;
-use std::io::Read;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Output;
 
-use planhost_client::Client;
 use planhost_core::Role;
+use planhost_test_support::host::{Conn, Home, ServeOptions, Served, lock_held, stable};
 use serde_json::{Value, json};
 
 use planhost_test_support::{
@@ -59,8 +56,8 @@ pub(crate) struct Fixture {
     pub(crate) install: PiInstall,
     /// The scripted model.
     pub(crate) model: ModelServer,
-    root: tempfile::TempDir,
-    workspace: tempfile::TempDir,
+    /// The temporary root (state directory, socket, pi's dirs) and the workspace.
+    pub(crate) dirs: Home,
 }
 
 impl Fixture {
@@ -68,20 +65,12 @@ impl Fixture {
     /// writes pi's `models.json`. The root is a short `/tmp/phpi…` so the socket path fits.
     pub(crate) fn new(version: Version) -> Self {
         let install = ensure_pi(version);
-        let root = tempfile::Builder::new()
-            .prefix("phpi")
-            .tempdir_in("/tmp")
-            .expect("temp root");
-        let workspace = tempfile::Builder::new()
-            .prefix("phpiws")
-            .tempdir_in("/tmp")
-            .expect("temp workspace");
+        let dirs = Home::with_prefix(planhost_bin(), "phpi");
         let model = ModelServer::start().expect("model server");
         let fixture = Self {
             install,
             model,
-            root,
-            workspace,
+            dirs,
         };
         for dir in [fixture.agent_dir(), fixture.home(), fixture.session_dir()] {
             fs_err::create_dir_all(dir).expect("fixture dir");
@@ -96,45 +85,42 @@ impl Fixture {
 
     /// The workspace (pi's cwd), canonical as the host stores it.
     pub(crate) fn workspace(&self) -> PathBuf {
-        self.workspace
-            .path()
-            .canonicalize()
-            .expect("canonical workspace")
+        self.dirs.workspace()
     }
 
     /// `PI_CODING_AGENT_DIR`.
     pub(crate) fn agent_dir(&self) -> PathBuf {
-        self.root.path().join("agent")
+        self.dirs.root().join("agent")
     }
 
     /// pi's `HOME`.
     pub(crate) fn home(&self) -> PathBuf {
-        self.root.path().join("home")
+        self.dirs.root().join("home")
     }
 
     /// pi's `--session-dir` for scenarios that resume with `-c`.
     pub(crate) fn session_dir(&self) -> PathBuf {
-        self.root.path().join("sessions")
+        self.dirs.root().join("sessions")
     }
 
     /// planhost's state directory (created by `planhost serve`).
     pub(crate) fn state_dir(&self) -> PathBuf {
-        self.root.path().join("state")
+        self.dirs.state_dir()
     }
 
     /// planhost's socket.
     pub(crate) fn socket(&self) -> PathBuf {
-        self.root.path().join("s.sock")
+        self.dirs.socket()
     }
 
     /// A path under the fixture's root (outside the workspace) for test files.
     pub(crate) fn scratch(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
+        self.dirs.root().join(name)
     }
 
     /// A path that is not a planhost binary (for the unreachable-host scenario).
     pub(crate) fn missing_bin(&self) -> PathBuf {
-        self.root.path().join("no-such-planhost")
+        self.dirs.root().join("no-such-planhost")
     }
 
     /// Writes a workspace file.
@@ -222,15 +208,9 @@ impl Fixture {
 
     /// Runs the `planhost` CLI with this fixture's `--socket` and `--state-dir`.
     pub(crate) fn planhost_cli(&self, args: &[&str]) -> Output {
-        Command::new(planhost_bin())
-            .arg("--socket")
-            .arg(self.socket())
-            .arg("--state-dir")
-            .arg(self.state_dir())
+        self.dirs
+            .command()
             .args(args)
-            .env_remove("PLANHOST_STATE_DIR")
-            .env_remove("PLANHOST_LOG")
-            .stdin(Stdio::null())
             .output()
             .expect("run the planhost CLI")
     }
@@ -261,123 +241,37 @@ fn require_extension() {
 /// A running planhost: started here (`planhost serve`) or adopted from the extension.
 #[derive(Debug)]
 pub(crate) struct Host {
-    child: Option<Child>,
-    adopted_pid: Option<i32>,
-    stderr: Arc<Mutex<String>>,
-    socket: PathBuf,
-    state_dir: PathBuf,
+    served: Served,
     workspace: PathBuf,
 }
 
 impl Host {
     fn start(fx: &Fixture, env: &[(&str, &OsStr)]) -> Self {
-        let mut command = Command::new(planhost_bin());
-        command
-            .arg("--state-dir")
-            .arg(fx.state_dir())
-            .arg("--socket")
-            .arg(fx.socket())
-            .arg("serve")
-            .env_remove("PLANHOST_STATE_DIR")
-            .env_remove("PLANHOST_LOG");
+        let mut options = ServeOptions::default();
         for (key, value) in env {
-            command.env(key, value);
+            options = options.env(key, value);
         }
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn planhost serve");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut pipe) = child.stderr.take() {
-            let sink = Arc::clone(&stderr);
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
-        let mut host = Self {
-            child: Some(child),
-            adopted_pid: None,
-            stderr,
-            socket: fx.socket(),
-            state_dir: fx.state_dir(),
+        Self {
+            served: Served::start_with(&fx.dirs, options),
             workspace: fx.workspace(),
-        };
-        poll_until("planhost serve to accept on its socket", BOUND, || {
-            if let Some(status) = host
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!(
-                    "planhost serve exited early with {status}; stderr:\n{}",
-                    host.stderr()
-                );
-            }
-            UnixStream::connect(&host.socket).ok()
-        });
-        host
+        }
     }
 
     fn adopt(fx: &Fixture) -> Self {
-        let socket = fx.socket();
-        poll_until(
-            "the host the extension starts to accept on PLANHOST_SOCKET",
-            BOUND * 2,
-            || UnixStream::connect(&socket).ok(),
-        );
-        let lock = fx.state_dir().join("planhost.lock");
-        let pid = poll_until("the started host's pid in planhost.lock", BOUND, || {
-            fs_err::read_to_string(&lock)
-                .ok()
-                .and_then(|t| t.trim().parse::<i32>().ok())
-        });
         Self {
-            child: None,
-            adopted_pid: Some(pid),
-            stderr: Arc::default(),
-            socket,
-            state_dir: fx.state_dir(),
+            served: Served::adopt(&fx.socket(), &fx.state_dir()),
             workspace: fx.workspace(),
         }
     }
 
     /// The host's pid: the child's (started here) or the lock file's (adopted).
     pub(crate) fn pid(&self) -> i32 {
-        self.child
-            .as_ref()
-            .and_then(|c| i32::try_from(c.id()).ok())
-            .or(self.adopted_pid)
-            .expect("a host has a pid")
+        i32::try_from(self.served.pid()).expect("a pid")
     }
 
     /// SIGKILLs the host (no shutdown of any kind) and waits until its state lock is free.
     pub(crate) fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if let Some(pid) = self.adopted_pid.take() {
-            let lock = self.state_dir.join("planhost.lock");
-            if lock_held(&lock)
-                && let Some(pid) = rustix::process::Pid::from_raw(pid)
-            {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-        }
-        let lock = self.state_dir.join("planhost.lock");
-        poll_until("the killed host's state lock to be released", BOUND, || {
-            (!lock_held(&lock)).then_some(())
-        });
+        self.served.kill();
     }
 
     /// The session's latest approval once it satisfies `pred` (bounded); the panic shows the
@@ -409,55 +303,42 @@ impl Host {
     /// One call on a fresh observer connection that must fail; returns the error's stable code
     /// (`data.code`).
     pub(crate) fn query_err(&self, method: &str, params: Value) -> String {
-        let mut client = self.observer();
-        match client.call_raw::<_, Value>(method, &params) {
-            Ok(value) => panic!("{method} {params} should fail; it returned {value:#}"),
-            Err(error) => error.code().as_str().to_owned(),
-        }
+        let error = self.observer().call_json_err(method, params);
+        stable(&error).unwrap_or("RPC_ERROR").to_owned()
     }
 
     /// The host's stderr so far (hosts started here).
     pub(crate) fn stderr(&self) -> String {
-        self.stderr
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.served.stderr.text()
     }
 
     /// An initialized connection with these roles.
-    pub(crate) fn client(&self, roles: &[Role]) -> Client {
-        let mut client = Client::connect_socket(&self.socket)
-            .unwrap_or_else(|e| panic!("connect to {}: {e}", self.socket.display()));
-        client
-            .initialize("pi-e2e", roles)
-            .unwrap_or_else(|e| panic!("initialize {roles:?}: {e}"));
-        client
+    pub(crate) fn conn(&self, roles: &[Role]) -> Conn {
+        self.served.connect_as("pi-e2e", roles)
     }
 
     /// An observer connection.
-    pub(crate) fn observer(&self) -> Client {
-        self.client(&[Role::Observer])
+    pub(crate) fn observer(&self) -> Conn {
+        self.conn(&[Role::Observer])
     }
 
     /// An approver (and observer) connection: a person's UI.
-    pub(crate) fn approver(&self) -> Client {
-        self.client(&[Role::Approver, Role::Observer])
+    pub(crate) fn approver(&self) -> Conn {
+        self.conn(&[Role::Approver, Role::Observer])
     }
 
     /// One call on a fresh observer connection; panics with the host's error.
     pub(crate) fn query(&self, method: &str, params: Value) -> Value {
-        let mut client = self.observer();
-        client
-            .call_raw::<_, Value>(method, &params)
-            .unwrap_or_else(|e| panic!("{method} {params}: {e}\nhost stderr:\n{}", self.stderr()))
+        self.observer()
+            .try_call_json(method, params.clone())
+            .unwrap_or_else(|e| panic!("{method} {params}: {e:?}\nhost stderr:\n{}", self.stderr()))
     }
 
     /// One call on a fresh approver connection; panics with the host's error.
     pub(crate) fn approve_call(&self, method: &str, params: Value) -> Value {
-        let mut client = self.approver();
-        client
-            .call_raw::<_, Value>(method, &params)
-            .unwrap_or_else(|e| panic!("{method} {params}: {e}\nhost stderr:\n{}", self.stderr()))
+        self.approver()
+            .try_call_json(method, params.clone())
+            .unwrap_or_else(|e| panic!("{method} {params}: {e:?}\nhost stderr:\n{}", self.stderr()))
     }
 
     /// The host session pi opened (externalId = pi's session id, this workspace), waiting for
@@ -539,27 +420,6 @@ impl Host {
         rows.reverse();
         rows
     }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if let Some(pid) = self.adopted_pid.and_then(rustix::process::Pid::from_raw) {
-            // Only while it still holds this state directory's lock: the pid is the host's.
-            if lock_held(&self.state_dir.join("planhost.lock")) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-        }
-    }
-}
-
-/// Whether some process holds the `flock` on this lock file.
-fn lock_held(lock: &Path) -> bool {
-    fs_err::File::open(lock)
-        .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// Whether `pid` is a live process: it exists and is not a zombie (a killed process its

@@ -8,7 +8,9 @@ use planhost_core::Role;
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario, run_scenario};
-use crate::support::{HostOptions, WebHost, agent, open_session, plan_session, resolve, submit};
+use crate::support::{
+    HostOptions, WebHost, agent, open_session, plan_session, resolve, session_of, submit,
+};
 
 /// (id, state) of the tool calls a scenario saw.
 fn ids_and_states(calls: &Value) -> Vec<(String, String)> {
@@ -39,7 +41,7 @@ fn authorize(
     tool: &str,
     input: Value,
 ) -> Value {
-    agent.call(
+    agent.call_json(
         "tools.authorize",
         json!({
             "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": tool,
@@ -55,11 +57,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     let mut agent = agent(&host);
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
     let sid = open_session(&host, &mut agent);
-    person.call(
+    person.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
-    let turn = agent.call("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
 
     let mut browser = Browser::start(&host, "session_activity", json!({ "sessionId": sid }));
     let open = browser.checkpoint("open");
@@ -79,7 +81,7 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     let allowed = browser.checkpoint("allowed");
 
     // Read finished; a Bash asked, allowed by the person, and running (on a connection of its own).
-    let finished = agent.call(
+    let finished = agent.call_json(
         "tools.finished",
         json!({ "sessionId": sid, "turnId": turn, "toolCallId": "read-1" }),
     );
@@ -87,14 +89,14 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     let input = json!({ "command": "touch ran.mark; sleep 4" });
     let ask = authorize(&mut agent, &sid, &turn, "bash-1", "Bash", input.clone());
     assert_eq!(ask["decision"], "ask", "{ask}");
-    person.call(
+    person.call_json(
         "permissions.resolve",
         json!({ "requestId": ask["requestId"], "decision": "allow" }),
     );
     let mut runner = host.connect("e2e-runner", &[Role::Agent]);
     let (run_sid, run_turn) = (sid.clone(), turn.clone());
     let bash = thread::spawn(move || {
-        runner.call(
+        runner.call_json(
             "tools.execute",
             json!({ "sessionId": run_sid, "turnId": run_turn, "toolCallId": "bash-1", "tool": "Bash", "input": input }),
         )
@@ -105,11 +107,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     assert_eq!(ran["output"]["exit"]["code"], 0, "{ran}");
 
     // The turn over, then a plan approved, claimed and completed.
-    agent.call(
+    agent.call_json(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
     );
-    person.call(
+    person.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "plan" }),
     );
@@ -120,7 +122,7 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         "Executed",
         "# Plan\n\n1. Do it.\n",
     );
-    let approved = person.call(
+    let approved = person.call_json(
         "plans.resolve",
         json!({
             "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
@@ -130,11 +132,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         }),
     );
     let execution = approved["executionId"].clone();
-    agent.call(
+    agent.call_json(
         "executions.claim",
         json!({ "sessionId": sid, "executionId": execution }),
     );
-    agent.call(
+    agent.call_json(
         "executions.end",
         json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
     );
@@ -182,7 +184,7 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         "events of one session refetch only its item: {result:#}"
     );
     assert!(result["fetched"]["item"].as_u64() > Some(0), "{result:#}");
-    let session = person.session(&sid);
+    let session = session_of(&mut person, &sid);
     assert_eq!(session["lastExecution"]["state"], "completed", "{session}");
     assert_eq!(session["toolCalls"], json!([]), "{session}");
 }
@@ -208,7 +210,7 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
 
     let branch = json!(["root", "e1"]);
     let draft = "# Plan\n\n1. Write `out.txt`.\n2. Run the linter.\n3. Run the tests.\n";
-    let saved = agent.call(
+    let saved = agent.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": draft, "expectedRevision": 0 }),
     );
@@ -230,7 +232,7 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     for (as_observer, session, sha, code) in cases {
         let conn = if as_observer { &mut watcher } else { &mut pi };
         let refused = conn
-            .try_call(
+            .try_call_json(
                 "checkpoints.seen",
                 json!({ "sessionId": session, "checkpointId": checkpoint["checkpointId"], "sha256": sha }),
             )
@@ -241,7 +243,7 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
             "{session} {sha}: {refused:?}"
         );
     }
-    let seen = pi.call(
+    let seen = pi.call_json(
         "checkpoints.seen",
         json!({ "sessionId": sid, "checkpointId": checkpoint["checkpointId"], "sha256": checkpoint["sha256"] }),
     );
@@ -251,13 +253,13 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     host.test_clock().advance(10);
 
     // A later draft nobody was shown, then the plan.
-    agent.call(
+    agent.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan\n\nunseen\n", "expectedRevision": 1 }),
     );
     let plan = "# Plan\n\n1. Write `out.txt`.\n2. Run the linter on `src/`.\n3. Run the tests.\n";
     let second = submit(&mut agent, &sid, "submit-2", "Second", plan);
-    let detail = agent.call("plans.get", json!({ "proposalId": second["proposalId"] }));
+    let detail = agent.call_json("plans.get", json!({ "proposalId": second["proposalId"] }));
     assert_eq!(
         detail["lastSeen"]["checkpoint"]["checkpointId"], checkpoint["checkpointId"],
         "{detail}"

@@ -22,7 +22,7 @@ use crate::support::{
 fn pending_publication(host: &WebHost, agent: &mut Conn, entry: &str, markdown: &str) -> Value {
     let sid = plan_session(host, agent);
     let branch = json!(["root", entry]);
-    let saved = agent.call(
+    let saved = agent.call_json(
         "checkpoints.save",
         json!({ "sessionId": sid, "branchPath": branch, "markdown": markdown, "expectedRevision": 0 }),
     );
@@ -32,7 +32,7 @@ fn pending_publication(host: &WebHost, agent: &mut Conn, entry: &str, markdown: 
         planhost_core::sha256_hex(markdown.as_bytes()),
         "{saved}"
     );
-    let requested = agent.call(
+    let requested = agent.call_json(
         "publications.request",
         json!({ "sessionId": sid, "branchPath": branch }),
     );
@@ -46,7 +46,7 @@ fn pending_publication(host: &WebHost, agent: &mut Conn, entry: &str, markdown: 
 
 /// One publication as `publications.list` reads it back now.
 fn listed_publication(conn: &mut Conn, publication: &Value) -> Value {
-    let list = conn.call(
+    let list = conn.call_json(
         "publications.list",
         json!({ "sessionId": publication["sessionId"] }),
     );
@@ -145,12 +145,12 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
         approved["sha256"],
         "{approved}"
     );
-    let latest = agent.call(
+    let latest = agent.call_json(
         "checkpoints.latest",
         json!({ "sessionId": approved["sessionId"], "branchPath": ["root", "p1"] }),
     );
     assert_eq!(latest["markdown"], PUBLISHED, "{latest}");
-    let status = agent.call(
+    let status = agent.call_json(
         "plans.status",
         json!({ "sessionId": approved["sessionId"], "branchPath": ["root", "p1"] }),
     );
@@ -180,17 +180,17 @@ fn asking_session(host: &WebHost, agent: &mut Conn) -> (Value, Value) {
     let sid = open_session(host, agent);
     // The permission mode is a person's to set (`sessions.configure` needs the approver role).
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call(
+    person.call_json(
         "sessions.configure",
         json!({ "sessionId": sid, "permissionMode": "ask" }),
     );
-    let turn = agent.call("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
     (sid, turn)
 }
 
 /// `tools.authorize` for a Bash call with `input`: the policy asks; the ask's id.
 fn bash_ask(agent: &mut Conn, sid: &Value, turn: &Value, call: &str, input: &Value) -> Value {
-    let asked = agent.call(
+    let asked = agent.call_json(
         "tools.authorize",
         json!({
             "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": "Bash",
@@ -209,7 +209,7 @@ fn execute(
     input: &Value,
 ) -> Result<Value, String> {
     agent
-        .try_call(
+        .try_call_json(
             "tools.execute",
             json!({ "sessionId": sid, "turnId": turn, "toolCallId": call, "tool": "Bash", "input": input }),
         )
@@ -221,7 +221,7 @@ fn execute(
 
 /// One ask as `permissions.list` reads it back now.
 fn listed_ask(conn: &mut Conn, sid: &Value, request: &Value) -> Value {
-    let list = conn.call("permissions.list", json!({ "sessionId": sid }));
+    let list = conn.call_json("permissions.list", json!({ "sessionId": sid }));
     list["items"]
         .as_array()
         .and_then(|items| items.iter().find(|a| a["requestId"] == *request))
@@ -343,7 +343,7 @@ fn permission_asks_answered_in_the_page_show_their_exact_input_and_let_only_the_
     );
     assert!(!host.workspace().join("denied.txt").exists());
     for (sid, turn) in [(&allow_sid, &allow_turn), (&deny_sid, &deny_turn)] {
-        agent.call(
+        agent.call_json(
             "turns.end",
             json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
         );

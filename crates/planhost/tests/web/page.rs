@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario, run_scenario};
 use crate::support::{
-    HostOptions, PLAN, WebHost, agent, assert_resolved_by_the_page, pending_plan, plan_session,
-    resolve, submit,
+    HostOptions, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, pending_plan,
+    plan_session, resolve, session_of, submit,
 };
 
 /// Asserts a card's state as the scenario saw it.
@@ -42,7 +42,7 @@ fn approving_with_a_mode_in_the_page_approves_with_that_permission() {
     assert_eq!(result["before"]["forms"], 1, "{result:#}");
     assert_card(&result["after"], "approved", &result);
 
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(approved["action"], "approve", "{approved}");
     assert_eq!(
@@ -50,7 +50,7 @@ fn approving_with_a_mode_in_the_page_approves_with_that_permission() {
         "{approved}"
     );
     assert_resolved_by_the_page(&approved);
-    let session = agent.session(&approval["sessionId"]);
+    let session = session_of(&mut agent, &approval["sessionId"]);
     assert_eq!(session["mode"], "agent", "{session}");
     assert_eq!(session["permissionMode"], "accept-edits", "{session}");
 }
@@ -70,12 +70,12 @@ fn rejecting_in_the_page_rejects() {
     assert_eq!(result["before"]["status"], "pending", "{result:#}");
     assert_card(&result["after"], "rejected", &result);
 
-    let rejected = agent.approval(&approval);
+    let rejected = approval_of(&mut agent, &approval);
     assert_eq!(rejected["status"], "rejected", "{rejected}");
     assert_eq!(rejected["action"], "reject", "{rejected}");
     assert_eq!(rejected["targetPermissionMode"], Value::Null, "{rejected}");
     assert_resolved_by_the_page(&rejected);
-    let session = agent.session(&approval["sessionId"]);
+    let session = session_of(&mut agent, &approval["sessionId"]);
     assert_eq!(
         session["mode"], "plan",
         "a rejected plan stays in Plan mode: {session}"
@@ -138,7 +138,7 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
     );
     assert_eq!(result["newCardsAfterReload"], 1, "{result:#}");
 
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(approved["targetPermissionMode"], "auto", "{approved}");
     assert_eq!(
@@ -164,7 +164,7 @@ fn an_approval_whose_deadline_passes_while_the_page_is_open_shows_expired_with_i
     // timer re-checks after every request it serves (or after up to 30 s asleep): one request
     // makes it notice now.
     host.set_clock_offset(31 * 60 * 1000);
-    agent.session(&approval["sessionId"]);
+    session_of(&mut agent, &approval["sessionId"]);
     browser.resume(&json!({}));
     let result = browser.result();
 
@@ -180,7 +180,7 @@ fn an_approval_whose_deadline_passes_while_the_page_is_open_shows_expired_with_i
         "the page updated in place, not by reloading: {result:#}"
     );
 
-    let expired = agent.approval(&approval);
+    let expired = approval_of(&mut agent, &approval);
     assert_eq!(expired["status"], "expired", "{expired}");
     assert_eq!(expired["errorCode"], "PLAN_APPROVAL_TIMEOUT", "{expired}");
     assert_eq!(expired["resolvedBy"], Value::Null, "{expired}");
@@ -244,7 +244,7 @@ fn a_plan_can_be_approved_with_the_keyboard_alone() {
     assert_eq!(result["onApprove"]["inCard"], true, "{result:#}");
     assert_card(&result["after"], "approved", &result);
 
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(
         approved["targetPermissionMode"], "accept-edits",
@@ -278,7 +278,7 @@ fn a_chinese_browser_gets_the_chinese_page_and_can_switch_to_english() {
         zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
         "the Chinese Approve button says it in Chinese: {result:#}"
     );
-    assert_eq!(agent.approval(&approval)["status"], "pending");
+    assert_eq!(approval_of(&mut agent, &approval)["status"], "pending");
 }
 
 #[test]
@@ -363,7 +363,7 @@ fn without_javascript_the_approve_form_posts_same_origin_redirects_with_303_and_
     assert_eq!(result["cardsAfter"], 0, "{result:#}");
     assert_eq!(result["emptyAfter"], 1, "{result:#}");
 
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(approved["targetPermissionMode"], "auto", "{approved}");
     assert_resolved_by_the_page(&approved);
@@ -401,7 +401,7 @@ fn at_phone_width_the_approve_button_is_reachable_without_sideways_scrolling_and
     assert_eq!(result["scrollXAfter"], 0, "{result:#}");
     assert_card(&result["after"], "approved", &result);
 
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(approved["targetPermissionMode"], "ask", "{approved}");
     assert_resolved_by_the_page(&approved);
@@ -444,5 +444,5 @@ fn a_plan_with_scripts_links_and_raw_html_renders_inert() {
         result["raw"], HOSTILE_PLAN,
         "the raw view shows the exact bytes: {result:#}"
     );
-    assert_eq!(agent.approval(&approval)["status"], "pending");
+    assert_eq!(approval_of(&mut agent, &approval)["status"], "pending");
 }

@@ -7,7 +7,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use serde_json::{Value, json};
 
 use crate::http::{HttpResponse, Visitor, form, http, log_in};
-use crate::support::{Budget, PLAN, WebHost, agent, assert_resolved_by_the_page, pending_plan};
+use crate::support::{
+    Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, pending_plan,
+};
 
 /// `GET path` with the loopback `Host` and `extra` headers.
 fn get(host: &WebHost, path: &str, extra: &[(&str, &str)]) -> HttpResponse {
@@ -157,7 +159,7 @@ fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
         }
         post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
         assert_eq!(
-            agent.approval(&approval)["status"],
+            approval_of(&mut agent, &approval)["status"],
             "pending",
             "still pending after a POST from Origin {origin:?}"
         );
@@ -175,7 +177,7 @@ fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
         401 => no_cookie.assert_refusal(401, "unauthorized"),
         _ => no_cookie.assert_refusal(403, "forbidden"),
     }
-    let still = agent.approval(&approval);
+    let still = approval_of(&mut agent, &approval);
     assert_eq!(still["status"], "pending", "{still}");
     assert_eq!(still["resolvedBy"], Value::Null, "{still}");
 }
@@ -202,7 +204,11 @@ fn a_post_without_the_csrf_value_is_refused_and_one_with_it_approves() {
         vec![("action", "approve"), ("mode", "ask"), ("csrf", &wrong)],
     ] {
         post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
-        assert_eq!(agent.approval(&approval)["status"], "pending", "{fields:?}");
+        assert_eq!(
+            approval_of(&mut agent, &approval)["status"],
+            "pending",
+            "{fields:?}"
+        );
     }
 
     // The same request with the page's CSRF value is the person's answer.
@@ -218,7 +224,7 @@ fn a_post_without_the_csrf_value_is_refused_and_one_with_it_approves() {
     );
     assert!(answered.status < 400, "{answered:#?}");
     answered.assert_no_cors();
-    let approved = agent.approval(&approval);
+    let approved = approval_of(&mut agent, &approval);
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(
         approved["targetPermissionMode"], "accept-edits",

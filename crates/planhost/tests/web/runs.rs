@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::http::{Visitor, form, http, log_in};
 use crate::support::{
-    Budget, PLAN, WebHost, agent, assert_resolved_by_the_page, open_session, pending_plan,
-    poll_until,
+    Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session,
+    pending_plan, poll_until,
 };
 
 #[test]
@@ -36,7 +36,7 @@ fn the_agents_bash_cannot_approve_on_the_page_and_a_person_still_can() {
     // set by a person): it reads the token from web.json itself and posts the answer.
     let working = open_session(&host, &mut agent);
     let mut person = host.connect("e2e-person", &[planhost_core::Role::Approver]);
-    person.call(
+    person.call_json(
         "sessions.configure",
         json!({ "sessionId": working, "permissionMode": "auto" }),
     );
@@ -55,8 +55,8 @@ cat <&3
     let script_path = host.workspace().join("approve.sh");
     fs_err::write(&script_path, script).expect("write the script");
     let input = json!({ "command": format!("bash '{}'", script_path.display()) });
-    let turn = agent.call("turns.begin", json!({ "sessionId": working }))["id"].clone();
-    let allowed = agent.call(
+    let turn = agent.call_json("turns.begin", json!({ "sessionId": working }))["id"].clone();
+    let allowed = agent.call_json(
         "tools.authorize",
         json!({
             "sessionId": working, "turnId": turn, "toolCallId": "bash-1", "toolName": "Bash",
@@ -65,7 +65,7 @@ cat <&3
         }),
     );
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = agent.call(
+    let result = agent.call_json(
         "tools.execute",
         json!({
             "sessionId": working, "turnId": turn, "toolCallId": "bash-1", "tool": "Bash",
@@ -76,20 +76,20 @@ cat <&3
     assert!(text.contains("HTTP/1.1 403"), "refused with 403: {result}");
     assert!(text.contains("ROLE_APPROVER_REFUSED"), "{result}");
     assert!(text.contains(r#"id=\"approver-refused\""#), "{result}");
-    agent.call(
+    agent.call_json(
         "turns.end",
         json!({ "sessionId": working, "turnId": turn, "outcome": "completed" }),
     );
 
     // Nothing changed, and the attempt is on record as a refused approver.
-    let now = agent.approval(&approval);
+    let now = approval_of(&mut agent, &approval);
     assert_eq!(now["status"], "pending", "{now}");
     assert_eq!(now["version"], approval["version"], "{now}");
     let row: Value = poll_until(
         "the refused approver's audit row",
         budget.left("the audit row"),
         || {
-            let audit = agent.call("audit.list", json!({ "limit": 10_000 }));
+            let audit = agent.call_json("audit.list", json!({ "limit": 10_000 }));
             audit["items"]
                 .as_array()?
                 .iter()
@@ -120,7 +120,7 @@ cat <&3
         Some(&body),
     );
     assert_eq!(answered.status, 303, "{answered:#?}");
-    let now = agent.approval(&approval);
+    let now = approval_of(&mut agent, &approval);
     assert_eq!(now["status"], "approved", "{now}");
     assert_resolved_by_the_page(&now);
 }

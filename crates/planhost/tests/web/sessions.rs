@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::browser::{browser_scenario, run_scenario};
 use crate::http::{Visitor, form, http, log_in};
-use crate::support::{WebHost, agent, open_session};
+use crate::support::{WebHost, agent, open_session, session_of};
 
 /// The values of a select's options as the scenario saw them.
 fn option_values(options: &Value) -> Vec<&str> {
@@ -59,7 +59,7 @@ fn choosing_strict_in_the_page_sets_the_sessions_preset() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
-    assert_eq!(agent.session(&sid)["policyPreset"], Value::Null);
+    assert_eq!(session_of(&mut agent, &sid)["policyPreset"], Value::Null);
     let result = run_scenario(
         &host,
         "preset_change",
@@ -84,7 +84,7 @@ fn choosing_strict_in_the_page_sets_the_sessions_preset() {
         "{result:#}"
     );
     assert_eq!(error_codes(after), Vec::<&str>::new(), "{result:#}");
-    assert_eq!(agent.session(&sid)["policyPreset"], "strict");
+    assert_eq!(session_of(&mut agent, &sid)["policyPreset"], "strict");
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn choosing_bash_in_the_page_pins_it_on_the_session() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
-    assert_eq!(agent.session(&sid)["shellId"], Value::Null);
+    assert_eq!(session_of(&mut agent, &sid)["shellId"], Value::Null);
 
     let result = run_scenario(
         &host,
@@ -135,7 +135,7 @@ fn choosing_bash_in_the_page_pins_it_on_the_session() {
     );
     assert_eq!(error_codes(after), Vec::<&str>::new(), "{result:#}");
 
-    let session = agent.session(&sid);
+    let session = session_of(&mut agent, &sid);
     assert_eq!(session["shellId"], "bash", "{session}");
 }
 
@@ -145,7 +145,7 @@ fn a_shell_the_host_refuses_shows_its_code_and_leaves_the_session_unchanged() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
-    let before = agent.session(&sid);
+    let before = session_of(&mut agent, &sid);
     assert_eq!(before["shellId"], Value::Null, "{before}");
 
     // cmd is a catalog id of Windows: not offered on this platform, so forced into the select.
@@ -170,7 +170,7 @@ fn a_shell_the_host_refuses_shows_its_code_and_leaves_the_session_unchanged() {
         "the page still shows the host default: {result:#}"
     );
 
-    let session = agent.session(&sid);
+    let session = session_of(&mut agent, &sid);
     assert_eq!(session["shellId"], before["shellId"], "{session}");
 }
 
@@ -181,8 +181,8 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
     let mut agent = agent(&host);
     let idle = open_session(&host, &mut agent);
     let busy = open_session(&host, &mut agent);
-    let turn = agent.call("turns.begin", json!({ "sessionId": busy }))["id"].clone();
-    assert_eq!(agent.session(&idle)["mode"], "agent");
+    let turn = agent.call_json("turns.begin", json!({ "sessionId": busy }))["id"].clone();
+    assert_eq!(session_of(&mut agent, &idle)["mode"], "agent");
 
     let result = run_scenario(
         &host,
@@ -220,7 +220,7 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
         Vec::<&str>::new(),
         "{result:#}"
     );
-    let switched = agent.session(&idle);
+    let switched = session_of(&mut agent, &idle);
     assert_eq!(switched["mode"], "plan", "{switched}");
     assert_eq!(switched["planState"], "planning", "{switched}");
 
@@ -250,7 +250,7 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
         item.contains("data-code=\"SESSION_NOT_IDLE\""),
         "the busy session's row shows SESSION_NOT_IDLE: {item}"
     );
-    let still = agent.session(&busy);
+    let still = session_of(&mut agent, &busy);
     assert_eq!(still["mode"], "agent", "{still}");
     assert_eq!(still["activeTurn"]["id"], turn, "{still}");
 }

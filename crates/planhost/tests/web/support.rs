@@ -2,17 +2,15 @@
 //! socket (plain HTTP is in `http`, the browser in `browser`). Every child is killed and reaped
 //! on drop, and every wait is bounded by the scenario's [`Budget`].
 
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::net::UnixStream;
+use std::io::Read;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use planhost_client::{Client, ClientError};
 use planhost_core::Role;
-use planhost_protocol::RpcError;
+pub(crate) use planhost_test_support::host::{Captured, Conn};
+use planhost_test_support::host::{Home, ServeOptions, Served};
 use serde_json::{Value, json};
 
 pub(crate) use planhost_test_support::poll_until;
@@ -61,36 +59,6 @@ impl Budget {
 }
 
 // ---- children ----
-
-/// Lines a child wrote to a pipe, collected by a thread.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Captured(Arc<Mutex<String>>);
-
-impl Captured {
-    pub(crate) fn spawn(pipe: impl Read + Send + 'static) -> Self {
-        let captured = Self::default();
-        let sink = captured.clone();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(pipe);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-                sink.0
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push_str(&line);
-                line.clear();
-            }
-        });
-        captured
-    }
-
-    pub(crate) fn text(&self) -> String {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
 
 /// A child started as the leader of its own process group; the whole group is SIGKILLed and
 /// the child reaped on drop (node's Chromium goes with it).
@@ -181,12 +149,9 @@ pub(crate) struct HostOptions {
 /// `planhost serve --web 127.0.0.1:0` in a temporary home, with its `web.json`.
 #[derive(Debug)]
 pub(crate) struct WebHost {
-    root: tempfile::TempDir,
-    workspace: tempfile::TempDir,
-    /// The test clock's offset file, with [`HostOptions::test_clock`].
-    clock: Option<planhost_test_support::TestClock>,
-    /// Killed with its process group on drop.
-    _child: Group,
+    home: Home,
+    served: Served,
+    /// What the host writes on stderr.
     pub(crate) stderr: Captured,
     /// `http://planhost.localhost:PORT/`, from `web.json`.
     pub(crate) url: String,
@@ -206,87 +171,41 @@ impl WebHost {
 
     /// [`WebHost::start`] with `options`.
     pub(crate) fn start_with(budget: &Budget, options: HostOptions) -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("phweb")
-            .tempdir_in("/tmp")
-            .expect("temp root");
-        let workspace = tempfile::Builder::new()
-            .prefix("phwebws")
-            .tempdir_in("/tmp")
-            .expect("temp workspace");
-        let mut cmd = command_in(root.path());
-        cmd.args(["serve", "--web", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let clock = options.test_clock.then(|| {
-            if !cfg!(debug_assertions) {
-                panic!(
-                    "only a debug build of planhost reads PLANHOST_TEST_CLOCK_FILE (no --release)"
-                );
-            }
-            let clock = planhost_test_support::TestClock::new(root.path());
-            cmd.env(planhost_test_support::TEST_CLOCK_VAR, clock.file());
-            clock
-        });
-        let mut child = Group::spawn(&mut cmd, "planhost serve --web");
-        let stderr = Captured::spawn(child.0.stderr.take().expect("stderr"));
-        let stdout = Captured::spawn(child.0.stdout.take().expect("stdout"));
-        let web_json = root.path().join("state").join("web.json");
-        let socket = root.path().join("s.sock");
-        let bound = budget.at_most(Duration::from_secs(10), "the host started");
-        // The host writes web.json once the page listens, and binds its socket just after.
-        let (url, addr, token) = poll_until("<state>/web.json and the socket", bound, || {
-            if let Some(status) = child.0.try_wait().expect("try_wait") {
-                panic!(
-                    "`planhost serve --web 127.0.0.1:0` exited early with {status}; stderr:\n{}\nstdout:\n{}",
-                    stderr.text(),
-                    stdout.text()
-                );
-            }
-            let text = fs_err::read_to_string(&web_json).ok()?;
-            let value: Value = serde_json::from_str(&text).ok()?;
-            UnixStream::connect(&socket).ok()?;
-            Some((
-                value["url"].as_str()?.to_owned(),
-                value["addr"].as_str()?.to_owned(),
-                value["token"].as_str()?.to_owned(),
-            ))
-        });
-        let port = addr
+        let home = Home::with_prefix(bin(), "phweb");
+        let mut serve = ServeOptions::default().web();
+        serve.start_bound = Some(budget.at_most(Duration::from_secs(10), "the host started"));
+        if options.test_clock {
+            serve = serve.test_clock();
+        }
+        let served = Served::start_with(&home, serve);
+        let web = served.web().clone();
+        let port = web
+            .addr
             .strip_prefix("127.0.0.1:")
-            .unwrap_or_else(|| panic!("web.json's addr is 127.0.0.1:PORT: {addr:?}"));
+            .unwrap_or_else(|| panic!("web.json's addr is 127.0.0.1:PORT: {:?}", web.addr));
         assert_eq!(
-            url,
+            web.url,
             format!("http://planhost.localhost:{port}/"),
             "web.json's url names the page planhost.localhost"
         );
         Self {
-            root,
-            workspace,
-            clock,
-            _child: child,
-            stderr,
-            url,
-            addr,
-            token,
+            stderr: served.stderr.clone(),
+            home,
+            served,
+            url: web.url,
+            addr: web.addr,
+            token: web.token,
             budget: *budget,
         }
     }
 
     pub(crate) fn state_dir(&self) -> PathBuf {
-        self.root.path().join("state")
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.root.path().join("s.sock")
+        self.home.state_dir()
     }
 
     /// The workspace root as the host stores it (canonical).
     pub(crate) fn workspace(&self) -> PathBuf {
-        self.workspace
-            .path()
-            .canonicalize()
-            .expect("canonical workspace")
+        self.home.workspace()
     }
 
     /// `planhost.localhost:PORT`: the `Host` a browser sends.
@@ -330,9 +249,7 @@ impl WebHost {
 
     /// The debug host's test clock (a host started with `HostOptions { test_clock: true }`).
     pub(crate) fn test_clock(&self) -> &planhost_test_support::TestClock {
-        self.clock
-            .as_ref()
-            .expect("a host started with HostOptions { test_clock: true }")
+        self.served.test_clock()
     }
 
     /// What the host wrote on stderr so far.
@@ -342,7 +259,7 @@ impl WebHost {
 
     /// A `planhost` command with this host's `--state-dir` and `--socket`.
     pub(crate) fn command(&self) -> Command {
-        command_in(self.root.path())
+        self.home.command()
     }
 
     /// Runs a CLI command against this host within the budget, the way a person's terminal
@@ -370,74 +287,23 @@ impl WebHost {
     /// call on it fails) once the budget is spent, so a host that stops answering cannot hang
     /// the test.
     pub(crate) fn connect(&self, name: &str, roles: &[Role]) -> Conn {
-        let stream = UnixStream::connect(self.socket()).expect("connect to the socket");
-        stream
-            .set_read_timeout(Some(self.budget.left("connecting")))
-            .expect("read timeout");
-        let reader = stream.try_clone().expect("clone the stream");
-        let mut client = Client::from_streams(reader, stream);
-        let init = client
-            .initialize(name, roles)
-            .unwrap_or_else(|e| panic!("initialize {name}: {e}"));
-        assert_eq!(
-            init.roles, roles,
-            "the roles granted are the roles declared"
-        );
-        Conn(client)
+        let conn = self.served.connect_raw();
+        conn.read_timeout(self.budget.left("connecting"));
+        let mut conn = conn;
+        conn.initialize_as(name, roles);
+        conn
     }
 }
 
-fn command_in(root: &Path) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.arg("--state-dir")
-        .arg(root.join("state"))
-        .arg("--socket")
-        .arg(root.join("s.sock"))
-        .env_remove("PLANHOST_LOG")
-        .env_remove("PLANHOST_STATE_DIR")
-        .env_remove("PLANHOST_SOCKET")
-        .env_remove("PLANHOST_TEST_CLOCK_FILE")
-        // `planhost web` must never open a real browser from a test.
-        .env("BROWSER", "true")
-        .stdin(Stdio::null());
-    cmd
+/// One approval as anyone reads it back (`plans.get`).
+pub(crate) fn approval_of(conn: &mut Conn, approval: &Value) -> Value {
+    let detail = conn.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
+    detail["approval"].clone()
 }
 
-// ---- the socket ----
-
-/// One protocol connection.
-pub(crate) struct Conn(Client);
-
-impl std::fmt::Debug for Conn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Conn")
-    }
-}
-
-impl Conn {
-    pub(crate) fn try_call(&mut self, method: &str, params: Value) -> Result<Value, RpcError> {
-        match self.0.call_raw::<Value, Value>(method, &params) {
-            Ok(value) => Ok(value),
-            Err(ClientError::Rpc(error)) => Err(error),
-            Err(other) => panic!("{method}: transport failure: {other}"),
-        }
-    }
-
-    /// A call that must succeed.
-    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
-        self.try_call(method, params.clone())
-            .unwrap_or_else(|e| panic!("{method} {params} failed: {e:?}"))
-    }
-
-    /// One approval as anyone reads it back (`plans.get`).
-    pub(crate) fn approval(&mut self, approval: &Value) -> Value {
-        let detail = self.call("plans.get", json!({ "proposalId": approval["proposalId"] }));
-        detail["approval"].clone()
-    }
-
-    pub(crate) fn session(&mut self, sid: &Value) -> Value {
-        self.call("sessions.get", json!({ "sessionId": sid }))
-    }
+/// A session as anyone reads it back (`sessions.get`).
+pub(crate) fn session_of(conn: &mut Conn, sid: &Value) -> Value {
+    conn.call_json("sessions.get", json!({ "sessionId": sid }))
 }
 
 /// The agent's connection: what the tests use to make host state.
@@ -457,7 +323,7 @@ pub(crate) fn pending_plan(host: &WebHost, agent: &mut Conn, title: &str, markdo
 
 /// A new interactive session (in Agent mode, idle); its id.
 pub(crate) fn open_session(host: &WebHost, agent: &mut Conn) -> Value {
-    let session = agent.call(
+    let session = agent.call_json(
         "sessions.open",
         json!({ "workspaceRoot": host.workspace().display().to_string(), "interactivity": "interactive" }),
     );
@@ -468,7 +334,7 @@ pub(crate) fn open_session(host: &WebHost, agent: &mut Conn) -> Value {
 pub(crate) fn plan_session(host: &WebHost, agent: &mut Conn) -> Value {
     let sid = open_session(host, agent);
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call(
+    person.call_json(
         "sessions.setMode",
         json!({ "sessionId": sid, "mode": "plan" }),
     );
@@ -484,8 +350,8 @@ pub(crate) fn submit(
     title: &str,
     markdown: &str,
 ) -> Value {
-    let turn = agent.call("turns.begin", json!({ "sessionId": sid }))["id"].clone();
-    let allowed = agent.call(
+    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    let allowed = agent.call_json(
         "tools.authorize",
         json!({
             "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": "SubmitPlan",
@@ -493,7 +359,7 @@ pub(crate) fn submit(
         }),
     );
     assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = agent.call(
+    let approval = agent.call_json(
         "plans.submit",
         json!({
             "sessionId": sid, "turnId": turn, "toolCallId": call, "batchIndex": 0,
@@ -502,7 +368,7 @@ pub(crate) fn submit(
         }),
     );
     assert_eq!(approval["status"], "pending", "{approval}");
-    agent.call(
+    agent.call_json(
         "turns.end",
         json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
     );
@@ -512,7 +378,7 @@ pub(crate) fn submit(
 /// A person's answer over the socket (`plans.resolve` naming exactly this approval).
 pub(crate) fn resolve(host: &WebHost, approval: &Value, action: &str) -> Value {
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call(
+    person.call_json(
         "plans.resolve",
         json!({
             "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
