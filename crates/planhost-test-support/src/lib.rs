@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod capability;
+pub mod claude_install;
 mod clock;
 mod detached;
 #[cfg(feature = "host")]
@@ -28,6 +29,7 @@ pub mod responder;
 mod rng;
 pub mod swap;
 
+pub use claude_install::{CLAUDE_VERSION, ClaudeInstall, ensure_claude};
 pub use clock::{TEST_CLOCK_VAR, TestClock};
 pub use detached::{Detached, run_detached};
 pub use model::{ModelServer, Reply};

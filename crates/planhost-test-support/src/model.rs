@@ -1,7 +1,8 @@
-//! A scripted OpenAI-compatible streaming model server on 127.0.0.1: no model service is
-//! reachable from tests, so an agent under test (pi) is pointed at this. Each chat completion
-//! request takes the next scripted reply and streams it back as server-sent events, in small
-//! chunks, the way a real provider does.
+//! A scripted streaming model server on 127.0.0.1: no model service is reachable from tests, so
+//! an agent under test is pointed at this. It speaks OpenAI's chat completions
+//! (`/v1/chat/completions`, for pi) and Anthropic's Messages API (`/v1/messages`, for Claude
+//! Code). Each model request takes the next scripted reply and streams it back as server-sent
+//! events, in small chunks, the way a real provider does.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -98,6 +99,11 @@ impl ModelServer {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
+    /// The Anthropic base URL (`ANTHROPIC_BASE_URL`: the client appends `/v1/messages`).
+    pub fn anthropic_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
     /// Queues the reply to the next request.
     pub fn push(&self, reply: Reply) {
         let (lock, ready) = &*self.state;
@@ -162,6 +168,25 @@ static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 /// How long a request waits for a reply to be scripted before it gets a default one.
 const SCRIPT_WAIT: Duration = Duration::from_secs(10);
 
+/// Records the request and takes the next scripted reply, waiting up to [`SCRIPT_WAIT`] for one.
+fn next_reply(state: &(Mutex<State>, Condvar), request: Value) -> Reply {
+    let (lock, ready) = state;
+    let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    guard.requests.push(request);
+    let deadline = std::time::Instant::now() + SCRIPT_WAIT;
+    while guard.script.is_empty() && std::time::Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        guard = ready
+            .wait_timeout(guard, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+    guard
+        .script
+        .pop_front()
+        .unwrap_or_else(|| Reply::text("(the scripted model has nothing more to say)"))
+}
+
 fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
@@ -181,6 +206,25 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) -> std::io::Result<
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
     let mut out = stream;
+    if line.contains("/v1/messages/count_tokens") {
+        let text = r#"{"input_tokens":100}"#;
+        return write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        );
+    }
+    if line.starts_with("POST ") && line.contains("/v1/messages") {
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        // Side requests without tools (a title, a summary) are not the agent's turn: they get a
+        // short text and take nothing from the script.
+        let reply = if request["tools"].as_array().is_some_and(|t| !t.is_empty()) {
+            next_reply(state, request)
+        } else {
+            Reply::text("Scripted")
+        };
+        return anthropic::stream(&mut out, &reply);
+    }
     if !line.contains("/chat/completions") {
         let text = r#"{"object":"list","data":[]}"#;
         return write!(
@@ -190,23 +234,7 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) -> std::io::Result<
         );
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let reply = {
-        let (lock, ready) = state;
-        let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        guard.requests.push(request);
-        let deadline = std::time::Instant::now() + SCRIPT_WAIT;
-        while guard.script.is_empty() && std::time::Instant::now() < deadline {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            guard = ready
-                .wait_timeout(guard, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        guard
-            .script
-            .pop_front()
-            .unwrap_or_else(|| Reply::text("(the scripted model has nothing more to say)"))
-    };
+    let reply = next_reply(state, request);
     write!(
         out,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
@@ -270,4 +298,116 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) -> std::io::Result<
     }
     write!(out, "data: [DONE]\n\n")?;
     out.flush()
+}
+
+/// Anthropic's Messages API stream: `message_start`, a content block per text or tool call
+/// (text deltas, `input_json_delta`s), `message_delta` with the stop reason, `message_stop`.
+mod anthropic {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+
+    use super::{CHUNK, NEXT_CALL, Reply};
+
+    fn event(out: &mut impl Write, value: &Value) -> std::io::Result<()> {
+        let name = value["type"].as_str().unwrap_or("message");
+        write!(out, "event: {name}\ndata: {value}\n\n")?;
+        out.flush()
+    }
+
+    fn pieces(text: &str) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(CHUNK).map(|c| c.iter().collect()).collect()
+    }
+
+    fn text_block(
+        out: &mut impl Write,
+        index: usize,
+        text: &str,
+        pause: Option<Duration>,
+    ) -> std::io::Result<()> {
+        event(
+            out,
+            &json!({ "type": "content_block_start", "index": index,
+                     "content_block": { "type": "text", "text": "" } }),
+        )?;
+        for piece in pieces(text) {
+            event(
+                out,
+                &json!({ "type": "content_block_delta", "index": index,
+                         "delta": { "type": "text_delta", "text": piece } }),
+            )?;
+            if let Some(pause) = pause {
+                std::thread::sleep(pause);
+            }
+        }
+        event(
+            out,
+            &json!({ "type": "content_block_stop", "index": index }),
+        )
+    }
+
+    pub(super) fn stream(out: &mut impl Write, reply: &Reply) -> std::io::Result<()> {
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
+        )?;
+        let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        event(
+            out,
+            &json!({ "type": "message_start", "message": {
+                "id": format!("msg_scripted_{id}"), "type": "message", "role": "assistant",
+                "model": "scripted", "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": { "input_tokens": 100, "output_tokens": 1 } } }),
+        )?;
+        let stop = match reply {
+            Reply::Text(text) => {
+                text_block(out, 0, text, None)?;
+                "end_turn"
+            }
+            Reply::Slow { text, pause } => {
+                text_block(out, 0, text, Some(*pause))?;
+                "end_turn"
+            }
+            Reply::Tools { text, calls } => {
+                let mut index = 0;
+                if !text.is_empty() {
+                    text_block(out, index, text, None)?;
+                    index += 1;
+                }
+                for (name, input) in calls {
+                    let call = format!(
+                        "toolu_scripted_{}",
+                        NEXT_CALL.fetch_add(1, Ordering::Relaxed)
+                    );
+                    event(
+                        out,
+                        &json!({ "type": "content_block_start", "index": index,
+                                 "content_block": { "type": "tool_use", "id": call, "name": name, "input": {} } }),
+                    )?;
+                    for piece in pieces(&input.to_string()) {
+                        event(
+                            out,
+                            &json!({ "type": "content_block_delta", "index": index,
+                                     "delta": { "type": "input_json_delta", "partial_json": piece } }),
+                        )?;
+                    }
+                    event(
+                        out,
+                        &json!({ "type": "content_block_stop", "index": index }),
+                    )?;
+                    index += 1;
+                }
+                "tool_use"
+            }
+        };
+        event(
+            out,
+            &json!({ "type": "message_delta", "delta": { "stop_reason": stop, "stop_sequence": null },
+                     "usage": { "output_tokens": 10 } }),
+        )?;
+        event(out, &json!({ "type": "message_stop" }))
+    }
 }

@@ -162,10 +162,31 @@ pub fn try_ensure_pi(version: Version) -> Result<PiInstall, String> {
         return Ok(found.clone());
     }
     let root = e2e_root();
-    fs::create_dir_all(&root).map_err(|e| e.to_string())?;
     let dir = root.join(version.number());
     let install = paths(version, &dir);
-    let lock_path = root.join(format!("{}.lock", version.number()));
+    locked_install(
+        &root,
+        version.number(),
+        || is_complete(version, &install),
+        || install_into(version, &dir),
+    )?;
+    CONFIRMED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(install.clone());
+    Ok(install)
+}
+
+/// Runs `install` unless `complete` says the install under `root` named `key` is there, holding
+/// `<root>/<key>.lock` so that parallel tests and processes do not race.
+pub(crate) fn locked_install(
+    root: &Path,
+    key: &str,
+    complete: impl FnOnce() -> bool,
+    install: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    fs::create_dir_all(root).map_err(|e| e.to_string())?;
+    let lock_path = root.join(format!("{key}.lock"));
     let lock = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -191,18 +212,9 @@ pub fn try_ensure_pi(version: Version) -> Result<PiInstall, String> {
             }
         }
     }
-    let result = if is_complete(version, &install) {
-        Ok(())
-    } else {
-        install_into(version, &dir)
-    };
+    let result = if complete() { Ok(()) } else { install() };
     let _ = lock.unlock();
-    result?;
-    CONFIRMED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(install.clone());
-    Ok(install)
+    result
 }
 
 fn paths(version: Version, dir: &Path) -> PiInstall {
@@ -317,7 +329,7 @@ fn node_at_least(reported: &str, major: u32, minor: u32) -> bool {
 
 /// Runs a command to completion; its stdout and stderr (in that order), or an error quoting
 /// both.
-fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd
         .stdin(Stdio::null())
         .output()

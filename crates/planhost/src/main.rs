@@ -75,6 +75,20 @@ enum Command {
     Stop,
     /// Host status: version, state directory, sessions, pending approvals.
     Status(cli::Output),
+    /// Put planhost behind an agent: write its hooks into the agent's settings (or take them
+    /// out again with `--uninstall`).
+    Setup {
+        /// The agent.
+        #[command(subcommand)]
+        agent: SetupAgent,
+    },
+    /// The hook an agent runs for each of its events (written by `planhost setup`): reads the
+    /// event on stdin, answers on stdout and in the exit status.
+    Hook {
+        /// The agent whose hook this is.
+        #[command(subcommand)]
+        agent: HookAgent,
+    },
     /// List plan approvals.
     Plans {
         /// Only pending approvals.
@@ -147,6 +161,28 @@ enum Command {
     },
 }
 
+/// Agents `planhost setup` knows.
+#[derive(Debug, Subcommand)]
+enum SetupAgent {
+    /// Claude Code: its `settings.json` hooks.
+    ClaudeCode {
+        /// Which settings file: user (~/.claude/settings.json), project
+        /// (.claude/settings.json) or local (.claude/settings.local.json).
+        #[arg(long, value_enum, default_value = "user")]
+        scope: cli::SetupScope,
+        /// Take planhost's hooks out again (exactly them).
+        #[arg(long)]
+        uninstall: bool,
+    },
+}
+
+/// Agents whose hooks `planhost hook` answers.
+#[derive(Debug, Subcommand)]
+enum HookAgent {
+    /// Claude Code.
+    ClaudeCode,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(matches!(cli.command, Command::Serve { .. }));
@@ -176,6 +212,12 @@ fn main() -> ExitCode {
         Command::Stop => cli::stop(&paths),
         Command::Preset { name, session } => cli::preset(&paths, name, session.as_deref()),
         Command::Status(out) => cli::status(&paths, out),
+        Command::Setup {
+            agent: SetupAgent::ClaudeCode { scope, uninstall },
+        } => cli::setup_claude_code(&paths, scope, uninstall),
+        Command::Hook {
+            agent: HookAgent::ClaudeCode,
+        } => cli::hook_claude_code(&paths),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),
         Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, mode),

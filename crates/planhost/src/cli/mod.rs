@@ -10,6 +10,7 @@
 // This module writes for people on stdout; `serve --stdio` never runs it.
 #![allow(clippy::print_stdout)]
 
+mod claude;
 mod doctor;
 mod host;
 mod plans;
@@ -27,6 +28,7 @@ use serde::Serialize;
 
 use planhost_service::host::Paths;
 
+pub(crate) use claude::{SetupScope, hook as hook_claude_code, setup as setup_claude_code};
 pub(crate) use doctor::doctor;
 pub(crate) use host::{stop, web};
 pub(crate) use plans::{approve, plans, reject, show};

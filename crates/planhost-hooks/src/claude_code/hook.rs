@@ -1,0 +1,367 @@
+//! One Claude Code hook call: the event on stdin, planhost's answer on stdout and in the exit
+//! status.
+//!
+//! The hook reaches the host through [`Host`] (a socket connection in the binary, anything that
+//! answers typed calls in a test) and fails closed by itself: where the hook is the gate
+//! (`PreToolUse`, `PermissionRequest`), anything that goes wrong — bad input, no host, an
+//! internal error — blocks the tool with planhost's code and a sentence saying what to do
+//! (exit status 2, which Claude Code treats as "blocked", the reason on stderr for the model).
+//! The events that only record never block the person: a failure there is said as a
+//! `systemMessage` and the session goes on, its tools still gated.
+
+use std::path::PathBuf;
+
+use planhost_core::{Agent, ErrorCode, Interactivity, Mode, SessionId, TurnId};
+use planhost_protocol::{
+    AuthorizeParams, AuthorizeResult, BeginTurnParams, DecisionKind, EndTurnParams,
+    EnterPlanParams, FinishedParams, Method, OpenSessionParams, Provenance, SessionInfo,
+    TurnOutcome, methods,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A failed host call: its stable code and message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} [{}]", code.as_str())]
+pub struct HostError {
+    /// The stable code (`HOST_UNREACHABLE` when there is no host).
+    pub code: ErrorCode,
+    /// What happened and what to do.
+    pub message: String,
+}
+
+/// Whatever answers planhost's typed calls for one hook: the host's socket in the binary.
+pub trait Host {
+    /// One call.
+    fn call<M: Method>(&mut self, params: M::Params) -> Result<M::Result, HostError>;
+}
+
+/// What Claude Code sends on stdin (the fields planhost reads; others are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct HookInput {
+    /// Claude Code's session id: the host session's external id.
+    pub session_id: String,
+    /// The session's working directory: its workspace.
+    pub cwd: PathBuf,
+    /// Which event.
+    pub hook_event_name: String,
+    /// Claude Code's own permission mode (`default`, `plan`, `acceptEdits`, …).
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    /// `SessionStart`: `startup`, `resume`, `clear`, `compact` or `fork`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// `UserPromptSubmit`: the prompt's id.
+    #[serde(default)]
+    pub prompt_id: Option<String>,
+    /// Tool events: the tool's name.
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// Tool events: its input.
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    /// Tool events: the call's id.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// `PostToolUse`: what the tool returned.
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+}
+
+/// What the hook prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookReply {
+    /// JSON for stdout, if any.
+    pub stdout: Option<String>,
+    /// Text for stderr, if any (with exit status 2 it is the reason the model sees).
+    pub stderr: Option<String>,
+    /// The exit status: 0, or 2 for "blocked".
+    pub exit: u8,
+}
+
+impl HookReply {
+    fn json(value: &Value) -> Self {
+        Self {
+            stdout: Some(value.to_string()),
+            stderr: None,
+            exit: 0,
+        }
+    }
+
+    fn nothing() -> Self {
+        Self {
+            stdout: None,
+            stderr: None,
+            exit: 0,
+        }
+    }
+
+    /// Blocked: exit status 2 with the reason.
+    fn blocked(reason: &str) -> Self {
+        Self {
+            stdout: None,
+            stderr: Some(reason.to_owned()),
+            exit: 2,
+        }
+    }
+}
+
+/// The connection's name and version, as the host records them.
+pub const CLIENT_NAME: &str = "planhost-hook-claude-code";
+
+/// How the hook learns about its surroundings beyond the event itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookEnv {
+    /// Whether a person is at the session (`CLAUDE_CODE_SESSION_ATTENDED`; `claude -p` sets it
+    /// to 0).
+    pub attended: bool,
+}
+
+impl HookEnv {
+    /// From the process environment Claude Code gives its hooks.
+    pub fn from_env() -> Self {
+        Self {
+            attended: std::env::var("CLAUDE_CODE_SESSION_ATTENDED").map_or(true, |v| v != "0"),
+        }
+    }
+}
+
+/// Handles one hook call. `connect` is called at most once, after the input was read.
+pub fn handle<H: Host>(
+    stdin: &[u8],
+    env: &HookEnv,
+    connect: impl FnOnce() -> Result<H, HostError>,
+) -> HookReply {
+    let input: HookInput = match serde_json::from_slice(stdin) {
+        Ok(input) => input,
+        Err(e) => {
+            // Without an event name the hook cannot tell a gate from a record: it blocks, as
+            // a gate must.
+            return HookReply::blocked(&format!(
+                "planhost could not read this hook call from Claude Code ({e}) [{}]; the tool is blocked. Check that `planhost setup claude-code` wrote these hooks.",
+                ErrorCode::InvalidParams.as_str()
+            ));
+        }
+    };
+    let gate = matches!(
+        input.hook_event_name.as_str(),
+        "PreToolUse" | "PermissionRequest"
+    );
+    let result = connect().and_then(|mut host| dispatch(&mut host, &input, env));
+    match result {
+        Ok(reply) => reply,
+        Err(error) if gate => HookReply::blocked(&format!(
+            "planhost blocked this tool call: {} [{}]",
+            error.message,
+            error.code.as_str()
+        )),
+        Err(error) => HookReply::json(&json!({
+            "systemMessage": format!(
+                "planhost: {} [{}]. Tool calls stay blocked until planhost answers.",
+                error.message,
+                error.code.as_str()
+            ),
+        })),
+    }
+}
+
+fn dispatch<H: Host>(
+    host: &mut H,
+    input: &HookInput,
+    env: &HookEnv,
+) -> Result<HookReply, HostError> {
+    match input.hook_event_name.as_str() {
+        "SessionStart" => {
+            open(host, input)?;
+            Ok(HookReply::nothing())
+        }
+        "UserPromptSubmit" => prompt(host, input),
+        "PreToolUse" => pre_tool_use(host, input, env),
+        "PermissionRequest" => permission_request(host, input),
+        "PostToolUse" => post_tool_use(host, input),
+        "Stop" => {
+            let session = open(host, input)?;
+            if let Some(turn) = session.active_turn {
+                end_turn(host, &session.id, &turn.id, TurnOutcome::Completed)?;
+            }
+            Ok(HookReply::nothing())
+        }
+        "SessionEnd" => {
+            let session = open(host, input)?;
+            if let Some(turn) = session.active_turn {
+                end_turn(host, &session.id, &turn.id, TurnOutcome::Aborted)?;
+            }
+            Ok(HookReply::nothing())
+        }
+        // An event planhost did not install a hook for: nothing to say.
+        _ => Ok(HookReply::nothing()),
+    }
+}
+
+/// Opens (or reopens) the host session of this Claude Code session and workspace.
+fn open<H: Host>(host: &mut H, input: &HookInput) -> Result<SessionInfo, HostError> {
+    host.call::<methods::SessionsOpen>(OpenSessionParams {
+        workspace_root: input.cwd.display().to_string(),
+        external_id: Some(input.session_id.clone()),
+        interactivity: Interactivity::Interactive,
+        persistence: None,
+        agent: Some(Agent::ClaudeCode),
+    })
+}
+
+fn end_turn<H: Host>(
+    host: &mut H,
+    session: &SessionId,
+    turn: &TurnId,
+    outcome: TurnOutcome,
+) -> Result<(), HostError> {
+    host.call::<methods::TurnsEnd>(EndTurnParams {
+        session_id: session.clone(),
+        turn_id: turn.clone(),
+        outcome,
+    })
+    .map(drop)
+}
+
+fn begin_turn<H: Host>(host: &mut H, session: &SessionId) -> Result<TurnId, HostError> {
+    host.call::<methods::TurnsBegin>(BeginTurnParams {
+        session_id: session.clone(),
+        origin: None,
+    })
+    .map(|t| t.id)
+}
+
+/// The running turn, begun now if Claude Code runs a tool outside one (hooks installed while a
+/// session ran, or a prompt hook that failed).
+fn turn_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<TurnId, HostError> {
+    match &session.active_turn {
+        Some(turn) => Ok(turn.id.clone()),
+        None => begin_turn(host, &session.id),
+    }
+}
+
+/// A person's prompt: the turn it starts. A turn still running from before (the person pressed
+/// Escape, which Claude Code reports to no hook) ends as aborted first, so whatever it raised is
+/// interrupted, never granted. Claude Code's plan mode puts the session in Plan.
+fn prompt<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
+    let session = open(host, input)?;
+    if let Some(turn) = &session.active_turn {
+        end_turn(host, &session.id, &turn.id, TurnOutcome::Aborted)?;
+    }
+    let turn = begin_turn(host, &session.id)?;
+    let wants_plan = input.permission_mode.as_deref() == Some("plan");
+    if wants_plan && session.mode == Mode::Agent {
+        let call = format!(
+            "claude-code-plan-mode-{}",
+            input.prompt_id.as_deref().unwrap_or("prompt")
+        );
+        host.call::<methods::PlansEnter>(EnterPlanParams {
+            session_id: session.id.clone(),
+            turn_id: turn,
+            tool_call_id: call.into(),
+            batch_index: 0,
+            batch_size: 1,
+        })?;
+        return Ok(HookReply::nothing());
+    }
+    if !wants_plan && session.mode == Mode::Plan {
+        return Ok(HookReply::json(&json!({
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": PLAN_STILL_ON,
+            },
+            "systemMessage": "planhost: this session is still in Plan mode, whatever Claude Code's mode says: files and commands that change things stay blocked until a plan is approved (`planhost plans`, `planhost approve`, or the web page).",
+        })));
+    }
+    Ok(HookReply::nothing())
+}
+
+/// What the model is told when Claude Code left plan mode but planhost did not.
+const PLAN_STILL_ON: &str = "planhost (which enforces this session's mode) still has this session in Plan mode: do not edit files or run commands that change anything; explore, then present a plan with ExitPlanMode for the person to approve.";
+
+fn pre_tool_use<H: Host>(
+    host: &mut H,
+    input: &HookInput,
+    _env: &HookEnv,
+) -> Result<HookReply, HostError> {
+    let (Some(tool), Some(call)) = (&input.tool_name, &input.tool_use_id) else {
+        return Err(HostError {
+            code: ErrorCode::InvalidParams,
+            message: "PreToolUse came without tool_name or tool_use_id".into(),
+        });
+    };
+    let session = open(host, input)?;
+    let turn = turn_of(host, &session)?;
+    let decision = host.call::<methods::ToolsAuthorize>(AuthorizeParams {
+        session_id: session.id.clone(),
+        turn_id: turn,
+        tool_call_id: call.as_str().into(),
+        tool_name: tool.clone(),
+        batch_index: 0,
+        batch_size: 1,
+        provenance: Provenance::built_in(),
+        input: input.tool_input.clone().unwrap_or(Value::Null),
+    })?;
+    Ok(decision_reply(&decision))
+}
+
+/// planhost's decision as Claude Code's `permissionDecision`: allow, deny with the reason and
+/// code, or ask (Claude Code's own dialog asks the person).
+fn decision_reply(decision: &AuthorizeResult) -> HookReply {
+    let (verdict, reason) = match decision.decision {
+        DecisionKind::Allow => ("allow", format!("planhost allowed it: {}", decision.reason)),
+        DecisionKind::Deny => (
+            "deny",
+            match &decision.code {
+                Some(code) => format!(
+                    "planhost denied it: {} [{}]",
+                    decision.reason,
+                    code.as_str()
+                ),
+                None => format!("planhost denied it: {}", decision.reason),
+            },
+        ),
+        DecisionKind::Ask => (
+            "ask",
+            format!("planhost asks a person: {}", decision.reason),
+        ),
+    };
+    HookReply::json(&json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": verdict,
+            "permissionDecisionReason": reason,
+        }
+    }))
+}
+
+/// Claude Code is about to show its permission dialog. planhost decided in `PreToolUse`; the
+/// dialog only appears for a call planhost asked about, and the person answers it there.
+fn permission_request<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
+    open(host, input)?;
+    Ok(HookReply::nothing())
+}
+
+/// A tool Claude Code ran has finished: its grant is void.
+fn post_tool_use<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
+    let Some(call) = &input.tool_use_id else {
+        return Ok(HookReply::nothing());
+    };
+    let session = open(host, input)?;
+    let Some(turn) = session.active_turn else {
+        return Ok(HookReply::nothing());
+    };
+    let is_error = input
+        .tool_response
+        .as_ref()
+        .and_then(|r| r.get("is_error").or_else(|| r.get("isError")))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    host.call::<methods::ToolsFinished>(FinishedParams {
+        session_id: session.id,
+        turn_id: turn.id,
+        tool_call_id: call.as_str().into(),
+        is_error,
+    })?;
+    Ok(HookReply::nothing())
+}

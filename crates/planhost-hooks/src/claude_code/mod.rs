@@ -1,0 +1,4 @@
+//! Claude Code.
+
+pub mod hook;
+pub mod settings;
