@@ -8,11 +8,12 @@
 //! let ts = planhost_codegen::typescript();
 //! assert!(ts.contains("export interface Methods"));
 //! assert!(ts.contains("\"plans.resolve\": { params: ResolvePlanParams; result: ApprovalInfo }"));
+//! assert!(ts.contains("export interface ExecuteOutputOf {\n  \"Read\": ReadResult;"));
 //! ```
 
 use std::fmt::Write as _;
 
-use planhost_core::{CodeClass, ErrorCode};
+use planhost_core::{CodeClass, ErrorCode, HostTool};
 use planhost_protocol::{METHODS, PROTOCOL_VERSION, protocol_schema};
 use serde_json::Value;
 
@@ -130,9 +131,9 @@ fn doc_comment(out: &mut String, description: Option<&str>) {
     }
 }
 
-/// The TypeScript declarations of the whole protocol: every shared type, the `Methods` map
-/// (params and result of each method), the notifications, the role rule of each method and the
-/// stable error codes.
+/// The TypeScript declarations of the whole protocol: every shared type, `tools.execute`'s
+/// output by tool (`ExecuteOutputOf`), the `Methods` map (params and result of each method),
+/// the notifications, the role rule of each method and the stable error codes.
 pub fn typescript() -> String {
     let schema = protocol_schema();
     let mut out = String::new();
@@ -150,6 +151,16 @@ pub fn typescript() -> String {
             let _ = writeln!(out, "export type {name} = {};\n", ts(def));
         }
     }
+    out.push_str(
+        "/** `tools.execute`'s output by the tool the call named: what the host answers a call of\n \
+         * that tool with (`ExecuteOutput` is the union of these). */\n\
+         export interface ExecuteOutputOf {\n",
+    );
+    for tool in HostTool::RUN_BY_HOST {
+        let output = &schema["executeOutputOf"][tool.as_str()];
+        let _ = writeln!(out, "  \"{tool}\": {};", ts(output));
+    }
+    out.push_str("}\n\n");
     out.push_str("/** Every method: its params and its result. */\nexport interface Methods {\n");
     for m in METHODS {
         let _ = writeln!(out, "  /** {} */", m.doc);

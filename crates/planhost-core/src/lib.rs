@@ -43,6 +43,7 @@ mod session;
 mod shell_safety;
 mod shells;
 mod time;
+mod tool_output;
 
 pub use capture::{
     AssistantMessage, CLOSE_DELIMITER, Capture, CaptureError, CaptureErrorKind, ContentBlock,
@@ -90,6 +91,11 @@ pub use session::{
 pub use shell_safety::{CommandSafety, classify_command};
 pub use shells::{Dialect, OutputStream, Platform, ShellId};
 pub use time::{APPROVAL_TTL_MS, Clock, IdSource, ManualClock, SequentialIds, Timestamp};
+pub use tool_output::{
+    BashResult, EditResult, ExecuteOutput, ExitStatus, FileCount, GlobResult, GrepLine, GrepOutput,
+    GrepResult, LineEnding, LineKind, ReadResult, RunResult, StreamSummary, WriteOutcome,
+    WriteResult,
+};
 pub use vocab::{
     Access, ApprovalAction, ApprovalStatus, AuditAction, CheckpointSource, ClientPersistence,
     ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionDecision, PermissionMode,

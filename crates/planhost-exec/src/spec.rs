@@ -77,44 +77,6 @@ pub struct OutputChunk {
     pub text: String,
 }
 
-/// How the shell process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ExitStatus {
-    /// It exited with this code.
-    Code(i32),
-    /// A signal terminated it.
-    Signal(i32),
-    /// The status is unknown.
-    None,
-}
-
-/// Byte counts and the kept text of one stream.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StreamSummary {
-    /// Every byte the stream delivered.
-    pub total_bytes: u64,
-    /// The head and the tail, with an elision marker between them when bytes were dropped.
-    pub kept: String,
-    /// How many bytes the marker stands for (0 when nothing was elided).
-    pub elided_bytes: u64,
-}
-
-/// The bounded final result of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunResult {
-    /// How the shell ended.
-    pub exit: ExitStatus,
-    /// The timeout fired and the tree was terminated.
-    pub timed_out: bool,
-    /// The cancellation token fired and the tree was terminated.
-    pub cancelled: bool,
-    /// Wall time from spawn to the end of teardown.
-    pub duration_ms: u64,
-    /// Standard output.
-    pub stdout: StreamSummary,
-    /// Standard error.
-    pub stderr: StreamSummary,
-}
+/// How the shell ended, one stream's bounded summary, and the run's result: pure data, defined
+/// in `planhost-core` (they travel in `tools.execute`'s output); the runner builds them.
+pub use planhost_core::{ExitStatus, RunResult, StreamSummary};

@@ -1,11 +1,13 @@
 //! The whole protocol as one JSON Schema document, generated from the contract.
 
+use planhost_core::{ExecuteOutput, HostTool};
 use serde_json::{Map, Value, json};
 
 use crate::contract::{METHODS, NOTIFICATIONS, PROTOCOL_VERSION};
 
 /// `methods.<name>.{description,access,params,result}`, `notifications.<name>`, the error
-/// object, the stable codes, and the shared `$defs`.
+/// object, the host's tool names, `tools.execute`'s output by tool (`executeOutputOf`), and the
+/// shared `$defs`.
 pub fn protocol_schema() -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut methods = Map::new();
@@ -27,6 +29,14 @@ pub fn protocol_schema() -> Value {
     let host_tool = generator
         .subschema_for::<planhost_core::HostTool>()
         .to_value();
+    // `tools.execute`'s output by the tool that ran: `ExecuteOutput` is their untagged union,
+    // and a client that knows the tool it called reads the one result type it names.
+    let mut execute_output_of = Map::new();
+    for tool in HostTool::RUN_BY_HOST {
+        if let Some(schema) = ExecuteOutput::schema_of(tool, &mut generator) {
+            execute_output_of.insert(tool.as_str().into(), schema.to_value());
+        }
+    }
     let defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -36,6 +46,7 @@ pub fn protocol_schema() -> Value {
         "notifications": notes,
         "error": error,
         "hostTool": host_tool,
+        "executeOutputOf": execute_output_of,
         "$defs": defs,
     })
 }

@@ -1,9 +1,13 @@
 //! Tool calls: authorization, asks, execution, output and cancellation.
 
-pub use planhost_core::HostTool;
 use planhost_core::{
     AskId, DenyCode, OutputStream, PermissionDecision, PolicyRule, Resolver, SessionId, Timestamp,
     ToolCallId, TurnId,
+};
+pub use planhost_core::{
+    BashResult, EditResult, ExecuteOutput, ExitStatus, FileCount, GlobResult, GrepLine, GrepOutput,
+    GrepResult, HostTool, LineEnding, LineKind, ReadResult, RunResult, StreamSummary, WriteOutcome,
+    WriteResult,
 };
 use serde_json::Value;
 
@@ -125,8 +129,10 @@ result! {
     pub struct ExecuteResult {
         /// The tool call.
         pub tool_call_id: ToolCallId,
-        /// The tool's own result (Bash: `exit`, `stdout`, `stderr`, `timedOut`, `cancelled`, …).
-        pub output: Value,
+        /// The tool's own result, untagged (Bash: `exit`, `stdout`, `stderr`, `timedOut`,
+        /// `cancelled`, …): the result type of the `tool` the call named. Read it by that tool
+        /// (`ExecuteOutput::decode`; in TypeScript, `ExecuteOutputOf[tool]`).
+        pub output: ExecuteOutput,
     }
 }
 

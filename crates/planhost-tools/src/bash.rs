@@ -1,9 +1,10 @@
 //! Bash: one command in the turn's pinned shell, in the workspace root, with a clean
 //! environment, its output streamed and its process tree bounded by exec's runner.
 
+use planhost_core::BashResult;
 use planhost_exec::{
-    CommandSpec, Dialect, ExitStatus, OutputChunk, PinnedShell, Platform, ProbeResults, RunResult,
-    ShellId, StreamSummary, Timeout, probe, resolve_pinned, run,
+    CommandSpec, ExitStatus, OutputChunk, PinnedShell, Platform, ProbeResults, RunResult, ShellId,
+    StreamSummary, Timeout, probe, resolve_pinned, run,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -91,21 +92,6 @@ impl ShellPinContext {
     pub fn configured(&self) -> Option<ShellId> {
         self.configured
     }
-}
-
-/// What Bash did: the runner's bounded result plus the shell it ran in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashResult {
-    /// The shell id the command ran in (always the pinned one).
-    pub shell_id: ShellId,
-    /// That shell's dialect.
-    pub dialect: Dialect,
-    /// The timeout that applied, in milliseconds.
-    pub timeout_ms: u64,
-    /// Exit status, timeout/cancel flags, duration and the bounded stdout/stderr.
-    #[serde(flatten)]
-    pub run: RunResult,
 }
 
 /// Runs Bash, streaming output chunks to `events` as they arrive.

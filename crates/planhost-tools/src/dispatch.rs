@@ -1,8 +1,7 @@
-//! `tools.execute`: a tool name and a JSON input in, a JSON result out.
+//! `tools.execute`: a tool name and a JSON input in, the tool's typed result out.
 
-use planhost_core::HostTool;
+use planhost_core::{ExecuteOutput, HostTool};
 use planhost_exec::OutputChunk;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -34,7 +33,7 @@ pub fn tool_by_name(name: &str) -> Result<HostTool> {
         })
 }
 
-/// Runs `tool` on a JSON `input` and returns its result as camelCase JSON.
+/// Runs `tool` on a JSON `input` and returns its result, the [`ExecuteOutput`] variant of `tool`.
 ///
 /// A malformed input is `TOOL_INVALID_INPUT`, with a message naming the offending field. The
 /// file tools run on tokio's blocking pool and ignore `events` and `cancel` (they are bounded);
@@ -47,27 +46,30 @@ pub async fn execute(
     bash_pin: Option<&ShellPinContext>,
     events: mpsc::Sender<OutputChunk>,
     cancel: CancellationToken,
-) -> Result<Value> {
+) -> Result<ExecuteOutput> {
     match tool {
         HostTool::Read => {
             let request: ReadRequest = decode(tool, &input)?;
-            blocking(ctx, move |ctx| read(ctx, &request)).await
+            blocking(ctx, move |ctx| read(ctx, &request).map(ExecuteOutput::Read)).await
         }
         HostTool::Glob => {
             let request: GlobRequest = decode(tool, &input)?;
-            blocking(ctx, move |ctx| glob(ctx, &request)).await
+            blocking(ctx, move |ctx| glob(ctx, &request).map(ExecuteOutput::Glob)).await
         }
         HostTool::Grep => {
             let request: GrepRequest = decode(tool, &input)?;
-            blocking(ctx, move |ctx| grep(ctx, &request)).await
+            blocking(ctx, move |ctx| grep(ctx, &request).map(ExecuteOutput::Grep)).await
         }
         HostTool::Write => {
             let request: WriteRequest = decode(tool, &input)?;
-            blocking(ctx, move |ctx| write(ctx, &request)).await
+            blocking(ctx, move |ctx| {
+                write(ctx, &request).map(ExecuteOutput::Write)
+            })
+            .await
         }
         HostTool::Edit => {
             let request: EditRequest = decode(tool, &input)?;
-            blocking(ctx, move |ctx| edit(ctx, &request)).await
+            blocking(ctx, move |ctx| edit(ctx, &request).map(ExecuteOutput::Edit)).await
         }
         HostTool::Bash => {
             let request: BashRequest = decode(tool, &input)?;
@@ -76,7 +78,9 @@ pub async fn execute(
                     message: "Bash was dispatched without the turn's pinned shell".to_owned(),
                 });
             };
-            to_json(&bash(ctx, &request, shell, events, cancel).await?)
+            bash(ctx, &request, shell, events, cancel)
+                .await
+                .map(ExecuteOutput::Bash)
         }
         HostTool::EnterPlanMode
         | HostTool::SubmitPlan
@@ -90,23 +94,17 @@ pub async fn execute(
     }
 }
 
-/// Runs a file tool, and the serialisation of its result, on the blocking pool.
-async fn blocking<T: Serialize>(
+/// Runs a file tool on the blocking pool.
+async fn blocking(
     ctx: &ToolContext,
-    call: impl FnOnce(&ToolContext) -> Result<T> + Send + 'static,
-) -> Result<Value> {
+    call: impl FnOnce(&ToolContext) -> Result<ExecuteOutput> + Send + 'static,
+) -> Result<ExecuteOutput> {
     let ctx = ctx.clone();
-    tokio::task::spawn_blocking(move || to_json(&call(&ctx)?))
+    tokio::task::spawn_blocking(move || call(&ctx))
         .await
         .map_err(|e| ToolError::Internal {
             message: format!("tool task failed: {e}"),
         })?
-}
-
-fn to_json<T: Serialize>(result: &T) -> Result<Value> {
-    serde_json::to_value(result).map_err(|e| ToolError::Internal {
-        message: format!("result did not serialise: {e}"),
-    })
 }
 
 /// Deserialises a tool's request; the error names the tool and, where it can, the field

@@ -4,6 +4,7 @@ use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 
 use memchr::memmem;
+use planhost_core::{EditResult, LineEnding};
 use planhost_fs::{MissingDirs, Permissions};
 use serde::{Deserialize, Serialize};
 
@@ -26,32 +27,6 @@ pub struct EditRequest {
     /// Replace every occurrence instead of requiring exactly one.
     #[serde(default)]
     pub replace_all: bool,
-}
-
-/// The line-ending convention Edit found in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum LineEnding {
-    /// Only `\n`.
-    Lf,
-    /// Only `\r\n`: the strings' line breaks are converted to `\r\n`.
-    Crlf,
-    /// Both: the strings are matched as given, then with `\r\n` if that finds nothing.
-    Mixed,
-    /// No line break at all.
-    None,
-}
-
-/// What Edit did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EditResult {
-    /// Workspace-relative path edited.
-    pub path: String,
-    /// How many occurrences were replaced.
-    pub replacements: u64,
-    /// The file's line-ending convention, which the edit preserved.
-    pub line_ending: LineEnding,
 }
 
 /// Runs Edit.

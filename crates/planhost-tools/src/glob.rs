@@ -4,6 +4,7 @@ use std::ops::ControlFlow;
 
 use globset::GlobBuilder;
 use ignore::overrides::Override;
+use planhost_core::GlobResult;
 use serde::{Deserialize, Serialize};
 
 use crate::context::ToolContext;
@@ -29,18 +30,6 @@ pub struct GlobRequest {
     /// Most files to return (default [`GLOB_DEFAULT_LIMIT`], at most [`GLOB_MAX_LIMIT`]).
     #[serde(default)]
     pub limit: Option<usize>,
-}
-
-/// Matching files, sorted by path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GlobResult {
-    /// Workspace-relative paths (absolute for a granted outside directory), byte-order sorted.
-    pub files: Vec<String>,
-    /// Whether more files matched than `limit`.
-    pub truncated: bool,
-    /// Matching files left out because their path is not valid UTF-8.
-    pub skipped_non_utf8: u64,
 }
 
 /// Runs Glob.

@@ -11,12 +11,13 @@ use std::sync::{Arc, Mutex, mpsc};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
+use planhost_core::{FileCount, GrepLine, GrepOutput, GrepResult, LineKind};
 use serde::{Deserialize, Serialize};
 
 use crate::context::{ReadTarget, ToolContext};
 use crate::error::{Result, ToolError};
 use crate::glob::checked_limit;
-use crate::grep_sink::{Binary, Capped, Collector, GrepLine};
+use crate::grep_sink::{Binary, Capped, Collector};
 use crate::walk::{Filters, Start, display_name, open_file_at, open_start};
 
 /// Entries (files, counts or lines) returned when the request gives no `limit`.
@@ -75,54 +76,10 @@ pub struct GrepRequest {
     pub limit: Option<usize>,
 }
 
-/// One file's count in count mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FileCount {
-    /// The file.
-    pub path: String,
-    /// Matching lines in it.
-    pub count: u64,
-}
-
-/// The mode-specific part of a Grep result; `mode` is the tag on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "camelCase")]
-pub enum GrepOutput {
-    /// Files with a match, sorted.
-    Files {
-        /// Workspace-relative paths.
-        files: Vec<String>,
-    },
-    /// Matching and context lines, grouped by file in path order, in line order within a file.
-    Content {
-        /// The lines.
-        lines: Vec<GrepLine>,
-    },
-    /// Per-file counts, sorted by path.
-    Count {
-        /// The counts.
-        counts: Vec<FileCount>,
-    },
-}
-
-/// A Grep result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrepResult {
-    /// The entries.
-    #[serde(flatten)]
-    pub output: GrepOutput,
-    /// Whether entries were left out (`limit`, or [`GREP_MAX_COLLECT`]).
-    pub truncated: bool,
-    /// Matching files left out because their path is not valid UTF-8.
-    pub skipped_non_utf8: u64,
-}
-
 struct FileHits {
     path: String,
     matches: u64,
-    lines: Vec<(u64, crate::grep_sink::LineKind, String)>,
+    lines: Vec<(u64, LineKind, String)>,
 }
 
 /// Shared state of one parallel search.

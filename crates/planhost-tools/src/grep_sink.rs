@@ -1,7 +1,7 @@
 //! The per-file sink that turns searcher callbacks into Grep results.
 
 use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
-use serde::{Deserialize, Serialize};
+use planhost_core::LineKind;
 
 use crate::grep::GrepMode;
 use crate::text::{cut_chars, strip_terminator};
@@ -9,30 +9,6 @@ use crate::text::{cut_chars, strip_terminator};
 /// Longest line text returned by Grep, in characters; a match in a minified file should not
 /// spend the whole output budget.
 pub const GREP_MAX_LINE_CHARS: usize = 1000;
-
-/// Whether a content line matched or was context around a match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum LineKind {
-    /// The line matched the pattern.
-    Match,
-    /// A line of `contextBefore`/`contextAfter` around a match.
-    Context,
-}
-
-/// One line of content-mode output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrepLine {
-    /// The file, named as in the other modes.
-    pub path: String,
-    /// 1-based line number.
-    pub line_number: u64,
-    /// Match or context.
-    pub kind: LineKind,
-    /// The line without its terminator, lossily UTF-8, cut at [`GREP_MAX_LINE_CHARS`].
-    pub text: String,
-}
 
 /// Whether the sink stopped a file's search early because it had enough lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,13 +7,14 @@
 //! directory handles too: each directory is opened with `O_NOFOLLOW` relative to its parent's
 //! fd and listed through its own, so a directory swapped for a symlink mid-walk is skipped,
 //! never listed or searched through. Requests and results are serde types with camelCase
-//! fields, so a JSON-RPC `tools.execute` can take them off the wire. Errors carry a stable code
-//! ([`ToolError::code`]).
+//! fields, so a JSON-RPC `tools.execute` can take them off the wire; the results are
+//! `planhost-core`'s (re-exported here), so the protocol types `tools.execute`'s output with
+//! them. Errors carry a stable code ([`ToolError::code`]).
 //!
 //! Write and Edit also refuse the host's own plan files ([`RESERVED_DIRS`], `TOOL_PATH_RESERVED`).
 //! [`bash`] runs one command through `planhost_exec` in the turn's pinned shell, with the
 //! environment [`BASH_ENV`] and nothing else. [`execute`] is the wire entry point: a
-//! [`HostTool`] and a JSON input in, the tool's camelCase JSON result out.
+//! [`HostTool`] and a JSON input in, the tool's result out as an [`ExecuteOutput`].
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -63,23 +64,28 @@ mod text;
 mod walk;
 mod write;
 
-pub use bash::{BashRequest, BashResult, ShellCatalog, ShellPinContext, bash};
+pub use bash::{BashRequest, ShellCatalog, ShellPinContext, bash};
 pub use bash_env::{BASH_ENV, EnvValue, bash_env};
 pub use context::{OutsideAccess, ToolContext};
 pub use dispatch::{execute, tool_by_name};
-pub use edit::{EditRequest, EditResult, LineEnding, detect_line_ending, edit};
+pub use edit::{EditRequest, detect_line_ending, edit};
 pub use error::{Result, ToolError};
-pub use glob::{GLOB_DEFAULT_LIMIT, GLOB_MAX_LIMIT, GlobRequest, GlobResult, glob};
+pub use glob::{GLOB_DEFAULT_LIMIT, GLOB_MAX_LIMIT, GlobRequest, glob};
 pub use grep::{
-    FileCount, GREP_DEFAULT_LIMIT, GREP_MAX_COLLECT, GREP_MAX_CONTEXT, GREP_MAX_LIMIT, GrepMode,
-    GrepOutput, GrepRequest, GrepResult, grep,
+    GREP_DEFAULT_LIMIT, GREP_MAX_COLLECT, GREP_MAX_CONTEXT, GREP_MAX_LIMIT, GrepMode, GrepRequest,
+    grep,
 };
-pub use grep_sink::{GREP_MAX_LINE_CHARS, GrepLine, LineKind};
-pub use planhost_core::HostTool;
+pub use grep_sink::GREP_MAX_LINE_CHARS;
+/// The tools' results: pure data, defined once in `planhost-core` so that `tools.execute`'s
+/// output is typed on the wire (the protocol crate does not depend on this one).
+pub use planhost_core::{
+    BashResult, EditResult, ExecuteOutput, FileCount, GlobResult, GrepLine, GrepOutput, GrepResult,
+    HostTool, LineEnding, LineKind, ReadResult, WriteOutcome, WriteResult,
+};
 pub use read::{
     READ_DEFAULT_LIMIT, READ_MAX_FILE_BYTES, READ_MAX_LINE_CHARS, READ_MAX_OUTPUT_BYTES,
-    ReadRequest, ReadResult, read,
+    ReadRequest, read,
 };
 pub use reserved::RESERVED_DIRS;
 pub use text::BINARY_SNIFF_BYTES;
-pub use write::{WriteOutcome, WriteRequest, WriteResult, write};
+pub use write::{WriteRequest, write};

@@ -2,6 +2,7 @@
 
 use std::io::Read as _;
 
+use planhost_core::ReadResult;
 use serde::{Deserialize, Serialize};
 
 use crate::context::ToolContext;
@@ -32,28 +33,6 @@ pub struct ReadRequest {
     /// Most lines to return (default [`READ_DEFAULT_LIMIT`]).
     #[serde(default)]
     pub limit: Option<u64>,
-}
-
-/// The numbered window of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReadResult {
-    /// The path as resolved: workspace-relative, or absolute for a granted outside path.
-    pub path: String,
-    /// `cat -n` style text: right-aligned 1-based line number, a tab, the line without its
-    /// terminator, `\n`. Invalid UTF-8 is shown as U+FFFD.
-    pub content: String,
-    /// Line number of the first line in `content` (1-based).
-    pub start_line: u64,
-    /// How many lines `content` holds.
-    pub lines_returned: u64,
-    /// Lines in the whole file (a final line without `\n` counts).
-    pub total_lines: u64,
-    /// Whether anything was left out: lines past the window, or a line cut at
-    /// [`READ_MAX_LINE_CHARS`].
-    pub truncated: bool,
-    /// The `offset` that continues after this window, if any lines remain.
-    pub next_offset: Option<u64>,
 }
 
 /// Runs Read.

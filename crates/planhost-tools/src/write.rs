@@ -1,5 +1,6 @@
 //! Write: replace or create a whole file atomically, keeping its permission bits.
 
+use planhost_core::{WriteOutcome, WriteResult};
 use planhost_fs::{EntryKind, MissingDirs, Permissions, WorkspacePath};
 use serde::{Deserialize, Serialize};
 
@@ -18,28 +19,6 @@ pub struct WriteRequest {
     pub path: String,
     /// The complete new content, written byte for byte.
     pub content: String,
-}
-
-/// Whether Write made a new file or replaced one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum WriteOutcome {
-    /// The file did not exist (missing parent directories were created too).
-    Created,
-    /// An existing regular file was replaced; its permission bits were kept.
-    Replaced,
-}
-
-/// What Write did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WriteResult {
-    /// Workspace-relative path written.
-    pub path: String,
-    /// Bytes now in the file.
-    pub bytes_written: u64,
-    /// Created or replaced.
-    pub outcome: WriteOutcome,
 }
 
 /// Runs Write.

@@ -14,9 +14,9 @@ use planhost_core::{
     ApprovalAction, ExecutionOutcome, Interactivity, Mode, Role, TargetPermissionMode,
 };
 use planhost_protocol::{
-    AuthorizeParams, BeginTurnParams, EndExecutionParams, EndTurnParams, ExecuteParams,
-    ExecutionRef, HostTool, Method, Notification, OpenSessionParams, ResolvePlanParams,
-    SetModeParams, SubmitPlanParams, ToolOutput, TurnOutcome, methods,
+    AuthorizeParams, BeginTurnParams, EndExecutionParams, EndTurnParams, ExecuteOutput,
+    ExecuteParams, ExecutionRef, HostTool, Method, Notification, OpenSessionParams,
+    ResolvePlanParams, SetModeParams, SubmitPlanParams, ToolOutput, TurnOutcome, methods,
 };
 use serde_json::json;
 
@@ -221,9 +221,13 @@ fn script(c: &mut Client, root: &std::path::Path) -> anyhow::Result<()> {
             input: command,
         },
     )?;
+    let ExecuteOutput::Bash(ran) = result.output else {
+        anyhow::bail!("tools.execute answered Bash with another tool's output");
+    };
     println!(
         "  exit {} in {} ms",
-        result.output["exit"], result.output["durationMs"]
+        json!(ran.run.exit),
+        ran.run.duration_ms
     );
 
     step("the worker finishes the execution");

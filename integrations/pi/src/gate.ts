@@ -9,6 +9,7 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 
+import { outputOf } from "./contract.ts";
 import { HostError } from "./host.ts";
 import type { HostTool } from "./protocol.d.ts";
 import { coded, describe, type PlanhostSession } from "./session.ts";
@@ -163,11 +164,11 @@ export function hostBash(s: PlanhostSession, toolCallId: string, turnId: () => s
           { sessionId, turnId: turn, toolCallId, tool: "Bash", input },
           330_000,
         );
-        const output = result.output as any;
-        if (output?.cancelled || signal?.aborted) throw new Error("aborted");
-        if (output?.timedOut) throw new Error(`timeout:${Math.round((output.timeoutMs ?? 60_000) / 1000)}`);
-        const code = output?.exit?.code;
-        return { exitCode: typeof code === "number" ? code : 1 };
+        const output = outputOf("Bash", result);
+        if (output.cancelled || signal?.aborted) throw new Error("aborted");
+        if (output.timedOut) throw new Error(`timeout:${Math.round(output.timeoutMs / 1000)}`);
+        const exit = output.exit;
+        return { exitCode: typeof exit === "object" && "code" in exit ? exit.code : 1 };
       } catch (error) {
         throw coded(error);
       } finally {

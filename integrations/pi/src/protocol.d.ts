@@ -98,6 +98,11 @@ export type AuthorizeParams = { batchIndex: number; batchSize: number; input?: u
 export type AuthorizeResult = { code?: DenyCode | null; decision: DecisionKind; defaultAnswer?: PermissionDecision | null; reason: string; requestId?: AskId | null; rule: PolicyRule; };
 
 /**
+ * What Bash did: the runner's bounded result plus the shell it ran in.
+ */
+export type BashResult = { cancelled: boolean; dialect: Dialect; durationMs: number; exit: ExitStatus; shellId: ShellId; stderr: StreamSummary; stdout: StreamSummary; timedOut: boolean; timeoutMs: number; };
+
+/**
  * Who may begin a turn with `turns.begin` (execution turns start with `executions.claim`).
  */
 export type BeginOrigin = "user" | "scheduled";
@@ -226,6 +231,11 @@ export type DiffStatus = "identical" | "changed" | "tooLarge";
 export type DiffTag = "equal" | "delete" | "insert";
 
 /**
+ * What Edit did.
+ */
+export type EditResult = { lineEnding: LineEnding; path: string; replacements: number; };
+
+/**
  * The effective shell.
  */
 export type EffectiveShellInfo = { dialect: Dialect; fallback: boolean; id: ShellId; };
@@ -271,6 +281,14 @@ export type ErrorData = { code: ErrorCode; field?: string | null; };
 export type Event = { at: Timestamp; seq: number; sessionId: SessionId; } & ({ kind: "sessionUpdated"; mode: Mode; permissionMode: PermissionMode; planState: PlanState; } | { kind: "turnStarted"; origin: TurnOrigin; turnId: TurnId; } | { kind: "turnEnded"; state: TurnState; turnId: TurnId; } | { errorCode?: ErrorCode | null; expiresAt: Timestamp; kind: "approvalChanged"; proposalId: ProposalId; resolvedBy?: Resolver | null; status: ApprovalStatus; } | { kind: "permissionAsked"; reason: string; requestId: AskId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; } | { decision: PermissionDecision; kind: "permissionResolved"; requestId: AskId; resolvedBy?: Resolver | null; } | { anchor: EntryId; kind: "checkpointSaved"; revision: number; sha256: string; } | { kind: "publicationChanged"; publicationId: PublicationId; status: PublicationStatus; } | { kind: "handoffChanged"; phase: HandoffPhase; } | { executionId: ExecutionId; kind: "executionChanged"; proposalId: ProposalId; state: ExecutionState; });
 
 /**
+ * The output of `tools.execute`: the result of the tool the call named, as that
+ * tool's result serialises, with no tag (Bash: `exit`, `stdout`, `stderr`,
+ * `timedOut`, `cancelled`, …). Read it as the tool called: `ExecuteOutputOf[tool]` in
+ * TypeScript, `ExecuteOutput::decode(tool, value)` in Rust.
+ */
+export type ExecuteOutput = ReadResult | GrepResult | GlobResult | WriteResult | EditResult | BashResult;
+
+/**
  * `tools.execute`: the host runs an authorized call of one of its own tools.
  */
 export type ExecuteParams = { input: unknown; sessionId: SessionId; tool: "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash"; toolCallId: ToolCallId; turnId: TurnId; };
@@ -278,7 +296,7 @@ export type ExecuteParams = { input: unknown; sessionId: SessionId; tool: "Read"
 /**
  * The tool's structured result.
  */
-export type ExecuteResult = { output: unknown; toolCallId: ToolCallId; };
+export type ExecuteResult = { output: ExecuteOutput; toolCallId: ToolCallId; };
 
 /**
  * The execution an approval queued (UUID v7).
@@ -331,6 +349,16 @@ export type ExitPlanParams = { availableTools?: string[] | null; sessionId: Sess
 export type ExitPlanResult = { restoreTools?: string[] | null; revokedPublications: PublicationId[]; session: SessionInfo; };
 
 /**
+ * How the shell process ended: `{"code": n}`, `{"signal": n}` or `"none"`.
+ */
+export type ExitStatus = { code: number; } | { signal: number; } | "none";
+
+/**
+ * One file's count in count mode.
+ */
+export type FileCount = { count: number; path: string; };
+
+/**
  * `tools.finished`: a tool the client ran itself, after an allow, has finished. The host
  * drops the call's grant (it can no longer be run with `tools.execute`) and records it.
  */
@@ -340,6 +368,21 @@ export type FinishedParams = { isError?: boolean; sessionId: SessionId; toolCall
  * `tools.finished`.
  */
 export type FinishedResult = { released: boolean; };
+
+/**
+ * Matching files, sorted by path.
+ */
+export type GlobResult = { files: string[]; skippedNonUtf8: number; truncated: boolean; };
+
+/**
+ * One line of content-mode output.
+ */
+export type GrepLine = { kind: LineKind; lineNumber: number; path: string; text: string; };
+
+/**
+ * A Grep result.
+ */
+export type GrepResult = { skippedNonUtf8: number; truncated: boolean; } & ({ files: string[]; mode: "files"; } | { lines: GrepLine[]; mode: "content"; } | { counts: FileCount[]; mode: "count"; });
 
 /**
  * The seed 004 handoff state.
@@ -395,6 +438,16 @@ export type Interactivity = "interactive" | "unattended";
  * A line diff from a base to the plan, bounded in size and time.
  */
 export type LineDiff = { baseLines: number; deleted: number; hunks: DiffHunk[]; inserted: number; planLines: number; status: DiffStatus; };
+
+/**
+ * The line-ending convention Edit found in the file.
+ */
+export type LineEnding = "lf" | "crlf" | "mixed" | "none";
+
+/**
+ * Whether a content line matched or was context around a match.
+ */
+export type LineKind = "match" | "context";
 
 /**
  * One method as `initialize` lists it.
@@ -578,6 +631,11 @@ export type PublicationStatus = "pending" | "approved" | "completed" | "rejected
 export type PublicationsFilter = { limit?: number | null; sessionId?: SessionId | null; status?: PublicationStatus[] | null; };
 
 /**
+ * The numbered window of a file.
+ */
+export type ReadResult = { content: string; linesReturned: number; nextOffset?: number | null; path: string; startLine: number; totalLines: number; truncated: boolean; };
+
+/**
  * What `publications.request` found.
  */
 export type RequestOutcome = "synced" | "pending";
@@ -715,6 +773,11 @@ export type ShellOptionInfo = { available: boolean; dialect: Dialect; id: ShellI
 export type StopReason = "stop" | "tool_use" | "length" | "error" | "aborted";
 
 /**
+ * Byte counts and the kept text of one stream.
+ */
+export type StreamSummary = { elidedBytes: number; kept: string; totalBytes: number; };
+
+/**
  * `plans.submit`: the SubmitPlan tool.
  */
 export type SubmitPlanParams = { batchIndex: number; batchSize: number; branchPath?: EntryId[] | null; markdown: string; question: string; sessionId: SessionId; title: string; toolCallId: ToolCallId; turnId: TurnId; };
@@ -806,6 +869,27 @@ export type UnreadableWorkspace = { code: ErrorCode; message: string; workspaceR
  * `app.version`.
  */
 export type VersionResult = { protocolVersion: number; schemaVersion: number; sqliteVersion: string; stateDir: string; version: string; };
+
+/**
+ * Whether Write made a new file or replaced one.
+ */
+export type WriteOutcome = "created" | "replaced";
+
+/**
+ * What Write did.
+ */
+export type WriteResult = { bytesWritten: number; outcome: WriteOutcome; path: string; };
+
+/** `tools.execute`'s output by the tool the call named: what the host answers a call of
+ * that tool with (`ExecuteOutput` is the union of these). */
+export interface ExecuteOutputOf {
+  "Read": ReadResult;
+  "Glob": GlobResult;
+  "Grep": GrepResult;
+  "Write": WriteResult;
+  "Edit": EditResult;
+  "Bash": BashResult;
+}
 
 /** Every method: its params and its result. */
 export interface Methods {

@@ -20,8 +20,9 @@ use planhost_core::{
 };
 use planhost_protocol::{
     AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
-    DecisionKind, ExecuteParams, ExecuteResult, FinishedParams, FinishedResult, PermissionAsk,
-    ResolvePermissionParams, ServerNotification, ToolActivity, ToolCallInfo, ToolCallState,
+    DecisionKind, ExecuteOutput, ExecuteParams, ExecuteResult, FinishedParams, FinishedResult,
+    PermissionAsk, ResolvePermissionParams, ServerNotification, ToolActivity, ToolCallInfo,
+    ToolCallState,
 };
 use planhost_store::{AskRecord, AuditRow};
 use serde_json::{Value, json};
@@ -617,7 +618,15 @@ impl ToolAuthority {
         lock(&self.running).remove(&key);
         activity(svc, &key, &grant.turn_id, tool, None);
         let summary = match &outcome {
-            Ok(v) => json!({ "tool": p.tool.as_str(), "ok": true, "exit": v.output.get("exit") }),
+            Ok(v) => {
+                // Bash's exit status; null for the file tools.
+                let exit = if let ExecuteOutput::Bash(bash) = &v.output {
+                    Some(bash.run.exit)
+                } else {
+                    None
+                };
+                json!({ "tool": p.tool.as_str(), "ok": true, "exit": exit })
+            }
             Err(e) => json!({ "tool": p.tool.as_str(), "ok": false, "code": e.code() }),
         };
         svc.audit.record(AuditRow {

@@ -1,7 +1,8 @@
-//! `execute`: every tool through JSON, tool names, and input errors.
+//! `execute`: every tool through JSON, tool names, and input errors. The outputs are compared as
+//! the JSON the wire carries.
 
 use planhost_exec::OutputChunk;
-use planhost_tools::{HostTool, ToolContext, ToolError, execute, tool_by_name};
+use planhost_tools::{ExecuteOutput, HostTool, ToolContext, ToolError, execute, tool_by_name};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -14,7 +15,12 @@ async fn call(ctx: &ToolContext, tool: &str, input: Value) -> Result<Value, Tool
     let tool = tool_by_name(tool)?;
     let (tx, _rx) = mpsc::channel::<OutputChunk>(64);
     let pin = host_pin();
-    execute(ctx, tool, input, Some(&pin), tx, CancellationToken::new()).await
+    let output = execute(ctx, tool, input, Some(&pin), tx, CancellationToken::new()).await?;
+    assert_eq!(output.tool(), tool);
+    let json = serde_json::to_value(&output).unwrap();
+    // A client reading the output of the tool it called gets the same value back.
+    assert_eq!(ExecuteOutput::decode(tool, json.clone()).unwrap(), output);
+    Ok(json)
 }
 
 #[tokio::test]
