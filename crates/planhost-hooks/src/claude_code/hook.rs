@@ -292,6 +292,7 @@ fn pre_tool_use<H: Host>(
     };
     let session = open(host, input)?;
     let turn = turn_of(host, &session)?;
+    let plan = session.mode == Mode::Plan;
     let decision = host.call::<methods::ToolsAuthorize>(AuthorizeParams {
         session_id: session.id.clone(),
         turn_id: turn,
@@ -302,12 +303,15 @@ fn pre_tool_use<H: Host>(
         provenance: Provenance::built_in(),
         input: input.tool_input.clone().unwrap_or(Value::Null),
     })?;
-    Ok(decision_reply(&decision))
+    Ok(decision_reply(&decision, plan))
 }
 
-/// planhost's decision as Claude Code's `permissionDecision`: allow, deny with the reason and
-/// code, or ask (Claude Code's own dialog asks the person).
-fn decision_reply(decision: &AuthorizeResult) -> HookReply {
+/// planhost's decision as Claude Code's `permissionDecision`: allow (what planhost's permission
+/// mode allows runs without Claude Code asking again), deny with the reason and code, or ask.
+/// An ask in Plan forces Claude Code's own dialog, so a person answers (headless, nobody does:
+/// the call is refused). An ask in Agent mode leaves the call to Claude Code's own permission
+/// system, the person's settings for it: its mode, its rules, its dialog.
+fn decision_reply(decision: &AuthorizeResult, plan: bool) -> HookReply {
     let (verdict, reason) = match decision.decision {
         DecisionKind::Allow => ("allow", format!("planhost allowed it: {}", decision.reason)),
         DecisionKind::Deny => (
@@ -321,10 +325,11 @@ fn decision_reply(decision: &AuthorizeResult) -> HookReply {
                 None => format!("planhost denied it: {}", decision.reason),
             },
         ),
-        DecisionKind::Ask => (
+        DecisionKind::Ask if plan => (
             "ask",
             format!("planhost asks a person: {}", decision.reason),
         ),
+        DecisionKind::Ask => return HookReply::nothing(),
     };
     HookReply::json(&json!({
         "hookSpecificOutput": {

@@ -1,0 +1,165 @@
+//! One test's world: a temporary home (Claude Code's `HOME` with its `~/.claude`), planhost's
+//! state directory and socket, a workspace, the scripted model, and Claude Code itself.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use planhost_test_support::host::{Home, Served};
+use planhost_test_support::{ClaudeInstall, ModelServer, ensure_claude};
+use serde_json::Value;
+
+/// The binary under test.
+pub(crate) fn planhost_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_planhost")
+}
+
+/// How long one `claude -p` run may take.
+const RUN_BOUND: Duration = Duration::from_secs(90);
+
+pub(crate) struct Fixture {
+    pub(crate) claude: ClaudeInstall,
+    pub(crate) model: ModelServer,
+    pub(crate) dirs: Home,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Self {
+        let claude = ensure_claude();
+        let model = ModelServer::start().expect("model server");
+        let dirs = Home::with_prefix(planhost_bin(), "phcc");
+        fs_err::create_dir_all(dirs.root().join("home")).unwrap();
+        Self {
+            claude,
+            model,
+            dirs,
+        }
+    }
+
+    /// Claude Code's `HOME`.
+    pub(crate) fn home(&self) -> PathBuf {
+        self.dirs.root().join("home")
+    }
+
+    /// The user-scope settings file.
+    pub(crate) fn settings(&self) -> PathBuf {
+        self.home().join(".claude/settings.json")
+    }
+
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.dirs.workspace()
+    }
+
+    /// `planhost <args>` with this fixture's state directory, socket and `HOME`.
+    pub(crate) fn planhost(&self, args: &[&str]) -> Output {
+        self.planhost_at(Path::new(planhost_bin()), args)
+    }
+
+    /// The same with another copy of the binary.
+    pub(crate) fn planhost_at(&self, bin: &Path, args: &[&str]) -> Output {
+        let mut cmd = Command::new(bin);
+        cmd.arg("--state-dir")
+            .arg(self.dirs.state_dir())
+            .arg("--socket")
+            .arg(self.dirs.socket())
+            .args(args)
+            .env("HOME", self.home())
+            .env_remove("PLANHOST_STATE_DIR")
+            .env_remove("PLANHOST_SOCKET")
+            .current_dir(self.workspace())
+            .stdin(Stdio::null());
+        cmd.output().expect("run planhost")
+    }
+
+    /// `planhost setup claude-code` (user scope), which must succeed.
+    pub(crate) fn setup(&self) {
+        let out = self.planhost(&["setup", "claude-code"]);
+        assert!(out.status.success(), "setup: {}", text(&out));
+    }
+
+    /// `claude -p <prompt>` in the workspace, headless, with stream-json output; Claude Code
+    /// reaches planhost through the hooks, with planhost's state directory and socket in its
+    /// environment.
+    pub(crate) fn claude(&self, prompt: &str, extra: &[&str]) -> Run {
+        let mut cmd = self.claude.command();
+        cmd.arg("-p")
+            .arg(prompt)
+            .args(["--output-format", "stream-json", "--verbose"])
+            .args(extra)
+            .env("HOME", self.home())
+            .env("ANTHROPIC_BASE_URL", self.model.anthropic_url())
+            .env("ANTHROPIC_API_KEY", "scripted")
+            .env("PLANHOST_STATE_DIR", self.dirs.state_dir())
+            .env("PLANHOST_SOCKET", self.dirs.socket())
+            .current_dir(self.workspace())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = planhost_test_support::run_detached(&cmd, RUN_BOUND);
+        let events = out
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .collect();
+        Run {
+            code: out.code,
+            events,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
+    }
+
+    /// The host the hooks started, adopted so that it is killed with the test.
+    pub(crate) fn adopt_host(&self) -> Served {
+        Served::adopt(&self.dirs.socket(), &self.dirs.state_dir())
+    }
+}
+
+/// What one `claude -p` run printed.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) events: Vec<Value>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// The `tool_result` Claude Code gave the model for each tool call, in order.
+    pub(crate) fn tool_results(&self) -> Vec<(String, bool)> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "user")
+            .flat_map(|e| {
+                e["message"]["content"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|c| c["type"] == "tool_result")
+            .map(|c| {
+                let text = c["content"]
+                    .as_str()
+                    .map_or_else(|| c["content"].to_string(), str::to_owned);
+                (text, c["is_error"].as_bool().unwrap_or(false))
+            })
+            .collect()
+    }
+
+    /// Everything, for a failure message.
+    pub(crate) fn dump(&self) -> String {
+        format!(
+            "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+pub(crate) fn text(out: &Output) -> String {
+    format!(
+        "{}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

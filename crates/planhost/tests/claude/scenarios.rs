@@ -1,0 +1,153 @@
+//! Claude Code's tool calls as planhost decides them.
+
+use planhost_core::{Agent, Mode, Role};
+use planhost_protocol::{SessionsFilter, methods};
+use planhost_test_support::Reply;
+use serde_json::json;
+
+use crate::harness::{Fixture, text};
+
+/// (1) In Plan (`--permission-mode plan`), Claude Code's Write is denied by planhost with its
+/// code, and the file is never written; the host session is in Plan, serving Claude Code.
+#[test]
+fn write_is_denied_in_plan() {
+    let fx = Fixture::new();
+    fx.setup();
+    let target = fx.workspace().join("a.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "hello\n" }),
+    ));
+    fx.model.push(Reply::text("I could not write it."));
+    let run = fx.claude("write a.txt", &["--permission-mode", "plan"]);
+    let host = fx.adopt_host();
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    let (said, is_error) = &results[0];
+    assert!(*is_error, "{}", run.dump());
+    assert!(
+        said.contains("POLICY_PLAN_WRITE_DENIED") && said.contains("planhost"),
+        "the model is told planhost denied it, with the code: {said}"
+    );
+    assert!(!target.exists(), "the file was written");
+    let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
+    let sessions = watcher
+        .call::<methods::SessionsList>(SessionsFilter {
+            workspace_root: None,
+            limit: None,
+        })
+        .items;
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    assert_eq!(sessions[0].mode, Mode::Plan);
+    assert_eq!(sessions[0].agent, Agent::ClaudeCode);
+}
+
+/// In Agent mode with Claude Code's own `acceptEdits`, planhost allows the Write and Claude
+/// Code writes the file: the hook gates, it does not get in the way.
+#[test]
+fn write_is_allowed_in_agent_mode() {
+    let fx = Fixture::new();
+    fx.setup();
+    let target = fx.workspace().join("b.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "hello\n" }),
+    ));
+    fx.model.push(Reply::text("Written."));
+    let run = fx.claude("write b.txt", &["--permission-mode", "acceptEdits"]);
+    let _host = fx.adopt_host();
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    assert!(!results[0].1, "{}", run.dump());
+    assert_eq!(
+        fs_err::read_to_string(&target).unwrap_or_default(),
+        "hello\n",
+        "{}",
+        run.dump()
+    );
+}
+
+/// (2) In Plan, `find … -delete` is not provably read-only: planhost asks a person, headless
+/// Claude Code has nobody to ask, and the file stays.
+#[test]
+fn find_delete_is_asked_and_not_run_in_plan() {
+    let fx = Fixture::new();
+    fx.setup();
+    let victim = fx.workspace().join("keep.txt");
+    fs_err::write(&victim, "keep\n").unwrap();
+    fx.model.push(Reply::tool(
+        "Bash",
+        json!({ "command": "find . -name keep.txt -delete", "description": "tidy" }),
+    ));
+    fx.model.push(Reply::text("Could not."));
+    let run = fx.claude("tidy up", &["--permission-mode", "plan"]);
+    let _host = fx.adopt_host();
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    let (said, is_error) = &results[0];
+    assert!(*is_error, "not run: {}", run.dump());
+    assert!(
+        said.contains("planhost asks a person"),
+        "planhost asked (it did not deny outright): {said}"
+    );
+    assert_eq!(
+        fs_err::read_to_string(&victim).unwrap_or_default(),
+        "keep\n",
+        "{}",
+        run.dump()
+    );
+}
+
+/// (8) No planhost can answer (its state directory is one others may write, so no host will
+/// start there): every tool call is blocked, saying why, and nothing runs.
+#[test]
+fn an_unreachable_host_blocks_every_tool() {
+    let fx = Fixture::new();
+    fx.setup();
+    let state = fx.dirs.state_dir();
+    fs_err::create_dir_all(&state).unwrap();
+    fs_err::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let target = fx.workspace().join("c.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "x\n" }),
+    ));
+    fx.model.push(Reply::text("Blocked."));
+    let run = fx.claude("write c.txt", &["--permission-mode", "acceptEdits"]);
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    let (said, is_error) = &results[0];
+    assert!(*is_error, "{}", run.dump());
+    assert!(
+        said.contains("planhost") && said.contains("HOST_UNREACHABLE"),
+        "the model is told planhost cannot answer: {said}"
+    );
+    assert!(!target.exists(), "the file was written without planhost");
+}
+
+/// (9) The hook's binary is gone (moved, uninstalled): Claude Code cannot run the hook, and
+/// because setup wrote `onFailure: "block"`, the tool is blocked, not run.
+#[test]
+fn a_missing_hook_binary_blocks_every_tool() {
+    let fx = Fixture::new();
+    let copy = fx.dirs.root().join("planhost-copy");
+    fs_err::copy(crate::harness::planhost_bin(), &copy).unwrap();
+    let out = fx.planhost_at(&copy, &["setup", "claude-code"]);
+    assert!(out.status.success(), "{}", text(&out));
+    fs_err::remove_file(&copy).unwrap();
+    let target = fx.workspace().join("d.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "x\n" }),
+    ));
+    fx.model.push(Reply::text("Blocked."));
+    let run = fx.claude("write d.txt", &["--permission-mode", "acceptEdits"]);
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    assert!(results[0].1, "{}", run.dump());
+    assert!(
+        !target.exists(),
+        "the file was written without its hook: {}",
+        run.dump()
+    );
+}
