@@ -11,11 +11,15 @@
 
 use std::path::PathBuf;
 
-use planhost_core::{Agent, ErrorCode, Interactivity, Mode, SessionId, TurnId};
+use planhost_core::{
+    Agent, ApprovalStatus, ErrorCode, ExecutionOutcome, ExecutionState, Interactivity, Mode,
+    SessionId, TurnId, TurnOrigin,
+};
 use planhost_protocol::{
-    AuthorizeParams, AuthorizeResult, BeginTurnParams, DecisionKind, EndTurnParams,
-    EnterPlanParams, FinishedParams, Method, OpenSessionParams, Provenance, SessionInfo,
-    TurnOutcome, methods,
+    ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, DecisionKind,
+    EndExecutionParams, EndTurnParams, EnterPlanParams, ExecutionRef, FinishedParams, Method,
+    OpenSessionParams, PlansFilter, Provenance, SessionInfo, SubmitPlanParams, TurnOutcome,
+    methods,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -181,16 +185,12 @@ fn dispatch<H: Host>(
         "PostToolUse" => post_tool_use(host, input),
         "Stop" => {
             let session = open(host, input)?;
-            if let Some(turn) = session.active_turn {
-                end_turn(host, &session.id, &turn.id, TurnOutcome::Completed)?;
-            }
+            close_turn(host, &session, false)?;
             Ok(HookReply::nothing())
         }
         "SessionEnd" => {
             let session = open(host, input)?;
-            if let Some(turn) = session.active_turn {
-                end_turn(host, &session.id, &turn.id, TurnOutcome::Aborted)?;
-            }
+            close_turn(host, &session, true)?;
             Ok(HookReply::nothing())
         }
         // An event planhost did not install a hook for: nothing to say.
@@ -223,6 +223,41 @@ fn end_turn<H: Host>(
     .map(drop)
 }
 
+/// Ends the running turn: an execution's through `executions.end`, any other's through
+/// `turns.end`. `aborted` interrupts what the turn raised or ran.
+fn close_turn<H: Host>(
+    host: &mut H,
+    session: &SessionInfo,
+    aborted: bool,
+) -> Result<(), HostError> {
+    let Some(turn) = &session.active_turn else {
+        return Ok(());
+    };
+    match (&turn.origin, &turn.execution_id) {
+        (TurnOrigin::Execution, Some(execution)) => host
+            .call::<methods::ExecutionsEnd>(EndExecutionParams {
+                session_id: session.id.clone(),
+                execution_id: execution.clone(),
+                outcome: if aborted {
+                    ExecutionOutcome::Interrupted
+                } else {
+                    ExecutionOutcome::Completed
+                },
+            })
+            .map(drop),
+        _ => end_turn(
+            host,
+            &session.id,
+            &turn.id,
+            if aborted {
+                TurnOutcome::Aborted
+            } else {
+                TurnOutcome::Completed
+            },
+        ),
+    }
+}
+
 fn begin_turn<H: Host>(host: &mut H, session: &SessionId) -> Result<TurnId, HostError> {
     host.call::<methods::TurnsBegin>(BeginTurnParams {
         session_id: session.clone(),
@@ -244,9 +279,46 @@ fn turn_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<TurnId, HostE
 /// Escape, which Claude Code reports to no hook) ends as aborted first, so whatever it raised is
 /// interrupted, never granted. Claude Code's plan mode puts the session in Plan.
 fn prompt<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
-    let session = open(host, input)?;
-    if let Some(turn) = &session.active_turn {
-        end_turn(host, &session.id, &turn.id, TurnOutcome::Aborted)?;
+    let mut session = open(host, input)?;
+    if session.active_turn.is_some() {
+        close_turn(host, &session, true)?;
+        session = open(host, input)?;
+    }
+    // A plan a person approved in planhost while Claude Code waited: this prompt starts its
+    // execution, and the model is given the exact approved plan.
+    if let Some(execution) = &session.live_execution
+        && execution.state == ExecutionState::Queued
+    {
+        let claimed = host.call::<methods::ExecutionsClaim>(ExecutionRef {
+            session_id: session.id.clone(),
+            execution_id: execution.execution_id.clone(),
+        })?;
+        let context = format!(
+            "planhost: the person approved the plan \"{}\" (permission mode {}). Leave plan mode with ExitPlanMode if Claude Code is still in it, then implement exactly this plan, approved as {} (sha256 {}):\n\n{}",
+            claimed.title,
+            claimed.execution.permission_mode.as_str(),
+            claimed.artifact_path,
+            claimed.sha256,
+            claimed.markdown
+        );
+        return Ok(HookReply::json(&json!({
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": context,
+            },
+        })));
+    }
+    if let Some(pending) = &session.pending_approval {
+        return Ok(HookReply::json(&json!({
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": format!(
+                    "planhost: the plan \"{}\" waits for the person's answer in planhost. Do not start on it and do not run tools: tell the person to approve or reject it (`planhost approve {}`, `planhost reject {}`, or planhost's web page), then wait.",
+                    pending.title, short(pending.proposal_id.as_str()), short(pending.proposal_id.as_str())
+                ),
+            },
+            "systemMessage": waiting_message(pending),
+        })));
     }
     let turn = begin_turn(host, &session.id)?;
     let wants_plan = input.permission_mode.as_deref() == Some("plan");
@@ -276,13 +348,30 @@ fn prompt<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostErr
     Ok(HookReply::nothing())
 }
 
+/// The last 8 characters of an id: what `planhost plans` prints and `planhost approve` takes.
+fn short(id: &str) -> &str {
+    id.len()
+        .checked_sub(8)
+        .and_then(|start| id.get(start..))
+        .unwrap_or(id)
+}
+
+/// What the person is told while a plan waits.
+fn waiting_message(pending: &ApprovalInfo) -> String {
+    let id = short(pending.proposal_id.as_str());
+    format!(
+        "planhost: the plan \"{}\" waits for your answer (until its deadline, 30 minutes after it was submitted). Approve it with `planhost approve {id}` (add `--mode accept-edits` or `--mode auto` to let it edit without asking) or reject it with `planhost reject {id} --feedback \"…\"`, or answer on planhost's web page (`planhost web`); then tell Claude to continue.",
+        pending.title
+    )
+}
+
 /// What the model is told when Claude Code left plan mode but planhost did not.
 const PLAN_STILL_ON: &str = "planhost (which enforces this session's mode) still has this session in Plan mode: do not edit files or run commands that change anything; explore, then present a plan with ExitPlanMode for the person to approve.";
 
 fn pre_tool_use<H: Host>(
     host: &mut H,
     input: &HookInput,
-    _env: &HookEnv,
+    env: &HookEnv,
 ) -> Result<HookReply, HostError> {
     let (Some(tool), Some(call)) = (&input.tool_name, &input.tool_use_id) else {
         return Err(HostError {
@@ -291,6 +380,17 @@ fn pre_tool_use<H: Host>(
         });
     };
     let session = open(host, input)?;
+    if tool == "ExitPlanMode" {
+        return exit_plan_mode(host, input, env, &session, call);
+    }
+    if session.mode == Mode::Plan
+        && let Some(file) = plan_file_target(tool, input.tool_input.as_ref())
+    {
+        return Ok(allow(&format!(
+            "planhost admits Claude Code's own plan file in Plan ({}); what a person approves is planhost's immutable copy",
+            file.display()
+        )));
+    }
     let turn = turn_of(host, &session)?;
     let plan = session.mode == Mode::Plan;
     let decision = host.call::<methods::ToolsAuthorize>(AuthorizeParams {
@@ -338,6 +438,231 @@ fn decision_reply(decision: &AuthorizeResult, plan: bool) -> HookReply {
             "permissionDecisionReason": reason,
         }
     }))
+}
+
+fn allow(reason: &str) -> HookReply {
+    pre_tool_reply("allow", reason, None)
+}
+
+fn deny(reason: &str) -> HookReply {
+    pre_tool_reply("deny", reason, None)
+}
+
+fn pre_tool_reply(verdict: &str, reason: &str, updated_input: Option<&Value>) -> HookReply {
+    let mut out = json!({
+        "hookEventName": "PreToolUse",
+        "permissionDecision": verdict,
+        "permissionDecisionReason": reason,
+    });
+    if let Some(input) = updated_input {
+        out["updatedInput"] = input.clone();
+    }
+    HookReply::json(&json!({ "hookSpecificOutput": out }))
+}
+
+/// The file a Write, Edit or MultiEdit changes, when it is Claude Code's own plan file: a
+/// Markdown file directly in `~/.claude/plans/`, the directory itself real (no symlink) and the
+/// file, if it exists, a regular file. The one file planhost lets Claude Code change in Plan:
+/// Claude Code hands the plan to ExitPlanMode from it.
+fn plan_file_target(tool: &str, input: Option<&Value>) -> Option<PathBuf> {
+    if !matches!(tool, "Write" | "Edit" | "MultiEdit") {
+        return None;
+    }
+    let path = PathBuf::from(input?.get("file_path")?.as_str()?);
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let plans = PathBuf::from(home).join(".claude").join("plans");
+    let dir_meta = fs_err::symlink_metadata(&plans).ok()?;
+    if !dir_meta.is_dir() {
+        return None;
+    }
+    let plans = plans.canonicalize().ok()?;
+    let name = path.file_name()?;
+    let parent = path.parent()?.canonicalize().ok()?;
+    if parent != plans || path.extension().is_none_or(|e| e != "md") {
+        return None;
+    }
+    let target = plans.join(name);
+    match fs_err::symlink_metadata(&target) {
+        Ok(meta) if !meta.is_file() => None,
+        Ok(_) | Err(_) => Some(target),
+    }
+}
+
+/// ExitPlanMode is planhost's SubmitPlan: the plan Claude Code hands over becomes an immutable
+/// artifact with a pending approval, which a person answers in planhost (its CLI or web page;
+/// Claude Code's own dialog never answers it: any process below Claude Code could claim to be
+/// it). Called again for the same call (`claude -p --resume`) or after the person answered, it
+/// reports that answer: approved lets Claude Code leave plan mode; rejected, expired or
+/// interrupted keeps it in Plan with the reason.
+fn exit_plan_mode<H: Host>(
+    host: &mut H,
+    input: &HookInput,
+    env: &HookEnv,
+    session: &SessionInfo,
+    call: &str,
+) -> Result<HookReply, HostError> {
+    let echoed = input.tool_input.clone().unwrap_or_else(|| json!({}));
+    let approvals = host
+        .call::<methods::PlansList>(PlansFilter {
+            session_id: Some(session.id.clone()),
+            status: None,
+            limit: Some(50),
+        })?
+        .items;
+    let mine = approvals.iter().find(|a| a.tool_call_id.as_str() == call);
+    if let Some(approval) = mine {
+        return answer_of(host, session, approval, env, &echoed);
+    }
+    if session.mode == Mode::Agent {
+        // Approved earlier (and now asked again to leave Claude Code's plan mode), or planhost
+        // was never in Plan: leaving Claude Code's plan mode gives nothing planhost would deny.
+        start_execution(host, session)?;
+        return Ok(pre_tool_reply(
+            "allow",
+            "planhost: this session is in Agent mode; leaving plan mode",
+            Some(&echoed),
+        ));
+    }
+    if let Some(pending) = &session.pending_approval {
+        return Ok(if env.attended {
+            deny(&format!(
+                "planhost already holds the plan \"{}\" for the person's answer; stop and wait for it. {}",
+                pending.title,
+                waiting_message(pending)
+            ))
+        } else {
+            defer()
+        });
+    }
+    let markdown = echoed
+        .get("plan")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if markdown.trim().is_empty() {
+        return Ok(deny(&format!(
+            "planhost received no plan with ExitPlanMode: write the plan to the plan file Claude Code named, then call ExitPlanMode again [{}]",
+            ErrorCode::InvalidParams.as_str()
+        )));
+    }
+    let turn = turn_of(host, session)?;
+    let approval = host.call::<methods::PlansSubmit>(SubmitPlanParams {
+        session_id: session.id.clone(),
+        turn_id: turn,
+        tool_call_id: call.into(),
+        batch_index: 0,
+        batch_size: 1,
+        title: title_of(&markdown),
+        markdown,
+        question: "Shall I implement this plan?".into(),
+        branch_path: None,
+    })?;
+    Ok(if env.attended {
+        deny(&format!(
+            "planhost saved this plan as {} and holds it for the person's approval. Stop here and wait: do not edit anything. {}",
+            approval.artifact_relative_path,
+            waiting_message(&approval)
+        ))
+    } else {
+        defer()
+    })
+}
+
+/// Headless: the run ends with the call deferred; `claude -p --resume` asks again.
+fn defer() -> HookReply {
+    pre_tool_reply(
+        "defer",
+        "planhost holds the plan for a person's approval (`planhost plans`, `planhost approve`, or the web page); resume this session once they answered",
+        None,
+    )
+}
+
+/// The person's answer to this call's plan, as Claude Code's decision.
+fn answer_of<H: Host>(
+    host: &mut H,
+    session: &SessionInfo,
+    approval: &ApprovalInfo,
+    env: &HookEnv,
+    echoed: &Value,
+) -> Result<HookReply, HostError> {
+    let feedback = approval
+        .feedback
+        .as_deref()
+        .map(|f| format!(" Their note: {f}"))
+        .unwrap_or_default();
+    Ok(match approval.status {
+        ApprovalStatus::Pending if env.attended => deny(&format!(
+            "planhost holds this plan for the person's answer; stop and wait. {}",
+            waiting_message(approval)
+        )),
+        ApprovalStatus::Pending => defer(),
+        ApprovalStatus::Approved => {
+            start_execution(host, session)?;
+            pre_tool_reply(
+                "allow",
+                &format!(
+                    "planhost: the person approved the plan (permission mode {})",
+                    approval
+                        .target_permission_mode
+                        .map_or("ask", |m| m.as_str())
+                ),
+                Some(echoed),
+            )
+        }
+        ApprovalStatus::Rejected => deny(&format!(
+            "The person rejected this plan in planhost.{feedback} You are still in Plan mode: revise the plan, then present it again with ExitPlanMode."
+        )),
+        ApprovalStatus::Expired => deny(&format!(
+            "Nobody answered this plan before its deadline [{}]. You are still in Plan mode: present it again with ExitPlanMode when the person is there.",
+            ErrorCode::PlanApprovalTimeout.as_str()
+        )),
+        ApprovalStatus::Interrupted => deny(&format!(
+            "This plan's approval was interrupted (the turn that asked was stopped, or planhost restarted){}; it was never approved. Present it again with ExitPlanMode.",
+            approval
+                .error_code
+                .map(|c| format!(" [{}]", c.as_str()))
+                .unwrap_or_default()
+        )),
+    })
+}
+
+/// Starts the queued execution an approval granted: the turn that asked ends, and the
+/// execution's own turn begins (what follows is the approved work).
+fn start_execution<H: Host>(host: &mut H, session: &SessionInfo) -> Result<(), HostError> {
+    let Some(execution) = &session.live_execution else {
+        return Ok(());
+    };
+    if execution.state != ExecutionState::Queued {
+        return Ok(());
+    }
+    if let Some(turn) = &session.active_turn
+        && turn.origin != TurnOrigin::Execution
+    {
+        end_turn(host, &session.id, &turn.id, TurnOutcome::Completed)?;
+    }
+    host.call::<methods::ExecutionsClaim>(ExecutionRef {
+        session_id: session.id.clone(),
+        execution_id: execution.execution_id.clone(),
+    })?;
+    Ok(())
+}
+
+/// A plan's title: its first heading, else its first line, at most 80 characters.
+fn title_of(markdown: &str) -> String {
+    let line = markdown
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with('#'))
+        .or_else(|| markdown.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("Plan");
+    let title = line.trim_start_matches('#').trim();
+    let title = title.strip_prefix("Plan:").map_or(title, str::trim);
+    let title: String = title.chars().take(80).collect();
+    if title.is_empty() {
+        "Plan".into()
+    } else {
+        title
+    }
 }
 
 /// Claude Code is about to show its permission dialog. planhost decided in `PreToolUse`; the
