@@ -1,7 +1,10 @@
 //! Asks: the policy asks a person, any surface answers once, and only then does the call run.
 
+use planhost_core::{AuditAction, HostTool, Interactivity, PermissionDecision, PermissionMode};
+use planhost_protocol::{AuditEntry, DecisionKind, ResolvePermissionParams, methods};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::steps::*;
 use crate::support::*;
@@ -12,90 +15,87 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let mut approver = host.connect("e2e-approver");
-    let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    agent.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = begin_turn(&mut agent, &sid);
+    let sid = agent.open_session(&env.workspace(), Interactivity::Interactive);
+    agent.set_permission_mode(&sid, PermissionMode::Ask);
+    let turn = agent.begin_turn(&sid);
 
-    let ask = authorize_input(
-        &mut agent,
+    let ask = agent.authorize_input(
         &sid,
         &turn,
         "bash-1",
         "Bash",
         json!({ "command": "touch ran.txt && echo ran" }),
     );
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    let request = ask["requestId"].as_str().expect("requestId").to_owned();
-    let bash = execute_params(
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    let request = ask.request_id.clone().expect("requestId");
+    let bash = params::execute(
         &sid,
         &turn,
         "bash-1",
-        "Bash",
+        HostTool::Bash,
         json!({ "command": "touch ran.txt && echo ran" }),
     );
 
     // Unanswered: the call may not run.
-    let early = agent.call_json_err("tools.execute", bash.clone());
+    let early = agent.call_err::<methods::ToolsExecute>(bash.clone());
     assert_refused(&early, "TOOL_NOT_AUTHORIZED");
 
-    approver.wait_event("permissionAsked", &sid, |e| {
+    approver.wait_event("permissionAsked", sid.as_str(), |e| {
         e["kind"] == "permissionAsked"
             && e["requestId"] == request.as_str()
             && e["toolName"] == "Bash"
     });
-    let open = open_asks(&mut approver);
+    let open = approver.open_asks();
     assert_eq!(open.len(), 1, "{open:?}");
-    assert_eq!(open[0]["requestId"], request.as_str(), "{open:?}");
-    let answered = approver.call_json(
-        "permissions.resolve",
-        json!({ "requestId": request, "decision": "allow", "note": "looks fine" }),
-    );
-    assert_eq!(answered["decision"], "allow");
-    assert_eq!(answered["toolCallId"], "bash-1");
-    assert!(open_asks(&mut approver).is_empty());
+    assert_eq!(open[0].request_id, request, "{open:?}");
+    let answered = approver.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: request.clone(),
+        decision: PermissionDecision::Allow,
+        note: Some("looks fine".into()),
+    });
+    assert_eq!(answered.decision, Some(PermissionDecision::Allow));
+    assert_eq!(answered.tool_call_id, "bash-1");
+    assert!(approver.open_asks().is_empty());
 
-    let twice = approver.call_json_err(
-        "permissions.resolve",
-        json!({ "requestId": request, "decision": "deny" }),
-    );
+    let twice = approver.call_err::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: request.clone(),
+        decision: PermissionDecision::Deny,
+        note: None,
+    });
     assert_refused(&twice, "PERMISSION_ALREADY_RESOLVED");
 
-    let ran = agent.call_json("tools.execute", bash.clone());
-    assert_eq!(ran["output"]["exit"]["code"], 0, "{ran}");
+    let ran = agent.call::<methods::ToolsExecute>(bash.clone());
+    assert_eq!(ran.output["exit"]["code"], 0, "{ran:?}");
     // One allow, one run.
-    let again = agent.call_json_err("tools.execute", bash);
+    let again = agent.call_err::<methods::ToolsExecute>(bash);
     assert_refused(&again, "TOOL_NOT_AUTHORIZED");
 
-    agent.wait_event("permissionResolved", &sid, |e| {
+    agent.wait_event("permissionResolved", sid.as_str(), |e| {
         e["kind"] == "permissionResolved"
             && e["requestId"] == request.as_str()
             && e["decision"] == "allow"
     });
     let audit = poll_until("the audit rows of the ask", BOUND, || {
-        let entries = approver.call_json("audit.list", json!({ "sessionId": sid }));
-        let rows: Vec<Value> = items(&entries)
-            .iter()
-            .filter(|e| e["detail"]["requestId"] == request.as_str())
-            .cloned()
+        let rows: Vec<AuditEntry> = approver
+            .audit(&sid)
+            .into_iter()
+            .filter(|e| e.detail["requestId"] == request.as_str())
             .collect();
         (rows.len() >= 2).then_some(rows)
     });
-    let actions: Vec<&str> = audit
-        .iter()
-        .map(|e| e["action"].as_str().unwrap())
-        .collect();
-    assert!(actions.contains(&"tool.ask"), "{actions:?}");
-    assert!(actions.contains(&"tool.ask_answered"), "{actions:?}");
+    let actions: Vec<AuditAction> = audit.iter().map(|e| e.action).collect();
+    assert!(actions.contains(&AuditAction::ToolAsk), "{actions:?}");
+    assert!(
+        actions.contains(&AuditAction::ToolAskAnswered),
+        "{actions:?}"
+    );
     let answer = audit
         .iter()
-        .find(|e| e["action"] == "tool.ask_answered")
+        .find(|e| e.action == AuditAction::ToolAskAnswered)
         .unwrap();
-    assert_eq!(answer["detail"]["decision"], "allow");
-    assert_eq!(answer["detail"]["note"], "looks fine");
-    assert_eq!(answer["toolCallId"], "bash-1");
+    assert_eq!(answer.detail["decision"], "allow");
+    assert_eq!(answer.detail["note"], "looks fine");
+    assert_eq!(answer.tool_call_id, Some("bash-1".into()));
 }
 
 #[test]
@@ -104,37 +104,31 @@ fn a_denied_ask_never_runs() {
     let host = SocketHost::start(&env);
     let mut agent = host.connect("e2e-agent");
     let mut approver = host.connect("e2e-approver");
-    let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    agent.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = begin_turn(&mut agent, &sid);
-    let ask = authorize_input(
-        &mut agent,
+    let sid = agent.open_session(&env.workspace(), Interactivity::Interactive);
+    agent.set_permission_mode(&sid, PermissionMode::Ask);
+    let turn = agent.begin_turn(&sid);
+    let ask = agent.authorize_input(
         &sid,
         &turn,
         "write-1",
         "Write",
         json!({ "path": "never.txt", "content": "x" }),
     );
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    let request = ask["requestId"].as_str().unwrap().to_owned();
-    let denied = approver.call_json(
-        "permissions.resolve",
-        json!({ "requestId": request, "decision": "deny" }),
-    );
-    assert_eq!(denied["decision"], "deny");
-    let refused = agent.call_json_err(
-        "tools.execute",
-        execute_params(
-            &sid,
-            &turn,
-            "write-1",
-            "Write",
-            json!({ "path": "never.txt", "content": "x" }),
-        ),
-    );
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    let request = ask.request_id.unwrap();
+    let denied = approver.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: request,
+        decision: PermissionDecision::Deny,
+        note: None,
+    });
+    assert_eq!(denied.decision, Some(PermissionDecision::Deny));
+    let refused = agent.call_err::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        "write-1",
+        HostTool::Write,
+        json!({ "path": "never.txt", "content": "x" }),
+    ));
     assert_refused(&refused, "TOOL_NOT_AUTHORIZED");
     assert!(!env.workspace().join("never.txt").exists());
 }

@@ -1,6 +1,14 @@
 //! The host stays the authority between `tools.authorize` and `tools.execute`: a grant is bound
 //! to its input, re-checked against the durable state, and pinned to its turn's policy.
 
+use planhost_core::{
+    AuditAction, HostTool, Interactivity, Mode, PermissionDecision, PermissionMode,
+    TargetPermissionMode,
+};
+use planhost_protocol::{
+    AuditFilter, DecisionKind, ResolvePermissionParams, SettingsPatch, methods,
+};
+use planhost_test_support::host::params;
 use serde_json::json;
 
 use crate::steps::*;
@@ -15,22 +23,19 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "accept-edits" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
-    let allowed = authorize_input(&mut c, &sid, &turn, "w1", "Write", write_input("pwned.txt"));
-    assert_eq!(allowed["decision"], "allow");
-    c.call_json(
-        "plans.enter",
-        json!({ "sessionId": sid, "turnId": turn, "toolCallId": "enter", "batchIndex": 0, "batchSize": 1 }),
-    );
-    let e = c.call_json_err(
-        "tools.execute",
-        execute_params(&sid, &turn, "w1", "Write", write_input("pwned.txt")),
-    );
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::AcceptEdits);
+    let turn = c.begin_turn(&sid);
+    let allowed = c.authorize_input(&sid, &turn, "w1", "Write", write_input("pwned.txt"));
+    assert_eq!(allowed.decision, DecisionKind::Allow);
+    c.call::<methods::PlansEnter>(params::enter(&sid, &turn, "enter"));
+    let e = c.call_err::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        "w1",
+        HostTool::Write,
+        write_input("pwned.txt"),
+    ));
     assert!(
         matches!(
             stable(&e),
@@ -41,37 +46,25 @@ fn a_grant_does_not_survive_entering_plan_mode_in_the_same_turn() {
     assert!(!env.workspace().join("pwned.txt").exists());
 
     // An ask answered after the switch does not let the Write through either.
-    end_turn(&mut c, &sid, &turn);
-    c.call_json(
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "agent" }),
-    );
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
-    let ask = authorize_input(
-        &mut c,
+    c.end_turn(&sid, &turn);
+    c.set_mode(&sid, Mode::Agent);
+    c.set_permission_mode(&sid, PermissionMode::Ask);
+    let turn = c.begin_turn(&sid);
+    let ask = c.authorize_input(&sid, &turn, "w2", "Write", write_input("pwned2.txt"));
+    assert_eq!(ask.decision, DecisionKind::Ask);
+    c.call::<methods::PlansEnter>(params::enter(&sid, &turn, "enter2"));
+    c.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: ask.request_id.expect("requestId"),
+        decision: PermissionDecision::Allow,
+        note: None,
+    });
+    let e = c.call_err::<methods::ToolsExecute>(params::execute(
         &sid,
         &turn,
         "w2",
-        "Write",
+        HostTool::Write,
         write_input("pwned2.txt"),
-    );
-    assert_eq!(ask["decision"], "ask");
-    c.call_json(
-        "plans.enter",
-        json!({ "sessionId": sid, "turnId": turn, "toolCallId": "enter2", "batchIndex": 0, "batchSize": 1 }),
-    );
-    c.call_json(
-        "permissions.resolve",
-        json!({ "requestId": ask["requestId"], "decision": "allow" }),
-    );
-    let e = c.call_json_err(
-        "tools.execute",
-        execute_params(&sid, &turn, "w2", "Write", write_input("pwned2.txt")),
-    );
+    ));
     assert_eq!(stable(&e), Some("POLICY_PLAN_WRITE_DENIED"), "{e:?}");
     assert!(!env.workspace().join("pwned2.txt").exists());
 }
@@ -81,27 +74,28 @@ fn the_executed_input_must_be_the_authorized_one() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
-    let ask = authorize_input(&mut c, &sid, &turn, "w1", "Write", write_input("shown.txt"));
-    assert_eq!(ask["decision"], "ask");
-    let pending = open_asks(&mut c);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Ask);
+    let turn = c.begin_turn(&sid);
+    let ask = c.authorize_input(&sid, &turn, "w1", "Write", write_input("shown.txt"));
+    assert_eq!(ask.decision, DecisionKind::Ask);
+    let pending = c.open_asks();
     assert_eq!(
-        pending[0]["input"]["path"], "shown.txt",
+        pending[0].input["path"], "shown.txt",
         "the person sees what is asked"
     );
-    c.call_json(
-        "permissions.resolve",
-        json!({ "requestId": ask["requestId"], "decision": "allow" }),
-    );
-    let e = c.call_json_err(
-        "tools.execute",
-        execute_params(&sid, &turn, "w1", "Write", write_input("other.txt")),
-    );
+    c.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: ask.request_id.expect("requestId"),
+        decision: PermissionDecision::Allow,
+        note: None,
+    });
+    let e = c.call_err::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        "w1",
+        HostTool::Write,
+        write_input("other.txt"),
+    ));
     assert_eq!(stable(&e), Some("TOOL_NOT_AUTHORIZED"), "{e:?}");
     assert!(!env.workspace().join("other.txt").exists());
 }
@@ -111,21 +105,27 @@ fn a_host_default_change_does_not_reach_a_running_turn() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    let turn = begin_turn(&mut c, &sid);
-    let before = authorize(&mut c, &sid, &turn, "b1", "Bash");
-    assert_eq!(before["decision"], "ask");
-    c.call_json("settings.set", json!({ "defaultPermissionMode": "auto" }));
-    let during = authorize(&mut c, &sid, &turn, "b2", "Bash");
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let turn = c.begin_turn(&sid);
+    let before = c.authorize(&sid, &turn, "b1", "Bash");
+    assert_eq!(before.decision, DecisionKind::Ask);
+    c.call::<methods::SettingsSet>(SettingsPatch {
+        default_permission_mode: Some(Some(TargetPermissionMode::Auto)),
+        default_shell: None,
+        default_policy_preset: None,
+    });
+    let during = c.authorize(&sid, &turn, "b2", "Bash");
     assert_eq!(
-        during["decision"], "ask",
+        during.decision,
+        DecisionKind::Ask,
         "the turn keeps the policy it started with"
     );
-    end_turn(&mut c, &sid, &turn);
-    let next = begin_turn(&mut c, &sid);
-    let after = authorize(&mut c, &sid, &next, "b3", "Bash");
+    c.end_turn(&sid, &turn);
+    let next = c.begin_turn(&sid);
+    let after = c.authorize(&sid, &next, "b3", "Bash");
     assert_eq!(
-        after["decision"], "allow",
+        after.decision,
+        DecisionKind::Allow,
         "the next turn picks the new default up"
     );
 }
@@ -135,18 +135,12 @@ fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Auto);
+    let turn = c.begin_turn(&sid);
     let input = json!({ "command": "echo $$ > pid.txt; exec sleep 600" });
-    authorize_input(&mut c, &sid, &turn, "s1", "Bash", input.clone());
-    c.send_json(
-        "tools.execute",
-        execute_params(&sid, &turn, "s1", "Bash", input),
-    );
+    c.authorize_input(&sid, &turn, "s1", "Bash", input.clone());
+    c.send::<methods::ToolsExecute>(params::execute(&sid, &turn, "s1", HostTool::Bash, input));
     c.close();
     // Whether the host cancelled it before the spawn or killed it after, the call ends on its
     // own (it would otherwise run for 600 s) and leaves no process behind.
@@ -155,11 +149,17 @@ fn an_execute_sent_just_before_the_connection_closes_is_cancelled() {
         "the call to end",
         std::time::Duration::from_secs(20),
         || {
-            let audit = watcher.call_json("audit.list", json!({ "sessionId": sid, "limit": 50 }));
-            audit["items"]
-                .as_array()?
+            let audit = watcher.call::<methods::AuditList>(AuditFilter {
+                session_id: Some(sid.clone()),
+                limit: Some(50),
+            });
+            audit
+                .items
                 .iter()
-                .any(|e| e["action"] == "tool.executed" && e["toolCallId"] == "s1")
+                .any(|e| {
+                    e.action == AuditAction::ToolExecuted
+                        && e.tool_call_id.as_ref().is_some_and(|id| id == "s1")
+                })
                 .then_some(())
         },
     );

@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 
+use planhost_core::{Interactivity, Mode, PermissionMode, PlanState};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -97,10 +98,10 @@ fn the_cli_reads_and_resolves_plans_on_a_running_host() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-cli-setup");
-    let a = open_session(&mut c, &env.workspace(), "interactive");
-    let (turn, first) = submit_plan(&mut c, &a, "Ship the CLI");
-    end_turn(&mut c, &a, &turn);
-    let first_id = first["proposalId"].as_str().unwrap().to_owned();
+    let a = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (turn, first) = c.submit_plan(&a, "Ship the CLI");
+    c.end_turn(&a, &turn);
+    let first_id = first.proposal_id.to_string();
 
     let status = cli(&env, &["status"]).ok();
     assert!(status.stdout.contains("sessions  1"), "{status:#?}");
@@ -125,7 +126,7 @@ fn the_cli_reads_and_resolves_plans_on_a_running_host() {
     for expected in [
         "Ship the CLI",
         "question  Shall I implement this plan?",
-        &format!("file      {}", first["artifactPath"].as_str().unwrap()),
+        &format!("file      {}", first.artifact_path),
         "status    pending",
         "expiry    expires in ",
         &format!("proposal  {first_id}"),
@@ -149,25 +150,22 @@ fn the_cli_reads_and_resolves_plans_on_a_running_host() {
     assert_eq!(row["status"], "approved");
     assert_eq!(row["targetPermissionMode"], "auto");
     assert_eq!(row["executionState"], "queued");
-    let session = get_session(&mut c, &a);
-    assert_eq!(session["mode"], "agent");
-    assert_eq!(session["permissionMode"], "auto");
+    let session = c.get_session(&a);
+    assert_eq!(session.mode, Mode::Agent);
+    assert_eq!(session.permission_mode, PermissionMode::Auto);
 
     // A second plan, in another session, rejected with a note.
-    let b = open_session(&mut c, &env.workspace(), "interactive");
-    let (turn, second) = submit_plan(&mut c, &b, "Too risky");
-    end_turn(&mut c, &b, &turn);
-    let second_id = second["proposalId"].as_str().unwrap().to_owned();
+    let b = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (turn, second) = c.submit_plan(&b, "Too risky");
+    c.end_turn(&b, &turn);
+    let second_id = second.proposal_id.to_string();
     let rejected = cli(&env, &["reject", &second_id, "--feedback", "smaller steps"]).ok();
     assert!(rejected.stdout.contains("rejected"), "{rejected:#?}");
     let all = cli(&env, &["plans", "--json"]).json();
     assert_eq!(find(&all, &second_id)["status"], "rejected");
     assert_eq!(find(&all, &second_id)["feedback"], "smaller steps");
-    let sb = get_session(&mut c, &b);
-    assert_eq!(
-        (sb["mode"].as_str(), sb["planState"].as_str()),
-        (Some("plan"), Some("stopped"))
-    );
+    let sb = c.get_session(&b);
+    assert_eq!((sb.mode, sb.plan_state), (Mode::Plan, PlanState::Stopped));
 
     // Refusals carry the stable code and exit 1.
     let unknown = cli(&env, &["approve", "0123456789abcdef"]);
@@ -217,10 +215,10 @@ fn every_id_plans_prints_opens_its_plan() {
     let mut c = host.connect("e2e-cli-ids");
     let mut ids = Vec::new();
     for title in ["First plan", "Second plan", "Third plan"] {
-        let s = open_session(&mut c, &env.workspace(), "interactive");
-        let (turn, approval) = submit_plan(&mut c, &s, title);
-        end_turn(&mut c, &s, &turn);
-        ids.push((title, approval["proposalId"].as_str().unwrap().to_owned()));
+        let s = c.open_session(&env.workspace(), Interactivity::Interactive);
+        let (turn, approval) = c.submit_plan(&s, title);
+        c.end_turn(&s, &turn);
+        ids.push((title, approval.proposal_id.to_string()));
     }
     let table = cli(&env, &["plans"]).ok();
     for (title, id) in &ids {
@@ -249,10 +247,10 @@ fn an_ambiguous_id_prefix_says_ambiguous_and_lists_the_candidates() {
     let mut c = host.connect("e2e-cli-ambiguous");
     let mut ids = Vec::new();
     for title in ["One plan", "Another plan"] {
-        let s = open_session(&mut c, &env.workspace(), "interactive");
-        let (turn, approval) = submit_plan(&mut c, &s, title);
-        end_turn(&mut c, &s, &turn);
-        ids.push(approval["proposalId"].as_str().unwrap().to_owned());
+        let s = c.open_session(&env.workspace(), Interactivity::Interactive);
+        let (turn, approval) = c.submit_plan(&s, title);
+        c.end_turn(&s, &turn);
+        ids.push(approval.proposal_id.to_string());
     }
     // UUIDv7 ids made moments apart share their leading (time) digits.
     let shared = ids[0]
@@ -275,7 +273,7 @@ fn an_ambiguous_id_prefix_says_ambiguous_and_lists_the_candidates() {
         }
     }
     // Nothing was approved.
-    assert_eq!(pending_plans(&mut c).len(), 2);
+    assert_eq!(c.pending_plans().len(), 2);
 }
 
 #[test]

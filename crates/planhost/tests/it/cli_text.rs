@@ -1,5 +1,7 @@
 //! What a person reads: the CLI's text output, as snapshots (ids, times and paths redacted).
 
+use planhost_core::{Interactivity, Mode};
+
 use crate::cli::cli;
 use crate::steps::*;
 use crate::support::*;
@@ -53,10 +55,10 @@ fn plans_show_status_and_approve_read_well() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("agent");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    set_mode(&mut c, &sid, "plan");
-    let (_, approval) = submit_plan(&mut c, &sid, "Add a health check");
-    let id = approval["proposalId"].as_str().unwrap().to_owned();
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&sid, Mode::Plan);
+    let (_, approval) = c.submit_plan(&sid, "Add a health check");
+    let id = approval.proposal_id.to_string();
     let s = settings(&env);
     s.bind(|| {
         insta::assert_snapshot!(

@@ -11,6 +11,7 @@ use planhost_protocol::{
     TurnOutcome, methods,
 };
 use planhost_service::{Service, ServiceConfig};
+use planhost_test_support::host::params;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -46,63 +47,38 @@ fn event(mut v: Value) -> Value {
     v
 }
 
-fn authorize(session: &Value, turn: &Value, call: &str, tool: &str, input: Value) -> Value {
-    json!({
-        "sessionId": session["id"], "turnId": turn["id"], "toolCallId": call, "toolName": tool,
-        "batchIndex": 0, "batchSize": 1, "provenance": {"kind": "builtIn"}, "input": input,
-    })
-}
-
 fn over_the_socket(env: &Env) -> Seen {
     let host = SocketHost::start(env);
     let mut c = host.connect("contract-socket");
-    let root = env.workspace().display().to_string();
-    let session = c.call_json(
-        "sessions.open",
-        json!({ "workspaceRoot": root, "interactivity": "interactive" }),
-    );
-    let sid = session["id"].clone();
-    c.call_json(
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "plan" }),
-    );
-    let turn = c.call_json("turns.begin", json!({ "sessionId": sid }));
-    let write = c.call_json(
-        "tools.authorize",
-        authorize(
-            &session,
-            &turn,
-            "w1",
-            "Write",
-            json!({"path": "a.txt", "content": "x"}),
-        ),
-    );
-    c.call_json(
-        "turns.end",
-        json!({ "sessionId": sid, "turnId": turn["id"], "outcome": "completed" }),
-    );
-    c.call_json(
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "agent" }),
-    );
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "accept-edits" }),
-    );
-    let turn = c.call_json("turns.begin", json!({ "sessionId": sid }));
-    let bash = c.call_json(
-        "tools.authorize",
-        authorize(
-            &session,
-            &turn,
-            "b1",
-            "Bash",
-            json!({"command": "touch b1.txt"}),
-        ),
-    );
+    let sid = c
+        .call::<methods::SessionsOpen>(params::open(&env.workspace()))
+        .id;
+    c.call::<methods::SessionsSetMode>(params::set_mode(&sid, Mode::Plan));
+    let turn = c.call::<methods::TurnsBegin>(params::begin(&sid)).id;
+    let write = c.call::<methods::ToolsAuthorize>(params::authorize(
+        &sid,
+        &turn,
+        "w1",
+        "Write",
+        json!({"path": "a.txt", "content": "x"}),
+    ));
+    c.call::<methods::TurnsEnd>(params::end(&sid, &turn, TurnOutcome::Completed));
+    c.call::<methods::SessionsSetMode>(params::set_mode(&sid, Mode::Agent));
+    c.call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(PermissionMode::AcceptEdits),
+        ..params::configure(&sid)
+    });
+    let turn = c.call::<methods::TurnsBegin>(params::begin(&sid)).id;
+    let bash = c.call::<methods::ToolsAuthorize>(params::authorize(
+        &sid,
+        &turn,
+        "b1",
+        "Bash",
+        json!({"command": "touch b1.txt"}),
+    ));
     Seen {
-        write_in_plan: decision(write),
-        bash_under_accept_edits: decision(bash),
+        write_in_plan: decision(serde_json::to_value(write).expect("json")),
+        bash_under_accept_edits: decision(serde_json::to_value(bash).expect("json")),
         events: c.events().into_iter().map(event).collect(),
     }
 }

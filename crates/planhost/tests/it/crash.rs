@@ -14,105 +14,104 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use planhost_client::{Client, ClientError};
-use serde_json::{Value, json};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, EntryId, ExecutionOutcome, ExecutionState, HostTool, Mode,
+    PlanState, PublicationStatus, TargetPermissionMode,
+};
+use planhost_protocol::{
+    ApprovalInfo, DecisionKind, EndExecutionParams, ExecutionRef, OpenSessionParams, PlansFilter,
+    PublicationsFilter, RequestPublicationParams, ResolvePlanParams, ResolvePublicationParams,
+    SaveCheckpointParams, SessionInfo, SessionsFilter, SubmitPlanParams, TurnOutcome, methods,
+};
+use planhost_test_support::host::params;
+use serde_json::json;
 
 use crate::support::*;
-
-fn call(c: &mut Client, method: &str, params: Value) -> Result<Value, ClientError> {
-    c.call_raw(method, &params)
-}
 
 /// One flow: open, Plan, checkpoint, submit, then leave it pending, approve and execute, or
 /// publish — depending on `i`.
 fn one_flow(c: &mut Client, root: &Path, round: usize, i: usize) -> Result<(), ClientError> {
-    let s = call(
-        c,
-        "sessions.open",
-        json!({ "workspaceRoot": root.display().to_string(), "externalId": format!("crash-{round}-{i}"),
-                "interactivity": "interactive" }),
-    )?;
-    let sid = s["id"].as_str().unwrap_or_default().to_owned();
-    call(
-        c,
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "plan" }),
-    )?;
-    let turn = call(c, "turns.begin", json!({ "sessionId": sid }))?["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let branch = json!(["root", format!("e{i}")]);
+    let sid = c
+        .call::<methods::SessionsOpen>(OpenSessionParams {
+            external_id: Some(format!("crash-{round}-{i}")),
+            ..params::open(root)
+        })?
+        .id;
+    c.call::<methods::SessionsSetMode>(params::set_mode(&sid, Mode::Plan))?;
+    let turn = c.call::<methods::TurnsBegin>(params::begin(&sid))?.id;
+    let branch: Vec<EntryId> = vec!["root".into(), format!("e{i}").into()];
     let markdown = format!("# Plan: crash {round} {i}\n\n1. step\n");
-    call(
-        c,
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": markdown, "expectedRevision": 0 }),
-    )?;
-    let approval = call(
-        c,
-        "plans.submit",
-        json!({ "sessionId": sid, "turnId": turn, "toolCallId": "submit", "batchIndex": 0, "batchSize": 1,
-                "title": format!("crash {round} {i}"), "markdown": markdown, "question": "ok?" }),
-    )?;
+    c.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+        session_id: sid.clone(),
+        branch_path: branch.clone(),
+        markdown: markdown.clone(),
+        expected_revision: 0,
+    })?;
+    let approval = c.call::<methods::PlansSubmit>(SubmitPlanParams {
+        question: "ok?".into(),
+        ..params::submit(
+            &sid,
+            &turn,
+            "submit",
+            &format!("crash {round} {i}"),
+            &markdown,
+        )
+    })?;
     if i % 3 == 2 {
-        let published = call(
-            c,
-            "publications.request",
-            json!({ "sessionId": sid, "branchPath": branch }),
-        )?;
-        if let Some(id) = published["publication"]["publicationId"].as_str() {
-            call(
-                c,
-                "publications.resolve",
-                json!({ "publicationId": id, "action": "approve" }),
-            )?;
+        let published = c.call::<methods::PublicationsRequest>(RequestPublicationParams {
+            session_id: sid.clone(),
+            branch_path: branch,
+            overwrite_conflict: false,
+        })?;
+        if let Some(publication) = published.publication {
+            c.call::<methods::PublicationsResolve>(ResolvePublicationParams {
+                publication_id: publication.publication_id,
+                action: ApprovalAction::Approve,
+            })?;
         }
     }
-    call(
-        c,
-        "turns.end",
-        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
-    )?;
+    c.call::<methods::TurnsEnd>(params::end(&sid, &turn, TurnOutcome::Completed))?;
     if i.is_multiple_of(3) {
         return Ok(());
     }
-    let approved = call(
-        c,
-        "plans.resolve",
-        json!({ "proposalId": approval["proposalId"], "sessionId": sid, "turnId": turn, "toolCallId": "submit",
-                "version": approval["version"], "action": "approve", "targetPermissionMode": "auto" }),
-    )?;
-    let execution = approved["executionId"].clone();
-    let claimed = call(
-        c,
-        "executions.claim",
-        json!({ "sessionId": sid, "executionId": execution }),
-    )?;
+    let approved = c.call::<methods::PlansResolve>(ResolvePlanParams {
+        target_permission_mode: Some(TargetPermissionMode::Auto),
+        ..params::resolve(&approval, ApprovalAction::Approve)
+    })?;
+    let execution = approved
+        .execution_id
+        .expect("an approved plan has an execution");
+    let claimed = c.call::<methods::ExecutionsClaim>(ExecutionRef {
+        session_id: sid.clone(),
+        execution_id: execution.clone(),
+    })?;
     // The side effect: one `start` and one `end` line per flow, with a pause between them
     // long enough that a command outliving its host would be seen writing `end` later.
-    let exec_turn = claimed["turn"]["id"].clone();
+    let exec_turn = claimed.turn.id;
     let input = json!({ "command": format!(
         "echo start-{round}-{i} >> side.txt; sleep 0.3; echo end-{round}-{i} >> side.txt"
     ) });
-    let allowed = call(
-        c,
-        "tools.authorize",
-        json!({ "sessionId": sid, "turnId": exec_turn, "toolCallId": "side", "toolName": "Bash",
-                "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input }),
-    )?;
-    if allowed["decision"] == "allow" {
-        call(
-            c,
-            "tools.execute",
-            json!({ "sessionId": sid, "turnId": exec_turn, "toolCallId": "side", "tool": "Bash",
-                    "input": input }),
-        )?;
+    let allowed = c.call::<methods::ToolsAuthorize>(params::authorize(
+        &sid,
+        &exec_turn,
+        "side",
+        "Bash",
+        input.clone(),
+    ))?;
+    if allowed.decision == DecisionKind::Allow {
+        c.call::<methods::ToolsExecute>(params::execute(
+            &sid,
+            &exec_turn,
+            "side",
+            HostTool::Bash,
+            input,
+        ))?;
     }
-    call(
-        c,
-        "executions.end",
-        json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
-    )?;
+    c.call::<methods::ExecutionsEnd>(EndExecutionParams {
+        session_id: sid,
+        execution_id: execution,
+        outcome: ExecutionOutcome::Completed,
+    })?;
     Ok(())
 }
 
@@ -185,83 +184,88 @@ fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
     );
 }
 
+/// Every session the host has (at most 10,000).
+fn all_sessions(c: &mut Conn) -> Vec<SessionInfo> {
+    c.call::<methods::SessionsList>(SessionsFilter {
+        workspace_root: None,
+        limit: Some(10_000),
+    })
+    .items
+}
+
 fn check_after_restart(env: &Env, at_kill: &AtKill, trial: &str) {
     let host = SocketHost::start(env);
     let mut c = host.connect("checker");
     assert_eq!(integrity_check(env), "ok", "{trial}: integrity_check");
     check_no_leftovers(env, at_kill, trial);
     assert_eq!(
-        c.call_json(
-            "plans.list",
-            json!({ "status": ["pending"], "limit": 10_000 })
-        )["items"],
-        json!([]),
+        c.call::<methods::PlansList>(PlansFilter {
+            session_id: None,
+            status: Some(vec![ApprovalStatus::Pending]),
+            limit: Some(10_000),
+        })
+        .items,
+        Vec::<ApprovalInfo>::new(),
         "pending survived a restart"
     );
-    for s in c.call_json("sessions.list", json!({ "limit": 10_000 }))["items"]
-        .as_array()
-        .unwrap()
-    {
-        assert_ne!(s["planState"], "awaiting_approval", "{s}");
+    for s in all_sessions(&mut c) {
+        assert_ne!(s.plan_state, PlanState::AwaitingApproval, "{s:?}");
+        assert_eq!(s.active_turn, None, "a turn survived a restart: {s:?}");
         assert_eq!(
-            s["activeTurn"],
-            Value::Null,
-            "a turn survived a restart: {s}"
-        );
-        assert_eq!(
-            s["liveExecution"],
-            Value::Null,
-            "an execution survived a restart: {s}"
+            s.live_execution, None,
+            "an execution survived a restart: {s:?}"
         );
     }
-    let approvals = c.call_json("plans.list", json!({ "limit": 10_000 }))["items"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let approvals = c
+        .call::<methods::PlansList>(PlansFilter {
+            session_id: None,
+            status: None,
+            limit: Some(10_000),
+        })
+        .items;
     for a in &approvals {
         assert!(
-            !matches!(a["executionState"].as_str(), Some("queued" | "running")),
-            "live execution: {a}"
+            !matches!(
+                a.execution_state,
+                Some(ExecutionState::Queued | ExecutionState::Running)
+            ),
+            "live execution: {a:?}"
         );
-        if a["status"] == "approved" {
-            assert!(a["executionId"].is_string(), "{a}");
+        if a.status == ApprovalStatus::Approved {
+            assert!(a.execution_id.is_some(), "{a:?}");
         } else {
-            assert_eq!(a["executionId"], Value::Null, "{a}");
+            assert_eq!(a.execution_id, None, "{a:?}");
         }
         // Every recorded artifact is on disk with exactly the recorded bytes.
-        let bytes = fs_err::read(a["artifactPath"].as_str().unwrap()).expect("artifact on disk");
-        assert_eq!(
-            planhost_core::sha256_hex(&bytes),
-            a["artifactSha256"].as_str().unwrap()
-        );
+        let bytes = fs_err::read(&a.artifact_path).expect("artifact on disk");
+        assert_eq!(planhost_core::sha256_hex(&bytes), a.artifact_sha256);
     }
-    let publications = c.call_json("publications.list", json!({ "limit": 10_000 }))["items"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let publications = c
+        .call::<methods::PublicationsList>(PublicationsFilter {
+            session_id: None,
+            status: None,
+            limit: Some(10_000),
+        })
+        .items;
     let mut seen = std::collections::HashSet::new();
     for p in &publications {
         assert!(
-            !matches!(p["status"].as_str(), Some("pending" | "approved")),
-            "open publication: {p}"
+            !matches!(
+                p.status,
+                PublicationStatus::Pending | PublicationStatus::Approved
+            ),
+            "open publication: {p:?}"
         );
-        let path = p["relativePath"].as_str().unwrap();
-        if p["status"] == "completed" && seen.insert(path.to_owned()) {
+        let path = &p.relative_path;
+        if p.status == PublicationStatus::Completed && seen.insert(path.clone()) {
             let bytes = fs_err::read(env.workspace().join(path)).expect("published file on disk");
-            assert_eq!(
-                planhost_core::sha256_hex(&bytes),
-                p["sha256"].as_str().unwrap(),
-                "{p}"
-            );
+            assert_eq!(planhost_core::sha256_hex(&bytes), p.sha256, "{p:?}");
         }
     }
     // Nothing is replayed: no turn starts by itself after the restart.
     std::thread::sleep(Duration::from_millis(200));
-    for s in c.call_json("sessions.list", json!({ "limit": 10_000 }))["items"]
-        .as_array()
-        .unwrap()
-    {
-        assert_eq!(s["activeTurn"], Value::Null, "{s}");
+    for s in all_sessions(&mut c) {
+        assert_eq!(s.active_turn, None, "{s:?}");
     }
     // Long past the side-effect command's pause: anything that outlived the host has written.
     std::thread::sleep(Duration::from_millis(150));

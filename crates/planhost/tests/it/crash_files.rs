@@ -2,6 +2,12 @@
 //! next host before it serves (only a dead process's; a live one's is about to be committed),
 //! and `doctor` lists complete plan files that no approval points to.
 
+use planhost_core::{ApprovalAction, Interactivity};
+use planhost_protocol::{
+    RequestOutcome, RequestPublicationParams, ResolvePublicationParams, SaveCheckpointParams,
+    methods,
+};
+
 use crate::cli::cli;
 use crate::steps::*;
 use crate::support::*;
@@ -19,12 +25,9 @@ fn crash_temps_are_swept_at_startup_and_doctor_lists_orphan_artifacts() {
     let env = home();
     let mut host = SocketHost::start(&env);
     let mut c = host.connect("e2e-files");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    let (_turn, approval) = submit_plan(&mut c, &sid, "Kept");
-    let referenced = approval["artifactRelativePath"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (_turn, approval) = c.submit_plan(&sid, "Kept");
+    let referenced = approval.artifact_relative_path;
     host.kill();
 
     let plan_dir = env.workspace().join(".pi/plan");
@@ -92,29 +95,31 @@ fn under_umask_000_nothing_the_host_creates_is_group_or_world_writable() {
     }
     let host = SocketHost::start_from(&env, command, ServeOptions::default());
     let mut c = host.connect("e2e-umask");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    let (_turn, approval) = submit_plan(&mut c, &sid, "Modes");
-    let branch = serde_json::json!(["root", "m"]);
-    c.call_json(
-        "checkpoints.save",
-        serde_json::json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan: modes\n",
-                            "expectedRevision": 0 }),
-    );
-    let published = c.call_json(
-        "publications.request",
-        serde_json::json!({ "sessionId": sid, "branchPath": branch }),
-    );
-    let publication = published["publication"].clone();
-    if published["outcome"] == "pending" {
-        c.call_json(
-            "publications.resolve",
-            serde_json::json!({ "publicationId": publication["publicationId"], "action": "approve" }),
-        );
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (_turn, approval) = c.submit_plan(&sid, "Modes");
+    let branch = vec!["root".into(), "m".into()];
+    c.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+        session_id: sid.clone(),
+        branch_path: branch.clone(),
+        markdown: "# Plan: modes\n".into(),
+        expected_revision: 0,
+    });
+    let published = c.call::<methods::PublicationsRequest>(RequestPublicationParams {
+        session_id: sid.clone(),
+        branch_path: branch,
+        overwrite_conflict: false,
+    });
+    let publication = published.publication.expect("a publication");
+    if published.outcome == RequestOutcome::Pending {
+        c.call::<methods::PublicationsResolve>(ResolvePublicationParams {
+            publication_id: publication.publication_id.clone(),
+            action: ApprovalAction::Approve,
+        });
     }
     let ws = env.workspace();
     let state = env.state_dir();
-    let artifact = approval["artifactRelativePath"].as_str().unwrap();
-    let publication = publication["relativePath"].as_str().unwrap();
+    let artifact = &approval.artifact_relative_path;
+    let publication = &publication.relative_path;
     let mut modes: Vec<(String, String)> = Vec::new();
     let mut expected: Vec<(String, String)> = Vec::new();
     for (path, want) in [

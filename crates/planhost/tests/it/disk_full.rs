@@ -8,8 +8,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use planhost_protocol::RpcError;
-use serde_json::{Value, json};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, AuditAction, EntryId, HostTool, Interactivity, Mode, SessionId,
+    ToolCallId,
+};
+use planhost_protocol::{
+    ApprovalInfo, AuditFilter, BranchRef, DecisionKind, RequestPublicationParams,
+    ResolvePublicationParams, RpcError, SaveCheckpointParams, methods,
+};
+use planhost_test_support::host::params;
+use serde_json::json;
 
 use crate::steps::*;
 use crate::support::*;
@@ -54,6 +62,20 @@ impl Drop for Tmpfs {
     }
 }
 
+fn save(
+    sid: &SessionId,
+    branch: &[EntryId],
+    markdown: &str,
+    expected: i64,
+) -> SaveCheckpointParams {
+    SaveCheckpointParams {
+        session_id: sid.clone(),
+        branch_path: branch.to_vec(),
+        markdown: markdown.into(),
+        expected_revision: expected,
+    }
+}
+
 fn code_of(error: &RpcError) -> String {
     stable(error).unwrap_or("<none>").to_owned()
 }
@@ -87,23 +109,18 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     let ws = Tmpfs::mount(&env.workspace(), "1m", "0755").expect("a second tmpfs");
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-disk-full");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    set_mode(&mut c, &sid, "plan");
-    let branch = json!(["root"]);
-    c.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan: before\n", "expectedRevision": 0 }),
-    );
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&sid, Mode::Plan);
+    let branch = vec![EntryId::from("root")];
+    c.call::<methods::CheckpointsSave>(save(&sid, &branch, "# Plan: before\n", 0));
 
     // The workspace is full: SubmitPlan cannot write its artifact.
     let ws_filler = ws.fill();
-    let turn = begin_turn(&mut c, &sid);
-    let allowed = authorize(&mut c, &sid, &turn, "submit-1", "SubmitPlan");
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let err = c.call_json_err(
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-1", "Full", 1),
-    );
+    let turn = c.begin_turn(&sid);
+    let allowed = c.authorize(&sid, &turn, "submit-1", "SubmitPlan");
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let err =
+        c.call_err::<methods::PlansSubmit>(params::submit(&sid, &turn, "submit-1", "Full", PLAN));
     assert_eq!(code_of(&err), "PLAN_ARTIFACT_WRITE_FAILED", "{err:?}");
     assert_eq!(
         final_plan_files(&env),
@@ -111,22 +128,23 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         "a file at a final name"
     );
     assert_eq!(
-        pending_plans(&mut c),
-        Vec::<Value>::new(),
+        c.pending_plans(),
+        Vec::<ApprovalInfo>::new(),
         "a row without its artifact"
     );
     // Publication needs the workspace too.
-    match c.try_call_json(
-        "publications.request",
-        json!({ "sessionId": sid, "branchPath": branch }),
-    ) {
+    match c.try_call::<methods::PublicationsRequest>(RequestPublicationParams {
+        session_id: sid.clone(),
+        branch_path: branch.clone(),
+        overwrite_conflict: false,
+    }) {
         Ok(r) => {
             // A pending publication asks first; approving it is what writes.
-            let id = r["publication"]["publicationId"].clone();
-            let err = c.call_json_err(
-                "publications.resolve",
-                json!({ "publicationId": id, "action": "approve" }),
-            );
+            let id = r.publication.expect("a pending publication").publication_id;
+            let err = c.call_err::<methods::PublicationsResolve>(ResolvePublicationParams {
+                publication_id: id,
+                action: ApprovalAction::Approve,
+            });
             assert_eq!(code_of(&err), "PUBLISH_WRITE_FAILED", "{err:?}");
         }
         Err(err) => assert_eq!(code_of(&err), "PUBLISH_WRITE_FAILED", "{err:?}"),
@@ -148,11 +166,15 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
     let mut answered = Vec::new();
     let refused = (0..200).find_map(|i| {
         let call = format!("read-full-{i}");
-        let mut params = authorize_params(&sid, &turn, &call, "Read", 1);
-        params["input"] = read.clone();
-        match c.try_call_json("tools.authorize", params) {
+        match c.try_call::<methods::ToolsAuthorize>(params::authorize(
+            &sid,
+            &turn,
+            &call,
+            "Read",
+            read.clone(),
+        )) {
             Ok(r) => {
-                assert_eq!(r["decision"], "allow", "{r}");
+                assert_eq!(r.decision, DecisionKind::Allow, "{r:?}");
                 answered.push(call);
                 None
             }
@@ -171,36 +193,40 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
         answered.len()
     );
     // That call was granted nothing.
-    let err = c.call_json_err(
-        "tools.execute",
-        execute_params(&sid, &turn, &refused_call, "Read", read.clone()),
-    );
+    let err = c.call_err::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        &refused_call,
+        HostTool::Read,
+        read.clone(),
+    ));
     assert_eq!(code_of(&err), "TOOL_NOT_AUTHORIZED", "{err:?}");
 
     // A checkpoint cannot be committed.
     let big = format!("# Plan: after\n\n{}\n", "x".repeat(256 * 1024));
-    let err = c.call_json_err(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),
-    );
+    let err = c.call_err::<methods::CheckpointsSave>(save(&sid, &branch, &big, 1));
     assert_eq!(code_of(&err), "STORE_PERSISTENCE_FAILED", "{err:?}");
     // Still serving, and still what it was.
-    let latest = c.call_json(
-        "checkpoints.latest",
-        json!({ "sessionId": sid, "branchPath": branch }),
-    );
-    assert_eq!(latest["markdown"], "# Plan: before\n", "{latest}");
+    let latest = c.call::<methods::CheckpointsLatest>(BranchRef {
+        session_id: sid.clone(),
+        branch_path: branch.clone(),
+    });
+    assert_eq!(latest.markdown, "# Plan: before\n", "{latest:?}");
 
     // Space is back: the database is intact and work goes on.
     fs_err::remove_file(state_filler).unwrap();
     fs_err::remove_file(ws_filler).unwrap();
     assert_eq!(integrity_check(&env), "ok");
     // Every decision that was answered is in the audit log; the refused one is not.
-    let log = c.call_json("audit.list", json!({ "sessionId": sid, "limit": 500 }));
-    let allowed: Vec<&str> = items(&log)
+    let log = c.call::<methods::AuditList>(AuditFilter {
+        session_id: Some(sid.clone()),
+        limit: Some(500),
+    });
+    let allowed: Vec<&str> = log
+        .items
         .iter()
-        .filter(|r| r["action"] == "tool.allow")
-        .filter_map(|r| r["toolCallId"].as_str())
+        .filter(|r| r.action == AuditAction::ToolAllow)
+        .filter_map(|r| r.tool_call_id.as_ref().map(ToolCallId::as_str))
         .collect();
     for call in &answered {
         assert!(
@@ -208,36 +234,30 @@ fn a_full_disk_gets_clear_errors_and_leaves_everything_intact() {
             "{call} was allowed unaudited"
         );
     }
-    assert!(!allowed.contains(&refused_call.as_str()), "{log}");
+    assert!(!allowed.contains(&refused_call.as_str()), "{log:?}");
     // The audit writer writes again: a new decision is answered, recorded, and runs.
     fs_err::write(env.workspace().join("notes.txt"), "space is back\n").unwrap();
-    let mut params = authorize_params(&sid, &turn, "read-after", "Read", 1);
-    params["input"] = read.clone();
-    let allowed = c.call_json("tools.authorize", params);
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let ran = c.call_json(
-        "tools.execute",
-        execute_params(&sid, &turn, "read-after", "Read", read),
-    );
-    assert!(ran.to_string().contains("space is back"), "{ran}");
-    let saved = c.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": big, "expectedRevision": 1 }),
-    );
-    assert_eq!(saved["checkpoint"]["revision"], 2, "{saved}");
-    let err = c.try_call_json(
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-2", "Room", 1),
-    );
+    let allowed = c.authorize_input(&sid, &turn, "read-after", "Read", read.clone());
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let ran = c.call::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        "read-after",
+        HostTool::Read,
+        read,
+    ));
+    let ran = serde_json::to_string(&ran).unwrap();
+    assert!(ran.contains("space is back"), "{ran}");
+    let saved = c.call::<methods::CheckpointsSave>(save(&sid, &branch, &big, 1));
+    assert_eq!(saved.checkpoint.revision, 2, "{saved:?}");
+    let submit = || params::submit(&sid, &turn, "submit-2", "Room", PLAN);
+    let err = c.try_call::<methods::PlansSubmit>(submit());
     // The turn's SubmitPlan call id was authorized once; a new call needs its own grant.
     if err.is_err() {
-        let allowed = authorize(&mut c, &sid, &turn, "submit-2", "SubmitPlan");
-        assert_eq!(allowed["decision"], "allow", "{allowed}");
-        let approval = c.call_json(
-            "plans.submit",
-            submit_params(&sid, &turn, "submit-2", "Room", 1),
-        );
-        assert_eq!(approval["status"], "pending", "{approval}");
+        let allowed = c.authorize(&sid, &turn, "submit-2", "SubmitPlan");
+        assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+        let approval = c.call::<methods::PlansSubmit>(submit());
+        assert_eq!(approval.status, ApprovalStatus::Pending, "{approval:?}");
     }
     assert_eq!(
         final_plan_files(&env).len(),

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::json;
+use planhost_protocol::{Empty, methods};
 
 use crate::cli::cli;
 use crate::support::*;
@@ -47,7 +47,7 @@ fn a_second_host_never_takes_over_a_live_socket() {
     );
     // The first host still answers on its socket.
     let mut c = host.connect("e2e-still-mine");
-    assert_eq!(c.call_json("app.health", json!({}))["pid"], host.pid());
+    assert_eq!(c.call::<methods::AppHealth>(Empty {}).pid, host.pid());
 }
 
 #[test]

@@ -3,6 +3,14 @@
 
 use std::collections::HashMap;
 
+use planhost_core::{
+    ApprovalStatus, DenyCode, ExecutionOutcome, ExecutionState, HostTool, Interactivity, Mode,
+    PermissionDecision, PermissionMode, PlanState, TargetPermissionMode, TurnOrigin, TurnState,
+};
+use planhost_protocol::{
+    DecisionKind, EndExecutionParams, ExecutionRef, ResolvePermissionParams, methods,
+};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -13,136 +21,132 @@ use crate::support::*;
 /// (the same connection over stdio).
 fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     let root = env.workspace();
-    let sid = open_session(&mut conns[agent], &root, "interactive");
-    set_mode(&mut conns[agent], &sid, "plan");
-    let turn = begin_turn(&mut conns[agent], &sid);
+    let sid = conns[agent].open_session(&root, Interactivity::Interactive);
+    conns[agent].set_mode(&sid, Mode::Plan);
+    let turn = conns[agent].begin_turn(&sid);
 
-    let denied = authorize(&mut conns[agent], &sid, &turn, "write-1", "Write");
-    assert_eq!(denied["decision"], "deny", "{denied}");
-    assert_eq!(denied["code"], "POLICY_PLAN_WRITE_DENIED", "{denied}");
-    let allowed = authorize(&mut conns[agent], &sid, &turn, "submit-1", "SubmitPlan");
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = conns[agent].call_json(
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-1", "E2E plan", 1),
-    );
-    let proposal = approval["proposalId"].as_str().unwrap().to_owned();
-    assert_eq!(approval["status"], "pending");
-    let artifact = approval["artifactPath"].as_str().unwrap();
+    let denied = conns[agent].authorize(&sid, &turn, "write-1", "Write");
+    assert_eq!(denied.decision, DecisionKind::Deny, "{denied:?}");
+    assert_eq!(denied.code, Some(DenyCode::PlanWriteDenied), "{denied:?}");
+    let allowed = conns[agent].authorize(&sid, &turn, "submit-1", "SubmitPlan");
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let approval = conns[agent]
+        .call::<methods::PlansSubmit>(params::submit(&sid, &turn, "submit-1", "E2E plan", PLAN));
+    let proposal = approval.proposal_id.clone();
+    assert_eq!(approval.status, ApprovalStatus::Pending);
+    let artifact = &approval.artifact_path;
     assert!(
         artifact.starts_with(&format!("{}/.pi/plan/", root.display())),
         "{artifact}"
     );
     assert_eq!(fs_err::read_to_string(artifact).unwrap(), PLAN);
-    let waiting = get_session(&mut conns[agent], &sid);
-    assert_eq!(waiting["planState"], "awaiting_approval");
-    assert_eq!(waiting["pendingApproval"]["proposalId"], proposal.as_str());
-    end_turn(&mut conns[agent], &sid, &turn);
+    let waiting = conns[agent].get_session(&sid);
+    assert_eq!(waiting.plan_state, PlanState::AwaitingApproval);
+    assert_eq!(
+        waiting.pending_approval.as_ref().map(|a| &a.proposal_id),
+        Some(&proposal)
+    );
+    conns[agent].end_turn(&sid, &turn);
 
     // The person's surface learns of the approval from the event stream, then restores it.
-    conns[approver].wait_event("approvalChanged pending", &sid, |e| {
+    conns[approver].wait_event("approvalChanged pending", sid.as_str(), |e| {
         e["kind"] == "approvalChanged"
             && e["proposalId"] == proposal.as_str()
             && e["status"] == "pending"
     });
-    let list = pending_plans(&mut conns[approver]);
+    let list = conns[approver].pending_plans();
     assert_eq!(list.len(), 1, "{list:?}");
-    assert_eq!(list[0]["proposalId"], proposal.as_str());
-    assert_eq!(list[0]["title"], "E2E plan");
-    assert_eq!(list[0]["question"], "Shall I implement this plan?");
-    let approved = conns[approver].call_json(
-        "plans.resolve",
-        resolve_params(&approval, "approve", Some("accept-edits")),
+    assert_eq!(list[0].proposal_id, proposal);
+    assert_eq!(list[0].title, "E2E plan");
+    assert_eq!(list[0].question, "Shall I implement this plan?");
+    let approved = conns[approver]
+        .call::<methods::PlansResolve>(approve(&approval, TargetPermissionMode::AcceptEdits));
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
+    assert_eq!(
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::AcceptEdits)
     );
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["targetPermissionMode"], "accept-edits");
-    assert_eq!(approved["executionState"], "queued");
-    let execution = approved["executionId"].as_str().unwrap().to_owned();
-    assert!(pending_plans(&mut conns[approver]).is_empty());
+    assert_eq!(approved.execution_state, Some(ExecutionState::Queued));
+    let execution = approved.execution_id.clone().expect("executionId");
+    assert!(conns[approver].pending_plans().is_empty());
 
     // The agent sees Agent mode with the chosen permission, and claims the execution.
-    conns[agent].wait_event("executionChanged queued", &sid, |e| {
+    conns[agent].wait_event("executionChanged queued", sid.as_str(), |e| {
         e["kind"] == "executionChanged"
             && e["executionId"] == execution.as_str()
             && e["state"] == "queued"
     });
-    let session = get_session(&mut conns[agent], &sid);
-    assert_eq!(session["mode"], "agent");
-    assert_eq!(session["permissionMode"], "accept-edits");
-    let claimed = conns[agent].call_json(
-        "executions.claim",
-        json!({ "sessionId": sid, "executionId": execution }),
-    );
+    let session = conns[agent].get_session(&sid);
+    assert_eq!(session.mode, Mode::Agent);
+    assert_eq!(session.permission_mode, PermissionMode::AcceptEdits);
+    let claimed = conns[agent].call::<methods::ExecutionsClaim>(ExecutionRef {
+        session_id: sid.clone(),
+        execution_id: execution.clone(),
+    });
     // The claim hands the agent the exact approved bytes, not whatever the file says now.
-    assert_eq!(claimed["markdown"], PLAN, "{claimed}");
-    assert_eq!(claimed["sha256"], approval["artifactSha256"], "{claimed}");
+    assert_eq!(claimed.markdown, PLAN, "{claimed:?}");
+    assert_eq!(claimed.sha256, approval.artifact_sha256, "{claimed:?}");
+    assert_eq!(claimed.artifact_path, approval.artifact_path, "{claimed:?}");
+    assert_eq!(claimed.execution.execution_id, execution);
     assert_eq!(
-        claimed["artifactPath"], approval["artifactPath"],
-        "{claimed}"
+        claimed.execution.state,
+        ExecutionState::Running,
+        "{claimed:?}"
     );
-    assert_eq!(claimed["execution"]["executionId"], execution.as_str());
-    assert_eq!(claimed["execution"]["state"], "running", "{claimed}");
-    let exec_turn = &claimed["turn"];
-    assert_eq!(exec_turn["origin"], "execution");
-    assert_eq!(exec_turn["state"], "running");
-    assert_eq!(exec_turn["executionId"], execution.as_str());
-    let et = exec_turn["id"].as_str().unwrap().to_owned();
+    let exec_turn = &claimed.turn;
+    assert_eq!(exec_turn.origin, TurnOrigin::Execution);
+    assert_eq!(exec_turn.state, TurnState::Running);
+    assert_eq!(exec_turn.execution_id, Some(execution.clone()));
+    let et = exec_turn.id.clone();
 
     // accept-edits: Write runs; Bash asks a person.
-    let write = authorize_input(
-        &mut conns[agent],
+    let write = conns[agent].authorize_input(
         &sid,
         &et,
         "write-2",
         "Write",
         json!({ "path": "out.txt", "content": "from the plan\n" }),
     );
-    assert_eq!(write["decision"], "allow", "{write}");
-    conns[agent].call_json(
-        "tools.execute",
-        execute_params(
-            &sid,
-            &et,
-            "write-2",
-            "Write",
-            json!({ "path": "out.txt", "content": "from the plan\n" }),
-        ),
-    );
+    assert_eq!(write.decision, DecisionKind::Allow, "{write:?}");
+    conns[agent].call::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &et,
+        "write-2",
+        HostTool::Write,
+        json!({ "path": "out.txt", "content": "from the plan\n" }),
+    ));
     assert_eq!(
         fs_err::read_to_string(root.join("out.txt")).unwrap(),
         "from the plan\n"
     );
-    let ask = authorize_input(
-        &mut conns[agent],
+    let ask = conns[agent].authorize_input(
         &sid,
         &et,
         "bash-1",
         "Bash",
         json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
     );
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    let request = ask["requestId"].as_str().unwrap().to_owned();
-    conns[approver].wait_event("permissionAsked", &sid, |e| {
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    let request = ask.request_id.clone().expect("requestId");
+    conns[approver].wait_event("permissionAsked", sid.as_str(), |e| {
         e["kind"] == "permissionAsked" && e["requestId"] == request.as_str()
     });
-    let answered = conns[approver].call_json(
-        "permissions.resolve",
-        json!({ "requestId": request, "decision": "allow" }),
-    );
-    assert_eq!(answered["decision"], "allow");
+    let answered = conns[approver].call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: request,
+        decision: PermissionDecision::Allow,
+        note: None,
+    });
+    assert_eq!(answered.decision, Some(PermissionDecision::Allow));
 
-    let result = conns[agent].call_json(
-        "tools.execute",
-        execute_params(
-            &sid,
-            &et,
-            "bash-1",
-            "Bash",
-            json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
-        ),
-    );
-    assert_eq!(result["toolCallId"], "bash-1");
-    assert_eq!(result["output"]["exit"]["code"], 0, "{result}");
+    let result = conns[agent].call::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &et,
+        "bash-1",
+        HostTool::Bash,
+        json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
+    ));
+    assert_eq!(result.tool_call_id, "bash-1");
+    assert_eq!(result.output["exit"]["code"], 0, "{result:?}");
     // Every chunk arrived before the result, each stream on its own, seq strictly increasing.
     let chunks: Vec<Value> = conns[agent]
         .notes
@@ -157,19 +161,20 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seqs {seqs:?}");
     assert!(chunks.iter().all(|c| c["sessionId"] == sid.as_str()));
 
-    let finished = conns[agent].call_json(
-        "executions.end",
-        json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
-    );
-    assert_eq!(finished["executionId"], execution.as_str(), "{finished}");
-    assert_eq!(finished["state"], "completed", "{finished}");
-    let idle = get_session(&mut conns[agent], &sid);
-    assert_eq!(idle["mode"], "agent");
-    assert!(idle["activeTurn"].is_null(), "{idle}");
-    assert!(idle["pendingApproval"].is_null(), "{idle}");
+    let finished = conns[agent].call::<methods::ExecutionsEnd>(EndExecutionParams {
+        session_id: sid.clone(),
+        execution_id: execution.clone(),
+        outcome: ExecutionOutcome::Completed,
+    });
+    assert_eq!(finished.execution_id, execution, "{finished:?}");
+    assert_eq!(finished.state, ExecutionState::Completed, "{finished:?}");
+    let idle = conns[agent].get_session(&sid);
+    assert_eq!(idle.mode, Mode::Agent);
+    assert!(idle.active_turn.is_none(), "{idle:?}");
+    assert!(idle.pending_approval.is_none(), "{idle:?}");
 
     // The approver saw the whole lifecycle, in order, with per-session seq strictly increasing.
-    conns[approver].wait_event("executionChanged completed", &sid, |e| {
+    conns[approver].wait_event("executionChanged completed", sid.as_str(), |e| {
         e["kind"] == "executionChanged" && e["state"] == "completed"
     });
     assert_seq_increasing(&conns[approver].events());

@@ -4,6 +4,9 @@
 //! (`a_killed_hosts_runs_stop_when_it_dies`). When even the watchdog is gone, the next host ends
 //! the leftovers before it serves, and removes the dead host's cgroups.
 
+use planhost_core::{HostTool, Interactivity, PermissionMode};
+use planhost_protocol::{DecisionKind, methods};
+use planhost_test_support::host::params;
 use serde_json::json;
 
 use crate::steps::*;
@@ -16,19 +19,13 @@ const WRITER: &str = r#"setsid sh -c 'while true; do date +%s%N >> side.txt; sle
 /// Starts the writer through the host; returns the escapee's pid once it is running.
 fn start_writer(host: &SocketHost, env: &Env, leftovers: &mut Leftovers) -> (Conn, i32) {
     let mut c = host.connect("e2e-crash");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Auto);
+    let turn = c.begin_turn(&sid);
     let input = json!({ "command": WRITER });
-    let allowed = authorize_input(&mut c, &sid, &turn, "w1", "Bash", input.clone());
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    c.send_json(
-        "tools.execute",
-        execute_params(&sid, &turn, "w1", "Bash", input),
-    );
+    let allowed = c.authorize_input(&sid, &turn, "w1", "Bash", input.clone());
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    c.send::<methods::ToolsExecute>(params::execute(&sid, &turn, "w1", HostTool::Bash, input));
     let pid = c.wait_until("the escapee's pid", |notes| {
         streamed(notes, "w1", "stdout")
             .lines()
@@ -195,19 +192,13 @@ fn kill_and_measure(round: u64) -> Kill {
     let env = home();
     let mut host = SocketHost::start(&env);
     let mut c = host.connect("e2e-host-kill");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Auto);
+    let turn = c.begin_turn(&sid);
     let input = json!({ "command": TICKERS });
-    let allowed = authorize_input(&mut c, &sid, &turn, "t1", "Bash", input.clone());
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    c.send_json(
-        "tools.execute",
-        execute_params(&sid, &turn, "t1", "Bash", input),
-    );
+    let allowed = c.authorize_input(&sid, &turn, "t1", "Bash", input.clone());
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    c.send::<methods::ToolsExecute>(params::execute(&sid, &turn, "t1", HostTool::Bash, input));
     let pid_of = |prefix: &'static str| {
         move |notes: &[planhost_protocol::Notification]| {
             streamed(notes, "t1", "stdout")

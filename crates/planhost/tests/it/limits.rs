@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::time::Duration;
 
-use serde_json::json;
+use planhost_protocol::{Empty, HealthStatus, methods};
 
 use crate::support::{BOUND, ServeOptions, SocketHost, home, poll_until};
 
@@ -30,8 +30,8 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 }
 
 fn health(conn: &mut crate::support::Conn) {
-    let answer = conn.call_json("app.health", json!({}));
-    assert_eq!(answer["status"], "ok");
+    let answer = conn.call::<methods::AppHealth>(Empty {});
+    assert_eq!(answer.status, HealthStatus::Ok);
 }
 
 /// Whatever a raw connection was sent so far, without waiting.
@@ -113,10 +113,10 @@ fn at_the_descriptor_limit_the_host_refuses_clearly_backs_off_and_keeps_serving(
             .ok()
             .map(|_| client)
     });
-    let answer: serde_json::Value = again
-        .call_with("app.health", &json!({}), |_| {})
+    let answer = again
+        .call::<methods::AppHealth>(Empty {})
         .expect("served again");
-    assert_eq!(answer["status"], "ok");
+    assert_eq!(answer.status, HealthStatus::Ok);
 }
 
 #[test]

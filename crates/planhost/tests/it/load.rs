@@ -7,12 +7,21 @@
 //! `PLANHOST_LOAD_SESSIONS` (default 100) select the run; `docs/reliability.md` has the figures.
 //! Run it with `-- --nocapture` to see the summary line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use planhost_client::{Client, ClientError};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, ExecutionOutcome, ExecutionState, HostTool, Mode,
+    PermissionMode, SessionId, TargetPermissionMode, TurnId,
+};
+use planhost_protocol::{
+    ConfigureParams, DecisionKind, EndExecutionParams, ExecutionRef, Method, OpenSessionParams,
+    ResolvePlanParams, SaveCheckpointParams, SubmitPlanParams, TurnOutcome, methods,
+};
+use planhost_test_support::host::params;
 use planhost_test_support::procs;
 use serde_json::{Value, json};
 
@@ -59,15 +68,11 @@ struct Tally {
 struct Session {
     client: Client,
     index: usize,
-    root: String,
-    id: String,
+    root: PathBuf,
+    id: SessionId,
     /// The revision of the session's last checkpoint on its branch.
     revision: i64,
     tally: Tally,
-}
-
-fn text(v: &Value, field: &str) -> String {
-    v[field].as_str().unwrap_or_default().to_owned()
 }
 
 impl Session {
@@ -83,8 +88,8 @@ impl Session {
         let mut s = Self {
             client,
             index,
-            root: root.display().to_string(),
-            id: String::new(),
+            root: root.to_owned(),
+            id: SessionId::from(""),
             revision: 0,
             tally: Tally::default(),
         };
@@ -94,68 +99,72 @@ impl Session {
 
     /// Opens a fresh session in `auto` (Bash allowed); `generation` counts reopens after errors.
     fn open(&mut self, generation: u64) -> Result<(), Failure> {
-        let opened = self.call(
-            "sessions.open",
-            json!({ "workspaceRoot": self.root, "externalId": format!("load-{}-{generation}", self.index),
-                    "interactivity": "interactive" }),
-        )?;
-        self.id = text(&opened, "id");
+        let opened = self.call::<methods::SessionsOpen>(OpenSessionParams {
+            external_id: Some(format!("load-{}-{generation}", self.index)),
+            ..params::open(&self.root)
+        })?;
+        self.id = opened.id;
         self.revision = 0;
-        self.call(
-            "sessions.configure",
-            json!({ "sessionId": self.id, "permissionMode": "auto" }),
-        )?;
+        self.call::<methods::SessionsConfigure>(ConfigureParams {
+            permission_mode: Some(PermissionMode::Auto),
+            ..params::configure(&self.id)
+        })?;
         Ok(())
     }
 
-    /// One call; notifications that arrive meanwhile are dropped (the test checks none).
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+    /// One call; notifications that arrive meanwhile are counted and dropped (the test checks
+    /// none; [`Client::call`] would keep them all).
+    fn call<M: Method>(&mut self, params: M::Params) -> Result<M::Result, Failure> {
         self.tally.calls += 1;
         let notes = &mut self.tally.notes;
-        self.client
-            .call_with(method, &params, |_| *notes += 1)
-            .map_err(|e| Failure {
-                fatal: !matches!(e, ClientError::Rpc(_)),
-                what: format!("{method} {params}: {e}"),
-            })
+        let result = self.client.call_with(M::NAME, &params, |_| *notes += 1);
+        result.map_err(|e| Failure {
+            fatal: !matches!(e, ClientError::Rpc(_)),
+            what: format!(
+                "{} {}: {e}",
+                M::NAME,
+                serde_json::to_string(&params).unwrap_or_default()
+            ),
+        })
     }
 
     /// `tools.authorize`, timed, which must allow.
     fn authorize(
         &mut self,
-        turn: &str,
+        turn: &TurnId,
         call: &str,
         tool: &str,
         input: &Value,
     ) -> Result<(), Failure> {
-        let params = json!({
-            "sessionId": self.id, "turnId": turn, "toolCallId": call, "toolName": tool,
-            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input,
-        });
+        let params = params::authorize(&self.id, turn, call, tool, input.clone());
         let start = Instant::now();
-        let answer = self.call("tools.authorize", params.clone());
+        let answer = self.call::<methods::ToolsAuthorize>(params.clone());
         self.tally.authorize.push(start.elapsed());
         let answer = answer?;
-        expect(answer["decision"] == "allow", || {
-            format!("tools.authorize {params}: {answer}")
+        expect(answer.decision == DecisionKind::Allow, || {
+            format!("tools.authorize {params:?}: {answer:?}")
         })
     }
 
     /// Authorize and execute one host tool call.
-    fn run(&mut self, turn: &str, call: &str, tool: &str, input: Value) -> Result<Value, Failure> {
-        self.authorize(turn, call, tool, &input)?;
-        let result = self.call(
-            "tools.execute",
-            json!({ "sessionId": self.id, "turnId": turn, "toolCallId": call, "tool": tool, "input": input }),
-        )?;
-        Ok(result["output"].clone())
+    fn run(
+        &mut self,
+        turn: &TurnId,
+        call: &str,
+        tool: HostTool,
+        input: Value,
+    ) -> Result<Value, Failure> {
+        self.authorize(turn, call, tool.as_str(), &input)?;
+        let result =
+            self.call::<methods::ToolsExecute>(params::execute(&self.id, turn, call, tool, input))?;
+        Ok(result.output)
     }
 
-    fn bash_echo(&mut self, turn: &str, call: &str, word: &str) -> Result<(), Failure> {
+    fn bash_echo(&mut self, turn: &TurnId, call: &str, word: &str) -> Result<(), Failure> {
         let output = self.run(
             turn,
             call,
-            "Bash",
+            HostTool::Bash,
             json!({ "command": format!("echo {word}") }),
         )?;
         expect(
@@ -167,21 +176,20 @@ impl Session {
 
     /// An Agent turn: Read, Glob and a Bash `echo`, each authorized and executed.
     fn agent_turn(&mut self, k: u64) -> Result<(), Failure> {
-        let turn = text(
-            &self.call("turns.begin", json!({ "sessionId": self.id }))?,
-            "id",
-        );
+        let turn = self
+            .call::<methods::TurnsBegin>(params::begin(&self.id))?
+            .id;
         let read = self.run(
             &turn,
             &format!("read-{k}"),
-            "Read",
+            HostTool::Read,
             json!({ "path": "src/a.txt" }),
         )?;
         expect(read["totalLines"] == 3, || format!("Read: {read}"))?;
         let glob = self.run(
             &turn,
             &format!("glob-{k}"),
-            "Glob",
+            HostTool::Glob,
             json!({ "pattern": "*.txt", "path": "src" }),
         )?;
         expect(glob.to_string().contains("b.txt"), || {
@@ -191,82 +199,78 @@ impl Session {
         self.end_turn(&turn)
     }
 
-    fn end_turn(&mut self, turn: &str) -> Result<(), Failure> {
-        self.call(
-            "turns.end",
-            json!({ "sessionId": self.id, "turnId": turn, "outcome": "completed" }),
-        )?;
+    fn end_turn(&mut self, turn: &TurnId) -> Result<(), Failure> {
+        self.call::<methods::TurnsEnd>(params::end(&self.id, turn, TurnOutcome::Completed))?;
         Ok(())
     }
 
     /// Plan mode, a checkpoint, SubmitPlan; then a person rejects it (back to Agent), or approves
     /// it in `auto` and the agent claims the execution, runs a Bash `echo` and ends it.
     fn plan_cycle(&mut self, k: u64, approve: bool) -> Result<(), Failure> {
-        self.call(
-            "sessions.setMode",
-            json!({ "sessionId": self.id, "mode": "plan" }),
-        )?;
-        let turn = text(
-            &self.call("turns.begin", json!({ "sessionId": self.id }))?,
-            "id",
-        );
+        self.call::<methods::SessionsSetMode>(params::set_mode(&self.id, Mode::Plan))?;
+        let turn = self
+            .call::<methods::TurnsBegin>(params::begin(&self.id))?
+            .id;
         let markdown = format!("# Plan: load {} {k}\n\n1. Echo.\n", self.index);
-        let saved = self.call(
-            "checkpoints.save",
-            json!({ "sessionId": self.id, "branchPath": ["root", "main"], "markdown": markdown,
-                    "expectedRevision": self.revision }),
-        )?;
-        self.revision = saved["checkpoint"]["revision"]
-            .as_i64()
-            .unwrap_or(self.revision);
+        let saved = self.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+            session_id: self.id.clone(),
+            branch_path: vec!["root".into(), "main".into()],
+            markdown: markdown.clone(),
+            expected_revision: self.revision,
+        })?;
+        self.revision = saved.checkpoint.revision;
         let submit = format!("submit-{k}");
         self.authorize(&turn, &submit, "SubmitPlan", &json!({}))?;
-        let approval = self.call(
-            "plans.submit",
-            json!({ "sessionId": self.id, "turnId": turn, "toolCallId": submit, "batchIndex": 0,
-                    "batchSize": 1, "title": format!("load {} {k}", self.index), "markdown": markdown,
-                    "question": "Shall I?" }),
-        )?;
-        expect(approval["status"] == "pending", || {
-            format!("plans.submit: {approval}")
+        let approval = self.call::<methods::PlansSubmit>(SubmitPlanParams {
+            question: "Shall I?".into(),
+            ..params::submit(
+                &self.id,
+                &turn,
+                &submit,
+                &format!("load {} {k}", self.index),
+                &markdown,
+            )
+        })?;
+        expect(approval.status == ApprovalStatus::Pending, || {
+            format!("plans.submit: {approval:?}")
         })?;
         self.end_turn(&turn)?;
-        let mut resolve = json!({
-            "proposalId": approval["proposalId"], "sessionId": self.id, "turnId": turn,
-            "toolCallId": submit, "version": approval["version"],
-            "artifactSha256": approval["artifactSha256"],
-            "action": if approve { "approve" } else { "reject" },
-        });
         if !approve {
-            resolve["feedback"] = json!("not yet");
-            let rejected = self.call("plans.resolve", resolve)?;
-            expect(rejected["status"] == "rejected", || {
-                format!("reject: {rejected}")
+            let rejected = self.call::<methods::PlansResolve>(ResolvePlanParams {
+                feedback: Some("not yet".into()),
+                ..params::resolve(&approval, ApprovalAction::Reject)
             })?;
-            self.call(
-                "sessions.setMode",
-                json!({ "sessionId": self.id, "mode": "agent" }),
-            )?;
+            expect(rejected.status == ApprovalStatus::Rejected, || {
+                format!("reject: {rejected:?}")
+            })?;
+            self.call::<methods::SessionsSetMode>(params::set_mode(&self.id, Mode::Agent))?;
             return Ok(());
         }
-        resolve["targetPermissionMode"] = json!("auto");
-        let approved = self.call("plans.resolve", resolve)?;
-        expect(approved["status"] == "approved", || {
-            format!("approve: {approved}")
+        let approved = self.call::<methods::PlansResolve>(ResolvePlanParams {
+            target_permission_mode: Some(TargetPermissionMode::Auto),
+            ..params::resolve(&approval, ApprovalAction::Approve)
         })?;
-        let execution = approved["executionId"].clone();
-        let claimed = self.call(
-            "executions.claim",
-            json!({ "sessionId": self.id, "executionId": execution }),
-        )?;
-        let exec_turn = text(&claimed["turn"], "id");
+        expect(approved.status == ApprovalStatus::Approved, || {
+            format!("approve: {approved:?}")
+        })?;
+        let Some(execution) = approved.execution_id else {
+            return expect(false, || {
+                format!("approve without an execution: {approved:?}")
+            });
+        };
+        let claimed = self.call::<methods::ExecutionsClaim>(ExecutionRef {
+            session_id: self.id.clone(),
+            execution_id: execution.clone(),
+        })?;
+        let exec_turn = claimed.turn.id;
         self.bash_echo(&exec_turn, &format!("exec-{k}"), &format!("exec-{k}"))?;
-        let ended = self.call(
-            "executions.end",
-            json!({ "sessionId": self.id, "executionId": execution, "outcome": "completed" }),
-        )?;
-        expect(ended["state"] == "completed", || {
-            format!("executions.end: {ended}")
+        let ended = self.call::<methods::ExecutionsEnd>(EndExecutionParams {
+            session_id: self.id.clone(),
+            execution_id: execution,
+            outcome: ExecutionOutcome::Completed,
+        })?;
+        expect(ended.state == ExecutionState::Completed, || {
+            format!("executions.end: {ended:?}")
         })
     }
 }

@@ -4,27 +4,38 @@
 //! `ROLE_APPROVER_REFUSED`, and the plan stays pending. Reads keep working from there, and a
 //! person's terminal elsewhere still approves.
 
-use planhost_core::Role;
+use planhost_core::{
+    ApprovalStatus, AuditAction, HostTool, Interactivity, PermissionMode, ProposalId, Role,
+};
+use planhost_protocol::{
+    ApprovalInfo, AuditEntry, AuditFilter, DecisionKind, ProposalRef, methods,
+};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::{cli, cli_child};
 use crate::steps::*;
 use crate::support::*;
 
 /// The approval as the host has it now.
-fn approval(c: &mut Conn, proposal: &str) -> Value {
-    c.call_json("plans.get", json!({ "proposalId": proposal }))["approval"].clone()
+fn approval(c: &mut Conn, proposal: &ProposalId) -> ApprovalInfo {
+    c.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: proposal.clone(),
+    })
+    .approval
 }
 
 /// Waits for the audit row of a refused approver and returns it (its `detail` an object).
-fn refused_row(c: &mut Conn) -> Value {
+fn refused_row(c: &mut Conn) -> AuditEntry {
     poll_until("the refused approver's audit row", BOUND, || {
-        let audit = c.call_json("audit.list", json!({ "limit": 10_000 }));
-        items(&audit)
-            .iter()
-            .find(|row| row["action"] == "connection.role_refused")
-            .cloned()
+        c.call::<methods::AuditList>(AuditFilter {
+            session_id: None,
+            limit: Some(10_000),
+        })
+        .items
+        .into_iter()
+        .find(|row| row.action == AuditAction::RoleRefused)
     })
 }
 
@@ -38,19 +49,16 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-agent");
     // A plan waiting for a person.
-    let planning = open_session(&mut c, &env.workspace(), "interactive");
-    let (turn, pending) = submit_plan(&mut c, &planning, "Approve me yourself");
-    end_turn(&mut c, &planning, &turn);
-    let proposal = pending["proposalId"].as_str().unwrap().to_owned();
+    let planning = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (turn, pending) = c.submit_plan(&planning, "Approve me yourself");
+    c.end_turn(&planning, &turn);
+    let proposal = pending.proposal_id.clone();
 
     // The model's Bash call, allowed without asking (permission mode auto), runs the real CLI
     // against the host's socket.
-    let working = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": working, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(&mut c, &working);
+    let working = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&working, PermissionMode::Auto);
+    let turn = c.begin_turn(&working);
     let planhost = format!(
         "'{}' --state-dir {} --socket {}",
         bin(),
@@ -62,37 +70,40 @@ fn the_agents_bash_cannot_approve_its_own_plan_with_the_cli() {
          {planhost} plans --pending --json >/dev/null; echo \"plans exit=$?\""
     );
     let input = json!({ "command": command });
-    let allowed = authorize_input(&mut c, &working, &turn, "bash-1", "Bash", input.clone());
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = c.call_json(
-        "tools.execute",
-        execute_params(&working, &turn, "bash-1", "Bash", input),
-    );
-    let text = result.to_string();
+    let allowed = c.authorize_input(&working, &turn, "bash-1", "Bash", input.clone());
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let result = c.call::<methods::ToolsExecute>(params::execute(
+        &working,
+        &turn,
+        "bash-1",
+        HostTool::Bash,
+        input,
+    ));
+    let text = serde_json::to_string(&result).unwrap();
     assert!(
         text.contains(
             "planhost: error ROLE_APPROVER_REFUSED: this process runs under an agent (pid "
         ),
-        "{result}"
+        "{text}"
     );
-    assert!(text.contains("a run of this host"), "{result}");
+    assert!(text.contains("a run of this host"), "{text}");
     assert!(
         text.contains("a model cannot approve its own plan: answer from your own terminal"),
-        "{result}"
+        "{text}"
     );
-    assert!(text.contains("approve exit=1"), "{result}");
+    assert!(text.contains("approve exit=1"), "{text}");
     // Reading needs no approver: the same Bash call lists the plans.
-    assert!(text.contains("plans exit=0"), "{result}");
+    assert!(text.contains("plans exit=0"), "{text}");
 
     // Nothing changed, and the attempt is on record.
     let now = approval(&mut c, &proposal);
-    assert_eq!(now["status"], "pending", "{now}");
-    assert_eq!(now["version"], pending["version"], "{now}");
+    assert_eq!(now.status, ApprovalStatus::Pending, "{now:?}");
+    assert_eq!(now.version, pending.version, "{now:?}");
     let row = refused_row(&mut c);
-    let detail = &row["detail"];
-    assert_eq!(detail["client"], "planhost-cli", "{row}");
-    assert_eq!(detail["code"], "ROLE_APPROVER_REFUSED", "{row}");
-    assert_eq!(detail["why"], "run_marker", "{row}");
+    let detail = &row.detail;
+    assert_eq!(detail["client"], "planhost-cli", "{row:?}");
+    assert_eq!(detail["code"], "ROLE_APPROVER_REFUSED", "{row:?}");
+    assert_eq!(detail["why"], "run_marker", "{row:?}");
 }
 
 #[test]
@@ -102,12 +113,12 @@ fn a_child_of_an_agent_process_cannot_approve_and_a_person_elsewhere_can() {
     // This test process holds an agent connection (it is the agent, as pi is: agent and
     // approver), so every process it starts runs under an agent.
     let mut agent = host.connect_as("e2e-pi", &[Role::Agent, Role::Approver, Role::Observer]);
-    let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    let (turn, pending) = submit_plan(&mut agent, &sid, "Approve me from a child");
-    end_turn(&mut agent, &sid, &turn);
-    let proposal = pending["proposalId"].as_str().unwrap().to_owned();
+    let sid = agent.open_session(&env.workspace(), Interactivity::Interactive);
+    let (turn, pending) = agent.submit_plan(&sid, "Approve me from a child");
+    agent.end_turn(&sid, &turn);
+    let proposal = pending.proposal_id.clone();
 
-    let child = cli_child(&env, &["approve", &proposal, "--mode", "auto"]);
+    let child = cli_child(&env, &["approve", proposal.as_str(), "--mode", "auto"]);
     assert_eq!(child.code, Some(1), "{child:#?}");
     assert!(
         child.stderr.contains(&format!(
@@ -119,18 +130,25 @@ fn a_child_of_an_agent_process_cannot_approve_and_a_person_elsewhere_can() {
     // Reads work from there.
     let list = cli_child(&env, &["plans", "--pending", "--json"]).json();
     assert_eq!(items(&list).len(), 1, "{list}");
-    assert_eq!(approval(&mut agent, &proposal)["status"], "pending");
+    assert_eq!(
+        approval(&mut agent, &proposal).status,
+        ApprovalStatus::Pending
+    );
     let row = refused_row(&mut agent);
-    let detail = &row["detail"];
-    assert_eq!(detail["why"], "agent_root", "{row}");
-    assert_eq!(detail["byPid"], std::process::id(), "{row}");
+    let detail = &row.detail;
+    assert_eq!(detail["why"], "agent_root", "{row:?}");
+    assert_eq!(detail["byPid"], std::process::id(), "{row:?}");
 
     // The agent process itself still answers (pi is also the person's dialog) — not tried
     // here, the roles tests do — and a person's terminal, which is no descendant of it,
     // approves: the same command, double-forked past this process.
-    let person = cli(&env, &["approve", &proposal, "--mode", "auto"]).ok();
+    let person = cli(&env, &["approve", proposal.as_str(), "--mode", "auto"]).ok();
     assert!(person.stdout.starts_with("approved "), "{person:#?}");
     let now = approval(&mut agent, &proposal);
-    assert_eq!(now["status"], "approved", "{now}");
-    assert_eq!(now["resolvedBy"]["client"], "planhost-cli", "{now}");
+    assert_eq!(now.status, ApprovalStatus::Approved, "{now:?}");
+    assert_eq!(
+        now.resolved_by.as_ref().map(|by| by.client.as_str()),
+        Some("planhost-cli"),
+        "{now:?}"
+    );
 }

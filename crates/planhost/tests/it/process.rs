@@ -1,7 +1,9 @@
 //! Process trees: when the client that runs a command goes away, or anyone cancels the call, the
 //! whole tree dies — including a child that escaped into its own session with `setsid`.
 
-use planhost_protocol::RequestId;
+use planhost_core::{AuditAction, HostTool, Interactivity, PermissionMode, SessionId, TurnId};
+use planhost_protocol::{CancelParams, DecisionKind, Empty, HealthStatus, RequestId, methods};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -13,15 +15,12 @@ const TREE: &str =
     r#"echo "sh $$"; setsid sleep 600 & echo "esc $!"; sleep 600 & echo "fg $!"; wait"#;
 
 /// An Agent/auto session with a running turn in which Bash `call` is authorized.
-fn ready_for_bash(c: &mut Conn, env: &Env, call: &str) -> (String, String) {
-    let sid = open_session(c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(c, &sid);
-    let allowed = authorize_input(c, &sid, &turn, call, "Bash", json!({ "command": TREE }));
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
+fn ready_for_bash(c: &mut Conn, env: &Env, call: &str) -> (SessionId, TurnId) {
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Auto);
+    let turn = c.begin_turn(&sid);
+    let allowed = c.authorize_input(&sid, &turn, call, "Bash", json!({ "command": TREE }));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
     (sid, turn)
 }
 
@@ -38,15 +37,18 @@ fn printed(stdout: &str, label: &str) -> Option<i32> {
 /// handed to `leftovers`, so that a failing test still kills them.
 fn start_tree(
     c: &mut Conn,
-    sid: &str,
-    turn: &str,
+    sid: &SessionId,
+    turn: &TurnId,
     call: &str,
     leftovers: &mut Leftovers,
 ) -> (RequestId, Vec<i32>) {
-    let id = c.send_json(
-        "tools.execute",
-        execute_params(sid, turn, call, "Bash", json!({ "command": TREE })),
-    );
+    let id = c.send::<methods::ToolsExecute>(params::execute(
+        sid,
+        turn,
+        call,
+        HostTool::Bash,
+        json!({ "command": TREE }),
+    ));
     let pids = c.wait_until("the tree's pids on stdout", |notes| {
         let out = streamed(notes, call, "stdout");
         ["sh ", "esc ", "fg "]
@@ -74,15 +76,16 @@ fn a_client_that_disconnects_mid_bash_has_its_tree_killed() {
     agent.close();
     wait_gone(&pids);
     // The host itself is fine and the others' connections too.
-    assert_eq!(other.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(
+        other.call::<methods::AppHealth>(Empty {}).status,
+        HealthStatus::Ok
+    );
     let executed = poll_until("the tool.executed audit row", BOUND, || {
-        let entries = other.call_json("audit.list", json!({ "sessionId": sid }));
-        items(&entries)
-            .iter()
-            .find(|e| e["action"] == "tool.executed" && e["toolCallId"] == "bash-1")
-            .cloned()
+        other.audit(&sid).into_iter().find(|e| {
+            e.action == AuditAction::ToolExecuted && e.tool_call_id == Some("bash-1".into())
+        })
     });
-    assert_eq!(executed["detail"]["tool"], "Bash", "{executed}");
+    assert_eq!(executed.detail["tool"], "Bash", "{executed:?}");
 }
 
 #[test]
@@ -95,20 +98,22 @@ fn tools_cancel_from_another_client_kills_the_tree() {
     let (sid, turn) = ready_for_bash(&mut agent, &env, "bash-1");
     let (id, pids) = start_tree(&mut agent, &sid, &turn, "bash-1", &mut leftovers);
 
-    let cancel = json!({ "sessionId": sid, "toolCallId": "bash-1" });
-    let cancelled = approver.call_json("tools.cancel", cancel.clone());
-    assert_eq!(cancelled["cancelled"], true);
-    let response = agent.response_to(&id);
-    let result = response.result.expect("a result for a cancelled call");
-    assert_eq!(result["output"]["cancelled"], true, "{result}");
+    let cancel = CancelParams {
+        session_id: sid.clone(),
+        tool_call_id: "bash-1".into(),
+    };
+    let cancelled = approver.call::<methods::ToolsCancel>(cancel.clone());
+    assert!(cancelled.cancelled);
+    let result = agent.result_of::<methods::ToolsExecute>(&id);
+    assert_eq!(result.output["cancelled"], true, "{result:?}");
     wait_gone(&pids);
     // Nothing runs under that id any more.
-    assert_eq!(
-        approver.call_json("tools.cancel", cancel)["cancelled"],
-        false
-    );
+    assert!(!approver.call::<methods::ToolsCancel>(cancel).cancelled);
     // The agent's connection still works.
-    assert_eq!(agent.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(
+        agent.call::<methods::AppHealth>(Empty {}).status,
+        HealthStatus::Ok
+    );
 }
 
 #[test]
@@ -153,38 +158,31 @@ fn a_descendant_that_leaves_its_cgroup_and_clears_its_environment_dies_with_its_
     let mut leftovers = Leftovers::default();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-escape");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_permission_mode(&sid, PermissionMode::Auto);
+    let turn = c.begin_turn(&sid);
     let command = format!("BASE='{}'\n{ESCAPE}", base.display());
     let input = json!({ "command": command });
-    let allowed = authorize_input(&mut c, &sid, &turn, "x1", "Bash", input.clone());
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = c.call_json(
-        "tools.execute",
-        execute_params(&sid, &turn, "x1", "Bash", input),
-    );
-    let text = result.to_string();
+    let allowed = c.authorize_input(&sid, &turn, "x1", "Bash", input.clone());
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let result =
+        c.call::<methods::ToolsExecute>(params::execute(&sid, &turn, "x1", HostTool::Bash, input));
+    // The result as JSON text: its output's strings keep their escapes (`\n`).
+    let text = serde_json::to_string(&result).unwrap();
     let pid = text
         .split("esc ")
         .nth(1)
         .and_then(|rest| rest.split(|ch: char| !ch.is_ascii_digit()).next())
         .and_then(|p| p.parse::<i32>().ok())
-        .unwrap_or_else(|| panic!("the escapee did not start: {result}"));
+        .unwrap_or_else(|| panic!("the escapee did not start: {text}"));
     leftovers.0.push(pid);
     let cgroup = text
         .split("0::")
         .nth(1)
         .and_then(|rest| rest.split('\\').next())
         .unwrap_or_default();
-    assert!(!cgroup.contains("planhost-"), "it did not leave: {result}");
-    assert!(text.contains("done"), "{result}");
+    assert!(!cgroup.contains("planhost-"), "it did not leave: {text}");
+    assert!(text.contains("done"), "{text}");
     // The call's result came back: by then every process of the run is dead, this one too.
-    assert!(
-        !alive(pid),
-        "escapee {pid} outlived its Bash call: {result}"
-    );
+    assert!(!alive(pid), "escapee {pid} outlived its Bash call: {text}");
 }

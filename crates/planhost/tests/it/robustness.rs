@@ -6,7 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::process::Stdio;
 
-use planhost_protocol::codes;
+use planhost_core::{Interactivity, Mode};
+use planhost_protocol::{Empty, HealthStatus, codes, methods};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -23,7 +24,10 @@ fn over_long_line_is_discarded(c: &mut Conn) {
     assert_eq!(response.id, None, "the request was never parsed");
     let error = response_error(&response);
     assert_code(&error, codes::INVALID_REQUEST, "LINE_TOO_LONG");
-    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(
+        c.call::<methods::AppHealth>(Empty {}).status,
+        HealthStatus::Ok
+    );
 }
 
 #[test]
@@ -41,6 +45,7 @@ fn bad_input_on_stdio_is_answered_and_stdout_stays_protocol() {
     c.send_raw("this is not json");
     let parse = c.next_response();
     assert_code(&response_error(&parse), codes::PARSE_ERROR, "PARSE_ERROR");
+    // Raw: a method the contract does not have.
     let unknown = c.call_json_err("no.such.method", json!({}));
     assert_code(&unknown, codes::METHOD_NOT_FOUND, "METHOD_NOT_FOUND");
     over_long_line_is_discarded(&mut c);
@@ -75,12 +80,12 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
     // From here on the slow client reads nothing until the end of the test.
 
     let mut busy = host.connect("e2e-busy");
-    let sid = open_session(&mut busy, &env.workspace(), "interactive");
-    let modes = ["plan", "agent"];
+    let sid = busy.open_session(&env.workspace(), Interactivity::Interactive);
+    let modes = [Mode::Plan, Mode::Agent];
     let mut toggles = 0;
     let toggle = |busy: &mut Conn, toggles: &mut usize| {
         let mode = modes[*toggles % 2];
-        assert_eq!(set_mode(busy, &sid, mode)["mode"], mode);
+        assert_eq!(busy.set_mode(&sid, mode).mode, mode);
         *toggles += 1;
     };
     while !host.stderr.text().contains(DROPPED) {
@@ -99,8 +104,11 @@ fn a_client_that_stops_reading_is_dropped_and_blocks_nobody() {
     }
     let total = toggles;
     let last = modes[(total - 1) % 2];
-    assert_eq!(get_session(&mut busy, &sid)["mode"], last);
-    assert_eq!(busy.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(busy.get_session(&sid).mode, last);
+    assert_eq!(
+        busy.call::<methods::AppHealth>(Empty {}).status,
+        HealthStatus::Ok
+    );
 
     // The host closes the slow client's socket without waiting for it to read: writing to it
     // eventually fails.
@@ -187,8 +195,8 @@ fn one_host_per_state_directory_and_a_private_socket() {
     }
     // The first host still serves on its socket, untouched by the second.
     let mut c = host.connect("e2e-after-lock");
-    let health = c.call_json("app.health", json!({}));
-    assert_eq!(health["pid"], host.pid());
+    let health = c.call::<methods::AppHealth>(Empty {});
+    assert_eq!(health.pid, host.pid());
 }
 
 /// An embedding app that stops reading stdout, then closes stdin, does not keep the host (and
