@@ -138,3 +138,20 @@ pub fn resolve(approval: &ApprovalInfo, action: ApprovalAction) -> ResolvePlanPa
         feedback: None,
     }
 }
+
+/// `tools.execute` of one of the host's own tools with exactly the authorized `input`.
+pub fn execute(
+    sid: &SessionId,
+    turn: &TurnId,
+    call: &str,
+    tool: planhost_core::HostTool,
+    input: Value,
+) -> planhost_protocol::ExecuteParams {
+    planhost_protocol::ExecuteParams {
+        session_id: sid.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: call.into(),
+        tool,
+        input,
+    }
+}
