@@ -155,3 +155,13 @@ pub fn execute(
         input,
     }
 }
+
+/// The Bash result of a `tools.execute` that ran Bash (any other tool's is a test bug).
+#[track_caller]
+pub fn bash_of(output: &planhost_core::ExecuteOutput) -> &planhost_core::BashResult {
+    if let planhost_core::ExecuteOutput::Bash(bash) = output {
+        bash
+    } else {
+        panic!("not a Bash result: {output:?}")
+    }
+}

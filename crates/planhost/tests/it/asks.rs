@@ -65,7 +65,11 @@ fn an_ask_blocks_execution_until_a_person_allows_it_once() {
     assert_refused(&twice, "PERMISSION_ALREADY_RESOLVED");
 
     let ran = agent.call::<methods::ToolsExecute>(bash.clone());
-    assert_eq!(ran.output["exit"]["code"], 0, "{ran:?}");
+    assert_eq!(
+        params::bash_of(&ran.output).run.exit,
+        planhost_core::ExitStatus::Code(0),
+        "{ran:?}"
+    );
     // One allow, one run.
     let again = agent.call_err::<methods::ToolsExecute>(bash);
     assert_refused(&again, "TOOL_NOT_AUTHORIZED");

@@ -1,31 +1,132 @@
 //! Every error code a client can provoke through the protocol: its JSON-RPC number, its stable
 //! `data.code`, and — for refused state changes — a session left exactly as it was.
+//!
+//! Calls are typed (`call::<methods::X>`), except where the wire itself is under test: raw
+//! lines, an unknown method, params that do not parse (a missing, unknown, mistyped or
+//! out-of-vocabulary field) and unknown fields a newer client may send. Those stay raw JSON.
 
-use planhost_protocol::codes;
+use std::path::Path;
+
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, DenyCode, HostTool, Interactivity, Mode, PermissionMode,
+    PlanState, Role, SessionId, ShellId, TargetPermissionMode, TurnId,
+};
+use planhost_protocol::{
+    ApprovalInfo, AuthorizeParams, BeginOrigin, BeginTurnParams, ConfigureParams, DecisionKind,
+    Empty, HealthStatus, InitializeParams, InitializeResult, Method, ProposalRef,
+    ResolvePlanParams, RpcError, SessionInfo, SessionsFilter, SettingsPatch, SubmitPlanParams,
+    TurnOutcome, codes, methods,
+};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::steps::*;
 use crate::support::*;
 
-/// Calls `method`, expects the refusal `stable`, and checks `sessions.get` did not move.
-#[track_caller]
-fn refused_unchanged(c: &mut Conn, sid: &str, method: &str, params: Value, stable: &str) {
-    failed_unchanged(c, sid, method, params, codes::REFUSED, stable);
+/// The plan every submission here carries.
+const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
+
+fn open_session(c: &mut Conn, env: &Env, interactivity: Interactivity) -> SessionId {
+    c.call::<methods::SessionsOpen>(params::open_as(&env.workspace(), interactivity))
+        .id
 }
 
-/// Calls `method`, expects the error `numeric`/`stable`, and checks `sessions.get` did not move.
+fn get_session(c: &mut Conn, sid: &SessionId) -> SessionInfo {
+    c.call::<methods::SessionsGet>(params::session(sid))
+}
+
+fn set_mode(c: &mut Conn, sid: &SessionId, mode: Mode) {
+    c.call::<methods::SessionsSetMode>(params::set_mode(sid, mode));
+}
+
+fn begin_turn(c: &mut Conn, sid: &SessionId) -> TurnId {
+    c.call::<methods::TurnsBegin>(params::begin(sid)).id
+}
+
+/// Ends the running turn normally.
+fn end_turn(c: &mut Conn, sid: &SessionId, turn: &TurnId) {
+    c.call::<methods::TurnsEnd>(params::end(sid, turn, TurnOutcome::Completed));
+}
+
+/// `app.health`'s status.
+fn health(c: &mut Conn) -> HealthStatus {
+    c.call::<methods::AppHealth>(Empty {}).status
+}
+
+/// `tools.authorize` of a built-in with no input, at position 0 of a batch of `size`.
+fn authorize_batch(
+    sid: &SessionId,
+    turn: &TurnId,
+    call: &str,
+    tool: &str,
+    size: u32,
+) -> AuthorizeParams {
+    AuthorizeParams {
+        batch_size: size,
+        ..params::authorize(sid, turn, call, tool, json!({}))
+    }
+}
+
+/// `plans.submit` of [`PLAN`] at position 0 of a batch of `size`.
+fn submit_batch(
+    sid: &SessionId,
+    turn: &TurnId,
+    call: &str,
+    title: &str,
+    size: u32,
+) -> SubmitPlanParams {
+    SubmitPlanParams {
+        batch_size: size,
+        ..params::submit(sid, turn, call, title, PLAN)
+    }
+}
+
+/// Plan mode, a turn, SubmitPlan allowed and submitted; returns (turn, approval).
+fn submit_plan(c: &mut Conn, sid: &SessionId, title: &str) -> (TurnId, ApprovalInfo) {
+    set_mode(c, sid, Mode::Plan);
+    let turn = begin_turn(c, sid);
+    let allowed =
+        c.call::<methods::ToolsAuthorize>(authorize_batch(sid, &turn, "submit-1", "SubmitPlan", 1));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let approval = c.call::<methods::PlansSubmit>(submit_batch(sid, &turn, "submit-1", title, 1));
+    assert_eq!(approval.status, ApprovalStatus::Pending);
+    (turn, approval)
+}
+
+/// `plans.resolve` approving exactly this approval with permission mode `auto`.
+fn approve_auto(approval: &ApprovalInfo) -> ResolvePlanParams {
+    ResolvePlanParams {
+        target_permission_mode: Some(TargetPermissionMode::Auto),
+        ..params::resolve(approval, ApprovalAction::Approve)
+    }
+}
+
+/// Calls `M`, expects the refusal `stable`, and checks `sessions.get` did not move.
+#[track_caller]
+fn refused_unchanged<M: Method>(c: &mut Conn, sid: &SessionId, params: M::Params, stable: &str) {
+    failed_unchanged(
+        c,
+        sid,
+        M::NAME,
+        |c| c.call_err::<M>(params),
+        codes::REFUSED,
+        stable,
+    );
+}
+
+/// Makes the failing call `call` (of `method`), expects the error `numeric`/`stable`, and checks
+/// `sessions.get` did not move.
 #[track_caller]
 fn failed_unchanged(
     c: &mut Conn,
-    sid: &str,
+    sid: &SessionId,
     method: &str,
-    params: Value,
+    call: impl FnOnce(&mut Conn) -> RpcError,
     numeric: i64,
     stable: &str,
-) -> planhost_protocol::RpcError {
+) -> RpcError {
     let before = get_session(c, sid);
-    let error = c.call_json_err(method, params);
+    let error = call(c);
     assert_code(&error, numeric, stable);
     let after = get_session(c, sid);
     assert_eq!(
@@ -50,7 +151,7 @@ fn protocol_errors_leave_the_connection_working() {
     let parse = raw(&mut c, r#"{"jsonrpc":"2.0","id":1,"method":"app.health""#);
     assert_eq!(parse.id, None, "{parse:?}");
     assert_code(&response_error(&parse), codes::PARSE_ERROR, "PARSE_ERROR");
-    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(health(&mut c), HealthStatus::Ok);
 
     for line in ["[1,2,3]", "\"hello\"", "42"] {
         let r = raw(&mut c, line);
@@ -81,6 +182,7 @@ fn protocol_errors_leave_the_connection_working() {
         "INVALID_REQUEST",
     );
 
+    // Raw: no such method in the contract.
     let unknown = c.call_json_err("plans.approveEverything", json!({}));
     assert_code(&unknown, codes::METHOD_NOT_FOUND, "METHOD_NOT_FOUND");
     assert!(
@@ -88,7 +190,7 @@ fn protocol_errors_leave_the_connection_working() {
         "{unknown:?}"
     );
 
-    assert_eq!(c.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(health(&mut c), HealthStatus::Ok);
 }
 
 #[test]
@@ -96,10 +198,12 @@ fn invalid_params_name_the_field() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
     let turn = begin_turn(&mut c, &sid);
-    let field = |e: &planhost_protocol::RpcError| e.data.as_ref().and_then(|d| d.field.clone());
+    let field = |e: &RpcError| e.data.as_ref().and_then(|d| d.field.clone());
 
+    // Raw: params that do not parse (a missing, an unknown, a mistyped and an out-of-vocabulary
+    // field) cannot be typed.
     let missing = c.call_json_err(
         "sessions.open",
         json!({ "workspaceRoot": env.workspace().display().to_string() }),
@@ -137,11 +241,13 @@ fn invalid_params_name_a_nested_field() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
     let turn = begin_turn(&mut c, &sid);
-    let mut params = authorize_params(&sid, &turn, "ext-1", "my_tool", 1);
+    // Raw: a nested field of the wrong type cannot be typed.
+    let mut params = serde_json::to_value(authorize_batch(&sid, &turn, "ext-1", "my_tool", 1))
+        .expect("params as JSON");
     params["provenance"] = json!({ "kind": "extension", "package": 5, "sourcePath": "/x/y.js" });
-    let e = c.call_json_err("tools.authorize", params);
+    let e = c.call_json_err(methods::ToolsAuthorize::NAME, params);
     assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
     let field = e.data.as_ref().and_then(|d| d.field.as_deref());
     assert_eq!(field, Some("provenance.package"), "{e:?}");
@@ -152,17 +258,21 @@ fn handshake_errors() {
     let env = home();
     let host = SocketHost::start(&env);
 
+    let hello = |version: u32, name: &str, roles: &[Role]| InitializeParams {
+        protocol_version: version,
+        client_name: name.into(),
+        client_version: None,
+        roles: roles.to_vec(),
+        tool_activity: false,
+    };
     let mut early = host.connect_raw();
-    let e = early.call_json_err("app.health", json!({}));
+    let e = early.call_err::<methods::AppHealth>(Empty {});
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
     early.initialize("late");
-    assert_eq!(early.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(health(&mut early), HealthStatus::Ok);
 
     let mut old = host.connect_raw();
-    let e = old.call_json_err(
-        "initialize",
-        json!({ "protocolVersion": 999, "clientName": "future-client", "roles": ["observer"] }),
-    );
+    let e = old.call_err::<methods::Initialize>(hello(999, "future-client", &[Role::Observer]));
     assert_code(&e, codes::INCOMPATIBLE_VERSION, "PROTOCOL_VERSION_MISMATCH");
     assert!(
         e.message.contains("v999"),
@@ -174,6 +284,7 @@ fn handshake_errors() {
         "names the host's version: {e:?}"
     );
     // A v1 client sends no roles: it is told about the version, not about a missing field.
+    // Raw: without `roles` the params do not parse.
     let e = old.call_json_err(
         "initialize",
         json!({ "protocolVersion": 1, "clientName": "v1-client" }),
@@ -186,30 +297,33 @@ fn handshake_errors() {
         "names both versions: {e:?}"
     );
     // A refused handshake does not count as one.
-    let e = old.call_json_err("app.health", json!({}));
+    let e = old.call_err::<methods::AppHealth>(Empty {});
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
 
     // v2: a connection must say what it is. No role at all is refused, and does not count.
     let mut nobody = host.connect_raw();
-    let e = nobody.call_json_err(
-        "initialize",
-        json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "nobody", "roles": [] }),
-    );
+    let e = nobody.call_err::<methods::Initialize>(hello(
+        planhost_protocol::PROTOCOL_VERSION,
+        "nobody",
+        &[],
+    ));
     assert_code(&e, codes::INVALID_PARAMS, "ROLES_INVALID");
-    let e = nobody.call_json_err("app.health", json!({}));
+    let e = nobody.call_err::<methods::AppHealth>(Empty {});
     assert_code(&e, codes::NOT_INITIALIZED, "NOT_INITIALIZED");
     nobody.initialize("nobody-after-all");
-    assert_eq!(nobody.call_json("app.health", json!({}))["status"], "ok");
+    assert_eq!(health(&mut nobody), HealthStatus::Ok);
 
-    // Unknown fields are ignored, so a newer client can still talk to this host.
+    // Unknown fields are ignored, so a newer client can still talk to this host. Raw: the
+    // typed params have no field the host does not know.
     let mut newer = host.connect_raw();
     let hello = newer.call_json(
-        "initialize",
+        methods::Initialize::NAME,
         json!({ "protocolVersion": planhost_protocol::PROTOCOL_VERSION, "clientName": "newer",
                 "roles": ["observer"], "someFutureField": true }),
     );
-    assert_eq!(hello["roles"], json!(["observer"]), "{hello}");
-    assert_eq!(newer.call_json("app.health", json!({}))["status"], "ok");
+    let hello: InitializeResult = serde_json::from_value(hello).expect("an initialize result");
+    assert_eq!(hello.roles, [Role::Observer], "{hello:?}");
+    assert_eq!(health(&mut newer), HealthStatus::Ok);
 }
 
 #[test]
@@ -218,38 +332,47 @@ fn session_and_turn_refusals_change_nothing() {
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-refusals");
 
-    let e = c.call_json_err("sessions.get", json!({ "sessionId": "no-such-session" }));
+    let nobody = SessionId::from("no-such-session");
+    let e = c.call_err::<methods::SessionsGet>(params::session(&nobody));
     assert_refused(&e, "SESSION_NOT_FOUND");
-    let e = c.call_json_err("turns.begin", json!({ "sessionId": "no-such-session" }));
+    let e = c.call_err::<methods::TurnsBegin>(params::begin(&nobody));
     assert_refused(&e, "SESSION_NOT_FOUND");
 
     for root in [
         "relative/dir".to_owned(),
         format!("{}/missing", env.workspace().display()),
     ] {
-        let e = c.call_json_err(
-            "sessions.open",
-            json!({ "workspaceRoot": root, "interactivity": "interactive" }),
-        );
+        let e = c.call_err::<methods::SessionsOpen>(params::open(Path::new(&root)));
         assert_refused(&e, "WORKSPACE_INVALID");
     }
-    assert!(items(&c.call_json("sessions.list", json!({}))).is_empty());
+    let all = SessionsFilter {
+        workspace_root: None,
+        limit: None,
+    };
+    assert!(c.call::<methods::SessionsList>(all).items.is_empty());
 
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
     // A catalog id of another platform is refused; a name outside every catalog does not
-    // even parse (v2 shell ids are typed).
-    refused_unchanged(
+    // even parse (v2 shell ids are typed), so that call is raw JSON.
+    refused_unchanged::<methods::SessionsConfigure>(
         &mut c,
         &sid,
-        "sessions.configure",
-        json!({ "sessionId": sid, "shellId": "cmd" }),
+        ConfigureParams {
+            shell_id: Some(Some(ShellId::Cmd)),
+            ..params::configure(&sid)
+        },
         "COMMAND_SHELL_INVALID",
     );
     let e = failed_unchanged(
         &mut c,
         &sid,
-        "sessions.configure",
-        json!({ "sessionId": sid, "shellId": "zsh" }),
+        methods::SessionsConfigure::NAME,
+        |c| {
+            c.call_json_err(
+                methods::SessionsConfigure::NAME,
+                json!({ "sessionId": sid, "shellId": "zsh" }),
+            )
+        },
         codes::INVALID_PARAMS,
         "INVALID_PARAMS",
     );
@@ -259,60 +382,62 @@ fn session_and_turn_refusals_change_nothing() {
         "{e:?}"
     );
     let turn = begin_turn(&mut c, &sid);
-    refused_unchanged(
+    refused_unchanged::<methods::TurnsBegin>(&mut c, &sid, params::begin(&sid), "SESSION_BUSY");
+    refused_unchanged::<methods::SessionsSetMode>(
         &mut c,
         &sid,
-        "turns.begin",
-        json!({ "sessionId": sid }),
-        "SESSION_BUSY",
-    );
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "plan" }),
+        params::set_mode(&sid, Mode::Plan),
         "SESSION_NOT_IDLE",
     );
-    refused_unchanged(
+    refused_unchanged::<methods::SessionsConfigure>(
         &mut c,
         &sid,
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
+        ConfigureParams {
+            permission_mode: Some(PermissionMode::Auto),
+            ..params::configure(&sid)
+        },
         "SESSION_NOT_IDLE",
     );
-    refused_unchanged(
+    let not_this_turn = TurnId::from("not-this-turn");
+    refused_unchanged::<methods::TurnsEnd>(
         &mut c,
         &sid,
-        "turns.end",
-        json!({ "sessionId": sid, "turnId": "not-this-turn", "outcome": "completed" }),
+        params::end(&sid, &not_this_turn, TurnOutcome::Completed),
         "TURN_NOT_ACTIVE",
     );
-    let e = c.call_json_err(
-        "tools.authorize",
-        authorize_params(&sid, "not-this-turn", "read-1", "Read", 1),
-    );
+    let e = c.call_err::<methods::ToolsAuthorize>(authorize_batch(
+        &sid,
+        &not_this_turn,
+        "read-1",
+        "Read",
+        1,
+    ));
     assert_refused(&e, "TURN_NOT_ACTIVE");
-    refused_unchanged(
+    refused_unchanged::<methods::PlansSubmit>(
         &mut c,
         &sid,
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-1", "Not in Plan", 1),
+        submit_batch(&sid, &turn, "submit-1", "Not in Plan", 1),
         "PLAN_MODE_NOT_ACTIVE",
     );
     assert!(!env.workspace().join(".pi/plan").exists() || plan_files(&env) == 0);
-    refused_unchanged(
+    refused_unchanged::<methods::ToolsExecute>(
         &mut c,
         &sid,
-        "tools.execute",
-        execute_params(&sid, &turn, "never-1", "Read", json!({ "path": "x" })),
+        params::execute(
+            &sid,
+            &turn,
+            "never-1",
+            HostTool::Read,
+            json!({ "path": "x" }),
+        ),
         "TOOL_NOT_AUTHORIZED",
     );
     end_turn(&mut c, &sid, &turn);
 
-    // v2 settings are typed: a value outside the vocabulary does not parse, and a shell of
-    // another platform's catalog is refused. Nothing changes either way.
-    let before = c.call_json("settings.get", json!({}));
-    let field = |e: &planhost_protocol::RpcError| e.data.as_ref().and_then(|d| d.field.clone());
+    // v2 settings are typed: a value outside the vocabulary does not parse (raw JSON), and a
+    // shell of another platform's catalog is refused. Nothing changes either way.
+    let before = c.call::<methods::SettingsGet>(Empty {});
+    let field = |e: &RpcError| e.data.as_ref().and_then(|d| d.field.clone());
     let e = c.call_json_err(
         "settings.set",
         json!({ "defaultPermissionMode": "sometimes" }),
@@ -322,9 +447,13 @@ fn session_and_turn_refusals_change_nothing() {
     let e = c.call_json_err("settings.set", json!({ "defaultShell": "zsh" }));
     assert_code(&e, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(field(&e).as_deref(), Some("defaultShell"), "{e:?}");
-    let e = c.call_json_err("settings.set", json!({ "defaultShell": "cmd" }));
+    let e = c.call_err::<methods::SettingsSet>(SettingsPatch {
+        default_permission_mode: None,
+        default_shell: Some(Some(ShellId::Cmd)),
+        default_policy_preset: None,
+    });
     assert_refused(&e, "COMMAND_SHELL_INVALID");
-    assert_eq!(c.call_json("settings.get", json!({})), before);
+    assert_eq!(c.call::<methods::SettingsGet>(Empty {}), before);
 }
 
 fn plan_files(env: &Env) -> usize {
@@ -336,103 +465,81 @@ fn plan_refusals_change_nothing() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-plan-refusals");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    set_mode(&mut c, &sid, "plan");
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    set_mode(&mut c, &sid, Mode::Plan);
     let turn = begin_turn(&mut c, &sid);
 
-    let decision = c.call_json(
-        "tools.authorize",
-        authorize_params(&sid, &turn, "submit-0", "SubmitPlan", 2),
-    );
-    assert_eq!(decision["decision"], "deny", "{decision}");
-    assert_eq!(decision["code"], "POLICY_TOOL_NOT_ALONE_IN_BATCH");
-    refused_unchanged(
+    let decision = c.call::<methods::ToolsAuthorize>(authorize_batch(
+        &sid,
+        &turn,
+        "submit-0",
+        "SubmitPlan",
+        2,
+    ));
+    assert_eq!(decision.decision, DecisionKind::Deny, "{decision:?}");
+    assert_eq!(decision.code, Some(DenyCode::ToolNotAloneInBatch));
+    refused_unchanged::<methods::PlansSubmit>(
         &mut c,
         &sid,
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-0", "Batched", 2),
+        submit_batch(&sid, &turn, "submit-0", "Batched", 2),
         "TOOL_NOT_ALONE_IN_BATCH",
     );
-    refused_unchanged(
+    refused_unchanged::<methods::PlansSubmit>(
         &mut c,
         &sid,
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-0", "   ", 1),
+        submit_batch(&sid, &turn, "submit-0", "   ", 1),
         "PLAN_TITLE_INVALID",
     );
     assert_eq!(plan_files(&env), 0, "a refused submit wrote an artifact");
 
-    let approval = c.call_json(
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-1", "The plan", 1),
-    );
-    refused_unchanged(
+    let approval =
+        c.call::<methods::PlansSubmit>(submit_batch(&sid, &turn, "submit-1", "The plan", 1));
+    refused_unchanged::<methods::PlansSubmit>(
         &mut c,
         &sid,
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-2", "Another plan", 1),
+        submit_batch(&sid, &turn, "submit-2", "Another plan", 1),
         "PLAN_APPROVAL_ALREADY_PENDING",
     );
     assert_eq!(plan_files(&env), 1);
     end_turn(&mut c, &sid, &turn);
 
-    let mut stale = resolve_params(&approval, "approve", Some("auto"));
-    stale["version"] = json!(approval["version"].as_i64().unwrap() + 1);
-    refused_unchanged(&mut c, &sid, "plans.resolve", stale, "PLAN_APPROVAL_STALE");
-    let mut wrong_turn = resolve_params(&approval, "approve", Some("auto"));
-    wrong_turn["turnId"] = json!("another-turn");
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "plans.resolve",
-        wrong_turn,
-        "PLAN_APPROVAL_STALE",
-    );
-    let mut missing = resolve_params(&approval, "approve", Some("auto"));
-    missing["proposalId"] = json!("no-such-proposal");
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "plans.resolve",
-        missing,
-        "PLAN_APPROVAL_NOT_FOUND",
-    );
-    let e = c.call_json_err("plans.get", json!({ "proposalId": "no-such-proposal" }));
+    let stale = ResolvePlanParams {
+        version: Some(approval.version + 1),
+        ..approve_auto(&approval)
+    };
+    refused_unchanged::<methods::PlansResolve>(&mut c, &sid, stale, "PLAN_APPROVAL_STALE");
+    let wrong_turn = ResolvePlanParams {
+        turn_id: "another-turn".into(),
+        ..approve_auto(&approval)
+    };
+    refused_unchanged::<methods::PlansResolve>(&mut c, &sid, wrong_turn, "PLAN_APPROVAL_STALE");
+    let missing = ResolvePlanParams {
+        proposal_id: "no-such-proposal".into(),
+        ..approve_auto(&approval)
+    };
+    refused_unchanged::<methods::PlansResolve>(&mut c, &sid, missing, "PLAN_APPROVAL_NOT_FOUND");
+    let e = c.call_err::<methods::PlansGet>(ProposalRef {
+        proposal_id: "no-such-proposal".into(),
+    });
     assert_refused(&e, "PLAN_APPROVAL_NOT_FOUND");
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "turns.begin",
-        json!({ "sessionId": sid }),
-        "SESSION_BUSY",
-    );
+    refused_unchanged::<methods::TurnsBegin>(&mut c, &sid, params::begin(&sid), "SESSION_BUSY");
     // v2: feedback goes with a rejection only; an approve that carries it contradicts itself.
-    let mut with_feedback = resolve_params(&approval, "approve", Some("auto"));
-    with_feedback["feedback"] = json!("but change step 2");
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "plans.resolve",
-        with_feedback,
-        "PLAN_RESOLVE_INVALID",
-    );
+    let with_feedback = ResolvePlanParams {
+        feedback: Some("but change step 2".into()),
+        ..approve_auto(&approval)
+    };
+    refused_unchanged::<methods::PlansResolve>(&mut c, &sid, with_feedback, "PLAN_RESOLVE_INVALID");
 
-    let rejected = c.call_json("plans.resolve", resolve_params(&approval, "reject", None));
-    assert_eq!(rejected["status"], "rejected");
-    let mut again = resolve_params(&approval, "approve", Some("auto"));
-    again["version"] = rejected["version"].clone();
-    refused_unchanged(
-        &mut c,
-        &sid,
-        "plans.resolve",
-        again,
-        "PLAN_APPROVAL_NOT_PENDING",
-    );
+    let rejected =
+        c.call::<methods::PlansResolve>(params::resolve(&approval, ApprovalAction::Reject));
+    assert_eq!(rejected.status, ApprovalStatus::Rejected);
+    let again = ResolvePlanParams {
+        version: Some(rejected.version),
+        ..approve_auto(&approval)
+    };
+    refused_unchanged::<methods::PlansResolve>(&mut c, &sid, again, "PLAN_APPROVAL_NOT_PENDING");
     let s = get_session(&mut c, &sid);
-    assert_eq!(
-        (s["mode"].as_str(), s["planState"].as_str()),
-        (Some("plan"), Some("stopped"))
-    );
+    assert_eq!((s.mode, s.plan_state), (Mode::Plan, PlanState::Stopped));
 }
 
 /// v2: the person approves the bytes that were submitted. If the file on disk changed since,
@@ -442,32 +549,33 @@ fn an_artifact_changed_on_disk_cannot_be_approved() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-artifact");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
     let (turn, approval) = submit_plan(&mut c, &sid, "Tampered");
     end_turn(&mut c, &sid, &turn);
-    let artifact = approval["artifactPath"].as_str().unwrap();
-    let detail = c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
-    assert_eq!(detail["artifactIntact"], true, "{detail}");
+    let artifact = approval.artifact_path.as_str();
+    let plan = ProposalRef {
+        proposal_id: approval.proposal_id.clone(),
+    };
+    let detail = c.call::<methods::PlansGet>(plan.clone());
+    assert!(detail.artifact_intact, "{detail:?}");
 
     fs_err::write(artifact, "# Plan: something else entirely\n").unwrap();
-    let detail = c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
-    assert_eq!(detail["artifactIntact"], false, "{detail}");
+    let detail = c.call::<methods::PlansGet>(plan.clone());
+    assert!(!detail.artifact_intact, "{detail:?}");
     assert_eq!(
-        detail["markdown"], PLAN,
+        detail.markdown, PLAN,
         "the stored plan is what was submitted"
     );
-    refused_unchanged(
+    refused_unchanged::<methods::PlansResolve>(
         &mut c,
         &sid,
-        "plans.resolve",
-        resolve_params(&approval, "approve", Some("auto")),
+        approve_auto(&approval),
         "PLAN_ARTIFACT_CHANGED",
     );
-    let row =
-        &c.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }))["approval"];
-    assert_eq!(row["status"], "pending", "{row}");
-    assert_eq!(row["version"], approval["version"], "{row}");
-    assert_eq!(row["executionId"], Value::Null, "{row}");
+    let row = c.call::<methods::PlansGet>(plan).approval;
+    assert_eq!(row.status, ApprovalStatus::Pending, "{row:?}");
+    assert_eq!(row.version, approval.version, "{row:?}");
+    assert_eq!(row.execution_id, None, "{row:?}");
 }
 
 #[test]
@@ -475,35 +583,32 @@ fn plan_needs_an_interactive_session() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-unattended");
-    let unattended = open_session(&mut c, &env.workspace(), "unattended");
-    refused_unchanged(
+    let unattended = open_session(&mut c, &env, Interactivity::Unattended);
+    refused_unchanged::<methods::SessionsSetMode>(
         &mut c,
         &unattended,
-        "sessions.setMode",
-        json!({ "sessionId": unattended, "mode": "plan" }),
+        params::set_mode(&unattended, Mode::Plan),
         "PLAN_REQUIRES_INTERACTIVE_SESSION",
     );
     let turn = begin_turn(&mut c, &unattended);
-    refused_unchanged(
+    refused_unchanged::<methods::PlansEnter>(
         &mut c,
         &unattended,
-        "plans.enter",
-        json!({
-            "sessionId": unattended, "turnId": turn, "toolCallId": "enter-1",
-            "batchIndex": 0, "batchSize": 1,
-        }),
+        params::enter(&unattended, &turn, "enter-1"),
         "PLAN_REQUIRES_INTERACTIVE_SESSION",
     );
     end_turn(&mut c, &unattended, &turn);
 
     // A scheduled turn of an interactive Plan session has nobody to approve either.
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    set_mode(&mut c, &sid, "plan");
-    refused_unchanged(
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    set_mode(&mut c, &sid, Mode::Plan);
+    refused_unchanged::<methods::TurnsBegin>(
         &mut c,
         &sid,
-        "turns.begin",
-        json!({ "sessionId": sid, "origin": "scheduled" }),
+        BeginTurnParams {
+            origin: Some(BeginOrigin::Scheduled),
+            ..params::begin(&sid)
+        },
         "PLAN_REQUIRES_INTERACTIVE_SESSION",
     );
     assert_eq!(plan_files(&env), 0);
@@ -514,31 +619,28 @@ fn bash_input_errors() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-bash");
-    let sid = open_session(&mut c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "auto" }),
-    );
+    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    c.call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(PermissionMode::Auto),
+        ..params::configure(&sid)
+    });
     let turn = begin_turn(&mut c, &sid);
-    let allowed = authorize_input(
-        &mut c,
+    let input = json!({ "command": "touch ran.txt", "timeoutMs": 5 });
+    let allowed = c.call::<methods::ToolsAuthorize>(params::authorize(
         &sid,
         &turn,
         "bash-1",
         "Bash",
-        json!({ "command": "touch ran.txt", "timeoutMs": 5 }),
-    );
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let e = c.call_json_err(
-        "tools.execute",
-        execute_params(
-            &sid,
-            &turn,
-            "bash-1",
-            "Bash",
-            json!({ "command": "touch ran.txt", "timeoutMs": 5 }),
-        ),
-    );
+        input.clone(),
+    ));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let e = c.call_err::<methods::ToolsExecute>(params::execute(
+        &sid,
+        &turn,
+        "bash-1",
+        HostTool::Bash,
+        input,
+    ));
     assert_refused(&e, "COMMAND_TIMEOUT_INVALID");
     assert!(!env.workspace().join("ran.txt").exists());
 }

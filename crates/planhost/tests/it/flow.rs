@@ -146,7 +146,11 @@ fn full_flow(conns: &mut [Conn], agent: usize, approver: usize, env: &Env) {
         json!({ "command": "touch flow.mark; echo one; echo two >&2; cat out.txt; echo three >&2" }),
     ));
     assert_eq!(result.tool_call_id, "bash-1");
-    assert_eq!(result.output["exit"]["code"], 0, "{result:?}");
+    assert_eq!(
+        params::bash_of(&result.output).run.exit,
+        planhost_core::ExitStatus::Code(0),
+        "{result:?}"
+    );
     // Every chunk arrived before the result, each stream on its own, seq strictly increasing.
     let chunks: Vec<Value> = conns[agent]
         .notes

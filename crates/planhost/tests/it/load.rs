@@ -157,7 +157,7 @@ impl Session {
         self.authorize(turn, call, tool.as_str(), &input)?;
         let result =
             self.call::<methods::ToolsExecute>(params::execute(&self.id, turn, call, tool, input))?;
-        Ok(result.output)
+        Ok(serde_json::to_value(result.output).expect("a tool result as JSON"))
     }
 
     fn bash_echo(&mut self, turn: &TurnId, call: &str, word: &str) -> Result<(), Failure> {

@@ -3,12 +3,22 @@
 //! publications — or selects a mode; an `agent` or an `observer` that tries is refused with
 //! `-32004 ROLE_FORBIDDEN` and nothing changes. Whoever answers is recorded by client and roles.
 
-use planhost_core::Role;
-use planhost_protocol::codes;
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, AskId, AuditAction, EntryId, Interactivity, Mode,
+    PermissionDecision, PermissionMode, PublicationStatus, Resolver, Role, SessionId,
+    TargetPermissionMode, TurnId,
+};
+use planhost_protocol::{
+    ApprovalInfo, ApprovalList, AskList, AskStatus, AsksFilter, AuditFilter, AuditLog,
+    ConfigureParams, DecisionKind, Empty, ExecutionRef, Method, PlansFilter, ProposalRef,
+    PublicationInfo, PublicationList, PublicationsFilter, RequestOutcome, RequestPublicationParams,
+    ResolvePermissionParams, ResolvePlanParams, ResolvePublicationParams, SaveCheckpointParams,
+    SessionList, SessionsFilter, Settings, TurnOutcome, codes, methods,
+};
+use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::steps::*;
 use crate::support::*;
 
 /// The methods only an approver may call, as the four refusals below exercise them.
@@ -19,50 +29,109 @@ const APPROVER_ONLY: [&str; 4] = [
     "sessions.setMode",
 ];
 
+/// The plan every submission here carries.
+const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
+
+fn open_session(c: &mut Conn, env: &Env) -> SessionId {
+    c.call::<methods::SessionsOpen>(params::open(&env.workspace()))
+        .id
+}
+
+fn set_mode(c: &mut Conn, sid: &SessionId, mode: Mode) {
+    c.call::<methods::SessionsSetMode>(params::set_mode(sid, mode));
+}
+
+fn begin_turn(c: &mut Conn, sid: &SessionId) -> TurnId {
+    c.call::<methods::TurnsBegin>(params::begin(sid)).id
+}
+
+/// Ends the running turn normally.
+fn end_turn(c: &mut Conn, sid: &SessionId, turn: &TurnId) {
+    c.call::<methods::TurnsEnd>(params::end(sid, turn, TurnOutcome::Completed));
+}
+
+/// SubmitPlan allowed and submitted in the running turn `turn`: the pending approval.
+fn submit(c: &mut Conn, sid: &SessionId, turn: &TurnId, title: &str) -> ApprovalInfo {
+    let allowed = c.call::<methods::ToolsAuthorize>(params::authorize(
+        sid,
+        turn,
+        "submit-1",
+        "SubmitPlan",
+        json!({}),
+    ));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let approval =
+        c.call::<methods::PlansSubmit>(params::submit(sid, turn, "submit-1", title, PLAN));
+    assert_eq!(approval.status, ApprovalStatus::Pending, "{approval:?}");
+    approval
+}
+
+/// `plans.resolve` approving exactly this approval with permission mode `mode`.
+fn approve(approval: &ApprovalInfo, mode: TargetPermissionMode) -> ResolvePlanParams {
+    ResolvePlanParams {
+        target_permission_mode: Some(mode),
+        ..params::resolve(approval, ApprovalAction::Approve)
+    }
+}
+
+/// The audit log (newest first), of one session or of all.
+fn audit(c: &mut Conn, session: Option<&SessionId>) -> AuditLog {
+    c.call::<methods::AuditList>(AuditFilter {
+        session_id: session.cloned(),
+        limit: Some(10_000),
+    })
+}
+
 /// Work waiting for a person: a pending plan approval, an open permission ask, a pending
 /// publication, and an idle Agent session whose mode could be selected.
 struct Waiting {
-    approval: Value,
-    ask: String,
-    publication: Value,
-    idle: String,
+    approval: ApprovalInfo,
+    ask: AskId,
+    publication: PublicationInfo,
+    idle: SessionId,
 }
 
 fn set_up(c: &mut Conn, env: &Env) -> Waiting {
     // A plan awaiting approval.
-    let planning = open_session(c, &env.workspace(), "interactive");
-    let (turn, approval) = submit_plan(c, &planning, "Needs a person");
+    let planning = open_session(c, env);
+    set_mode(c, &planning, Mode::Plan);
+    let turn = begin_turn(c, &planning);
+    let approval = submit(c, &planning, &turn, "Needs a person");
     end_turn(c, &planning, &turn);
 
     // An open ask: Bash under `ask`, in a turn that keeps running.
-    let asking = open_session(c, &env.workspace(), "interactive");
-    c.call_json(
-        "sessions.configure",
-        json!({ "sessionId": asking, "permissionMode": "ask" }),
-    );
+    let asking = open_session(c, env);
+    c.call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(PermissionMode::Ask),
+        ..params::configure(&asking)
+    });
     let turn = begin_turn(c, &asking);
     let input = json!({ "command": "touch asked.txt" });
-    let ask = authorize_input(c, &asking, &turn, "bash-1", "Bash", input);
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    let ask = ask["requestId"].as_str().unwrap().to_owned();
+    let ask = c.call::<methods::ToolsAuthorize>(params::authorize(
+        &asking, &turn, "bash-1", "Bash", input,
+    ));
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    let ask = ask.request_id.expect("an ask has its id");
 
     // A pending publication of a checkpoint.
-    let publishing = open_session(c, &env.workspace(), "interactive");
-    set_mode(c, &publishing, "plan");
-    let branch = json!(["root", "p1"]);
-    c.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": publishing, "branchPath": branch, "markdown": "# Plan: publish me\n",
-                "expectedRevision": 0 }),
-    );
-    let requested = c.call_json(
-        "publications.request",
-        json!({ "sessionId": publishing, "branchPath": branch }),
-    );
-    assert_eq!(requested["outcome"], "pending", "{requested}");
-    let publication = requested["publication"].clone();
+    let publishing = open_session(c, env);
+    set_mode(c, &publishing, Mode::Plan);
+    let branch: Vec<EntryId> = vec!["root".into(), "p1".into()];
+    c.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+        session_id: publishing.clone(),
+        branch_path: branch.clone(),
+        markdown: "# Plan: publish me\n".into(),
+        expected_revision: 0,
+    });
+    let requested = c.call::<methods::PublicationsRequest>(RequestPublicationParams {
+        session_id: publishing,
+        branch_path: branch,
+        overwrite_conflict: false,
+    });
+    assert_eq!(requested.outcome, RequestOutcome::Pending, "{requested:?}");
+    let publication = requested.publication.expect("a pending publication");
 
-    let idle = open_session(c, &env.workspace(), "interactive");
+    let idle = open_session(c, env);
     Waiting {
         approval,
         ask,
@@ -72,36 +141,72 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
 }
 
 /// Everything a client can read back about the host's state.
-fn everything(c: &mut Conn) -> Value {
-    let all = json!({ "limit": 10_000 });
-    json!({
-        "sessions": c.call_json("sessions.list", all.clone()),
-        "plans": c.call_json("plans.list", all.clone()),
-        "asks": c.call_json("permissions.list", all.clone()),
-        "publications": c.call_json("publications.list", all.clone()),
-        "audit": c.call_json("audit.list", all.clone()),
-        "settings": c.call_json("settings.get", json!({})),
-    })
+#[derive(Debug, Clone, PartialEq)]
+struct Everything {
+    sessions: SessionList,
+    plans: ApprovalList,
+    asks: AskList,
+    publications: PublicationList,
+    audit: AuditLog,
+    settings: Settings,
 }
 
-/// The four approver calls, each naming exactly the waiting work.
+fn everything(c: &mut Conn) -> Everything {
+    let all = Some(10_000);
+    Everything {
+        sessions: c.call::<methods::SessionsList>(SessionsFilter {
+            workspace_root: None,
+            limit: all,
+        }),
+        plans: c.call::<methods::PlansList>(PlansFilter {
+            session_id: None,
+            status: None,
+            limit: all,
+        }),
+        asks: c.call::<methods::PermissionsList>(AsksFilter {
+            session_id: None,
+            status: None,
+            limit: all,
+        }),
+        publications: c.call::<methods::PublicationsList>(PublicationsFilter {
+            session_id: None,
+            status: None,
+            limit: all,
+        }),
+        audit: audit(c, None),
+        settings: c.call::<methods::SettingsGet>(Empty {}),
+    }
+}
+
+/// The four approver calls, each naming exactly the waiting work. Raw by name: the table holds
+/// every approver-only method side by side, as the wire sees them.
 fn approver_calls(w: &Waiting) -> [(&'static str, Value); 4] {
+    fn json(params: impl serde::Serialize) -> Value {
+        serde_json::to_value(params).expect("params as JSON")
+    }
     [
         (
-            "plans.resolve",
-            resolve_params(&w.approval, "approve", Some("auto")),
+            methods::PlansResolve::NAME,
+            json(approve(&w.approval, TargetPermissionMode::Auto)),
         ),
         (
-            "permissions.resolve",
-            json!({ "requestId": w.ask, "decision": "allow" }),
+            methods::PermissionsResolve::NAME,
+            json(ResolvePermissionParams {
+                request_id: w.ask.clone(),
+                decision: PermissionDecision::Allow,
+                note: None,
+            }),
         ),
         (
-            "publications.resolve",
-            json!({ "publicationId": w.publication["publicationId"], "action": "approve" }),
+            methods::PublicationsResolve::NAME,
+            json(ResolvePublicationParams {
+                publication_id: w.publication.publication_id.clone(),
+                action: ApprovalAction::Approve,
+            }),
         ),
         (
-            "sessions.setMode",
-            json!({ "sessionId": w.idle, "mode": "plan" }),
+            methods::SessionsSetMode::NAME,
+            json(params::set_mode(&w.idle, Mode::Plan)),
         ),
     ]
 }
@@ -115,9 +220,11 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     // Tool audit rows are written asynchronously: wait for them before taking the baseline.
     let before = poll_until("the tool audit rows", BOUND, || {
         let state = everything(&mut setup);
-        let tool_rows = items(&state["audit"])
+        let tool_rows = state
+            .audit
+            .items
             .iter()
-            .filter(|e| e["action"] == "tool.allow" || e["action"] == "tool.ask")
+            .filter(|e| matches!(e.action, AuditAction::ToolAllow | AuditAction::ToolAsk))
             .count();
         (tool_rows == 2).then_some(state)
     });
@@ -133,11 +240,12 @@ fn agents_and_observers_cannot_answer_for_a_person() {
             assert!(e.message.contains(method), "{name}: {e:?}");
         }
         // Reads stay open to every role.
-        assert_eq!(
-            items(&c.call_json("plans.list", json!({}))).len(),
-            1,
-            "{name}"
-        );
+        let plans = c.call::<methods::PlansList>(PlansFilter {
+            session_id: None,
+            status: None,
+            limit: None,
+        });
+        assert_eq!(plans.items.len(), 1, "{name}");
         assert_eq!(
             everything(&mut c),
             before,
@@ -146,36 +254,43 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     }
 
     // Read back: the approval is still pending at the same version, nobody answered anything.
-    let detail = setup.call_json(
-        "plans.get",
-        json!({ "proposalId": waiting.approval["proposalId"] }),
-    );
-    let approval = &detail["approval"];
-    assert_eq!(approval["status"], "pending", "{approval}");
-    assert_eq!(
-        approval["version"], waiting.approval["version"],
-        "{approval}"
-    );
-    assert_eq!(approval["resolvedBy"], Value::Null, "{approval}");
-    assert_eq!(approval["executionId"], Value::Null, "{approval}");
-    assert_eq!(detail["artifactIntact"], true);
-    let asks = open_asks(&mut setup);
+    let detail = setup.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: waiting.approval.proposal_id.clone(),
+    });
+    let approval = &detail.approval;
+    assert_eq!(approval.status, ApprovalStatus::Pending, "{approval:?}");
+    assert_eq!(approval.version, waiting.approval.version, "{approval:?}");
+    assert_eq!(approval.resolved_by, None, "{approval:?}");
+    assert_eq!(approval.execution_id, None, "{approval:?}");
+    assert!(detail.artifact_intact);
+    let asks = setup
+        .call::<methods::PermissionsList>(AsksFilter {
+            session_id: None,
+            status: Some(vec![AskStatus::Open]),
+            limit: None,
+        })
+        .items;
     assert_eq!(asks.len(), 1, "{asks:?}");
-    assert_eq!(asks[0]["requestId"], waiting.ask.as_str());
-    assert_eq!(asks[0]["decision"], Value::Null);
-    let publications = setup.call_json("publications.list", json!({ "status": ["pending"] }));
-    let publications = items(&publications);
+    assert_eq!(asks[0].request_id, waiting.ask);
+    assert_eq!(asks[0].decision, None);
+    let publications = setup
+        .call::<methods::PublicationsList>(PublicationsFilter {
+            session_id: None,
+            status: Some(vec![PublicationStatus::Pending]),
+            limit: None,
+        })
+        .items;
     assert_eq!(publications.len(), 1, "{publications:?}");
     assert_eq!(
-        publications[0]["publicationId"],
-        waiting.publication["publicationId"]
+        publications[0].publication_id,
+        waiting.publication.publication_id
     );
-    assert_eq!(publications[0]["resolvedBy"], Value::Null);
-    let published = env
-        .workspace()
-        .join(waiting.publication["relativePath"].as_str().unwrap());
+    assert_eq!(publications[0].resolved_by, None);
+    let published = env.workspace().join(&waiting.publication.relative_path);
     assert!(!published.exists(), "{} was written", published.display());
-    assert_eq!(get_session(&mut setup, &waiting.idle)["mode"], "agent");
+    let mode_of =
+        |c: &mut Conn, sid: &SessionId| c.call::<methods::SessionsGet>(params::session(sid)).mode;
+    assert_eq!(mode_of(&mut setup, &waiting.idle), Mode::Agent);
     assert_eq!(everything(&mut setup), before);
 
     // The very same calls from an approver go through: only the role stood in the way.
@@ -183,7 +298,7 @@ fn agents_and_observers_cannot_answer_for_a_person() {
     for (method, params) in approver_calls(&waiting) {
         person.call_json(method, params);
     }
-    assert_eq!(get_session(&mut setup, &waiting.idle)["mode"], "plan");
+    assert_eq!(mode_of(&mut setup, &waiting.idle), Mode::Plan);
     assert!(published.exists());
 }
 
@@ -217,12 +332,16 @@ fn the_handshake_lists_each_methods_role_rule() {
         assert_eq!(access(method), "any", "{method}");
     }
     // An observer cannot act as the agent either.
-    let e = c.call_json_err(
-        "sessions.open",
-        json!({ "workspaceRoot": env.workspace().display().to_string(), "interactivity": "interactive" }),
-    );
+    let e = c.call_err::<methods::SessionsOpen>(params::open_as(
+        &env.workspace(),
+        Interactivity::Interactive,
+    ));
     assert_code(&e, codes::FORBIDDEN, "ROLE_FORBIDDEN");
-    assert!(items(&c.call_json("sessions.list", json!({}))).is_empty());
+    let sessions = c.call::<methods::SessionsList>(SessionsFilter {
+        workspace_root: None,
+        limit: None,
+    });
+    assert!(sessions.items.is_empty());
 }
 
 #[test]
@@ -231,75 +350,79 @@ fn who_answered_is_recorded_by_client_and_roles() {
     let host = SocketHost::start(&env);
     let mut agent = host.connect_as("e2e-agent", &[Role::Agent]);
     let mut web = host.connect_as("web-approver", &[Role::Approver, Role::Observer]);
-    let by = json!({ "client": "web-approver", "roles": ["approver", "observer"] });
+    let by = Resolver {
+        client: "web-approver".into(),
+        roles: vec![Role::Approver, Role::Observer],
+    };
+    // Events and audit details are untyped JSON: compared with the resolver as JSON.
+    let by_json = json!({ "client": "web-approver", "roles": ["approver", "observer"] });
 
-    let sid = open_session(&mut agent, &env.workspace(), "interactive");
-    set_mode(&mut web, &sid, "plan");
+    let sid = open_session(&mut agent, &env);
+    set_mode(&mut web, &sid, Mode::Plan);
     let turn = begin_turn(&mut agent, &sid);
-    let allowed = authorize(&mut agent, &sid, &turn, "submit-1", "SubmitPlan");
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = agent.call_json(
-        "plans.submit",
-        submit_params(&sid, &turn, "submit-1", "Recorded", 1),
-    );
+    let approval = submit(&mut agent, &sid, &turn, "Recorded");
     end_turn(&mut agent, &sid, &turn);
-    assert_eq!(approval["resolvedBy"], Value::Null, "{approval}");
+    assert_eq!(approval.resolved_by, None, "{approval:?}");
 
-    let approved = web.call_json(
-        "plans.resolve",
-        resolve_params(&approval, "approve", Some("accept-edits")),
-    );
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["resolvedBy"], by, "{approved}");
+    let approved =
+        web.call::<methods::PlansResolve>(approve(&approval, TargetPermissionMode::AcceptEdits));
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
+    assert_eq!(approved.resolved_by.as_ref(), Some(&by), "{approved:?}");
 
     // On the approval as anyone reads it back, and on its event.
-    let detail = agent.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
-    assert_eq!(detail["approval"]["status"], "approved");
-    assert_eq!(detail["approval"]["resolvedBy"], by, "{detail}");
-    let event = agent.wait_event("approvalChanged approved", &sid, |e| {
+    let detail = agent.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: approval.proposal_id.clone(),
+    });
+    assert_eq!(detail.approval.status, ApprovalStatus::Approved);
+    assert_eq!(
+        detail.approval.resolved_by.as_ref(),
+        Some(&by),
+        "{detail:?}"
+    );
+    let event = agent.wait_event("approvalChanged approved", sid.as_str(), |e| {
         e["kind"] == "approvalChanged" && e["status"] == "approved"
     });
-    assert_eq!(event["resolvedBy"], by, "{event}");
+    assert_eq!(event["resolvedBy"], by_json, "{event}");
 
     // And in the audit log: the approval.approved row names who approved.
-    let audit = web.call_json("audit.list", json!({ "sessionId": sid }));
-    let rows: Vec<&Value> = items(&audit)
+    let log = audit(&mut web, Some(&sid));
+    let rows: Vec<_> = log
+        .items
         .iter()
-        .filter(|e| e["action"] == "approval.approved")
+        .filter(|e| e.action == AuditAction::ApprovalApproved)
         .collect();
-    assert_eq!(rows.len(), 1, "{audit}");
-    assert_eq!(rows[0]["proposalId"], approval["proposalId"]);
-    assert_eq!(rows[0]["detail"]["by"], by, "{}", rows[0]);
-    assert_eq!(rows[0]["detail"]["targetPermissionMode"], "accept-edits");
+    assert_eq!(rows.len(), 1, "{log:?}");
+    assert_eq!(rows[0].proposal_id.as_ref(), Some(&approval.proposal_id));
+    assert_eq!(rows[0].detail["by"], by_json, "{:?}", rows[0]);
+    assert_eq!(rows[0].detail["targetPermissionMode"], "accept-edits");
 
     // A permission ask answered by the same surface records it the same way.
-    let claimed = agent.call_json(
-        "executions.claim",
-        json!({ "sessionId": sid, "executionId": approved["executionId"] }),
-    );
-    let et = claimed["turn"]["id"].as_str().unwrap().to_owned();
-    let ask = authorize_input(
-        &mut agent,
+    let claimed = agent.call::<methods::ExecutionsClaim>(ExecutionRef {
+        session_id: sid.clone(),
+        execution_id: approved.execution_id.clone().expect("an execution"),
+    });
+    let et = claimed.turn.id;
+    let ask = agent.call::<methods::ToolsAuthorize>(params::authorize(
         &sid,
         &et,
         "bash-1",
         "Bash",
         json!({ "command": "touch roles.mark" }),
-    );
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    let answered = web.call_json(
-        "permissions.resolve",
-        json!({ "requestId": ask["requestId"], "decision": "deny", "note": "not now" }),
-    );
-    assert_eq!(answered["decision"], "deny");
-    assert_eq!(answered["resolvedBy"], by, "{answered}");
-    let row = poll_until("the tool.ask_answered audit row", BOUND, || {
-        let audit = web.call_json("audit.list", json!({ "sessionId": sid }));
-        items(&audit)
-            .iter()
-            .find(|e| e["action"] == "tool.ask_answered")
-            .cloned()
+    ));
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    let answered = web.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: ask.request_id.clone().expect("an ask has its id"),
+        decision: PermissionDecision::Deny,
+        note: Some("not now".into()),
     });
-    assert_eq!(row["detail"]["by"], by, "{row}");
-    assert_eq!(row["detail"]["note"], "not now", "{row}");
+    assert_eq!(answered.decision, Some(PermissionDecision::Deny));
+    assert_eq!(answered.resolved_by.as_ref(), Some(&by), "{answered:?}");
+    let row = poll_until("the tool.ask_answered audit row", BOUND, || {
+        audit(&mut web, Some(&sid))
+            .items
+            .into_iter()
+            .find(|e| e.action == AuditAction::ToolAskAnswered)
+    });
+    assert_eq!(row.detail["by"], by_json, "{row:?}");
+    assert_eq!(row.detail["note"], "not now", "{row:?}");
 }

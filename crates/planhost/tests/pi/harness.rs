@@ -6,9 +6,13 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use planhost_core::Role;
-use planhost_test_support::host::{Conn, Home, ServeOptions, Served, lock_held, stable};
-use serde_json::{Value, json};
+use planhost_core::{AuditAction, Mode, Role, SessionId};
+use planhost_protocol::{
+    ApprovalInfo, AuditEntry, AuditFilter, Method, PlansFilter, SessionInfo, SessionsFilter,
+    methods,
+};
+use planhost_test_support::host::{Conn, Home, ServeOptions, Served, lock_held, params, stable};
+use serde_json::Value;
 
 use planhost_test_support::{
     BOUND, ModelServer, PiInstall, PiOptions, PiSession, Version, ensure_pi, poll_until,
@@ -278,22 +282,22 @@ impl Host {
     /// last one seen.
     pub(crate) fn wait_latest_plan(
         &self,
-        session: &str,
+        session: &SessionId,
         what: &str,
-        pred: impl Fn(&Value) -> bool,
-    ) -> Value {
-        let mut last = Value::Null;
+        pred: impl Fn(&ApprovalInfo) -> bool,
+    ) -> ApprovalInfo {
+        let mut last = None;
         let deadline = std::time::Instant::now() + BOUND;
         loop {
-            if let Some(plan) = self.plans(session).first() {
-                if pred(plan) {
-                    return plan.clone();
+            if let Some(plan) = self.plans(session).into_iter().next() {
+                if pred(&plan) {
+                    return plan;
                 }
-                last = plan.clone();
+                last = Some(plan);
             }
             assert!(
                 std::time::Instant::now() < deadline,
-                "gave up after {BOUND:?} waiting for the approval: {what}; latest:\n{last:#}\nhost stderr:\n{}",
+                "gave up after {BOUND:?} waiting for the approval: {what}; latest:\n{last:#?}\nhost stderr:\n{}",
                 self.stderr()
             );
             std::thread::sleep(std::time::Duration::from_millis(25));
@@ -302,8 +306,8 @@ impl Host {
 
     /// One call on a fresh observer connection that must fail; returns the error's stable code
     /// (`data.code`).
-    pub(crate) fn query_err(&self, method: &str, params: Value) -> String {
-        let error = self.observer().call_json_err(method, params);
+    pub(crate) fn query_err<M: Method>(&self, params: M::Params) -> String {
+        let error = self.observer().call_err::<M>(params);
         stable(&error).unwrap_or("RPC_ERROR").to_owned()
     }
 
@@ -328,55 +332,65 @@ impl Host {
     }
 
     /// One call on a fresh observer connection; panics with the host's error.
-    pub(crate) fn query(&self, method: &str, params: Value) -> Value {
-        self.observer()
-            .try_call_json(method, params.clone())
-            .unwrap_or_else(|e| panic!("{method} {params}: {e:?}\nhost stderr:\n{}", self.stderr()))
+    pub(crate) fn query<M: Method>(&self, params: M::Params) -> M::Result {
+        self.must::<M>(self.observer(), params)
     }
 
     /// One call on a fresh approver connection; panics with the host's error.
-    pub(crate) fn approve_call(&self, method: &str, params: Value) -> Value {
-        self.approver()
-            .try_call_json(method, params.clone())
-            .unwrap_or_else(|e| panic!("{method} {params}: {e:?}\nhost stderr:\n{}", self.stderr()))
+    pub(crate) fn approve_call<M: Method>(&self, params: M::Params) -> M::Result {
+        self.must::<M>(self.approver(), params)
+    }
+
+    /// One call on `conn` that must succeed; the panic names the call, the host's error and
+    /// its stderr.
+    fn must<M: Method>(&self, mut conn: Conn, params: M::Params) -> M::Result {
+        let shown = serde_json::to_string(&params).unwrap_or_default();
+        conn.try_call::<M>(params).unwrap_or_else(|e| {
+            panic!(
+                "{} {shown}: {e:?}\nhost stderr:\n{}",
+                M::NAME,
+                self.stderr()
+            )
+        })
     }
 
     /// The host session pi opened (externalId = pi's session id, this workspace), waiting for
     /// the extension to open it.
-    pub(crate) fn session_of(&self, pi: &mut PiSession) -> Value {
+    pub(crate) fn session_of(&self, pi: &mut PiSession) -> SessionInfo {
         let external = pi.session_id();
         let root = self.workspace.to_string_lossy().into_owned();
         poll_until(
             &format!("a host session with externalId {external} (workspace {root})"),
             BOUND,
             || {
-                let list = self.query("sessions.list", json!({ "workspaceRoot": root }));
-                list["items"]
-                    .as_array()?
-                    .iter()
-                    .find(|s| s["externalId"].as_str() == Some(external.as_str()))
-                    .cloned()
+                self.query::<methods::SessionsList>(SessionsFilter {
+                    workspace_root: Some(root.clone()),
+                    limit: None,
+                })
+                .items
+                .into_iter()
+                .find(|s| s.external_id.as_deref() == Some(external.as_str()))
             },
         )
     }
 
     /// `sessions.get`.
-    pub(crate) fn session(&self, id: &str) -> Value {
-        self.query("sessions.get", json!({ "sessionId": id }))
+    pub(crate) fn session(&self, id: &SessionId) -> SessionInfo {
+        self.query::<methods::SessionsGet>(params::session(id))
     }
 
     /// Waits until the session's `mode` is `mode`; returns the session.
-    pub(crate) fn wait_mode(&self, id: &str, mode: &str) -> Value {
-        self.wait_session(id, &format!("mode {mode}"), |s| s["mode"] == mode)
+    pub(crate) fn wait_mode(&self, id: &SessionId, mode: Mode) -> SessionInfo {
+        self.wait_session(id, &format!("mode {mode}"), |s| s.mode == mode)
     }
 
     /// Waits until `sessions.get` satisfies `pred`; the panic shows the last answer.
     pub(crate) fn wait_session(
         &self,
-        id: &str,
+        id: &SessionId,
         what: &str,
-        pred: impl Fn(&Value) -> bool,
-    ) -> Value {
+        pred: impl Fn(&SessionInfo) -> bool,
+    ) -> SessionInfo {
         let deadline = std::time::Instant::now() + BOUND;
         loop {
             let session = self.session(id);
@@ -385,37 +399,37 @@ impl Host {
             }
             assert!(
                 std::time::Instant::now() < deadline,
-                "gave up after {BOUND:?} waiting for session {id}: {what}; last:\n{session:#}"
+                "gave up after {BOUND:?} waiting for session {id}: {what}; last:\n{session:#?}"
             );
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
     }
 
     /// `plans.list` for a session (newest first).
-    pub(crate) fn plans(&self, session: &str) -> Vec<Value> {
-        self.query("plans.list", json!({ "sessionId": session }))["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+    pub(crate) fn plans(&self, session: &SessionId) -> Vec<ApprovalInfo> {
+        self.query::<methods::PlansList>(PlansFilter {
+            session_id: Some(session.clone()),
+            status: None,
+            limit: None,
+        })
+        .items
     }
 
-    /// `audit.list` for a session (newest first).
-    pub(crate) fn audit(&self, session: &str) -> Vec<Value> {
-        self.query(
-            "audit.list",
-            json!({ "sessionId": session, "limit": 10000 }),
-        )["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+    /// `audit.list` for a session (newest first). The rows' `detail` is untyped JSON.
+    pub(crate) fn audit(&self, session: &SessionId) -> Vec<AuditEntry> {
+        self.query::<methods::AuditList>(AuditFilter {
+            session_id: Some(session.clone()),
+            limit: Some(10000),
+        })
+        .items
     }
 
     /// Audit rows of one action, oldest first.
-    pub(crate) fn audit_rows(&self, session: &str, action: &str) -> Vec<Value> {
-        let mut rows: Vec<Value> = self
+    pub(crate) fn audit_rows(&self, session: &SessionId, action: AuditAction) -> Vec<AuditEntry> {
+        let mut rows: Vec<AuditEntry> = self
             .audit(session)
             .into_iter()
-            .filter(|r| r["action"] == action)
+            .filter(|r| r.action == action)
             .collect();
         rows.reverse();
         rows

@@ -13,6 +13,10 @@
 
 use std::time::Instant;
 
+use planhost_core::{
+    ApprovalStatus, AuditAction, ExecutionState, HandoffPhase, Mode, PermissionMode, PolicyPreset,
+};
+use planhost_protocol::{BranchRef, PlansFilter, methods};
 use serde_json::json;
 
 use crate::harness::{Fixture, on_both_versions, planhost_bin};
@@ -67,15 +71,15 @@ fn find_delete_after_an_auto_approval_asks_and_deny_keeps_the_file(version: Vers
     let dialog = submit_and_get_dialog(&mut pi);
     pi.answer(&dialog.id, "Approve (Auto)");
     host.wait_latest_plan(&session, "execution completed", |p| {
-        p["executionState"] == "completed"
+        p.execution_state == Some(ExecutionState::Completed)
     });
     pi.wait_idle();
-    let agent = host.wait_mode(&session, "agent");
-    assert_eq!(agent["permissionMode"], "auto", "{agent:#}");
+    let agent = host.wait_mode(&session, Mode::Agent);
+    assert_eq!(agent.permission_mode, PermissionMode::Auto, "{agent:#?}");
 
     // The next planning phase: the Auto approval governs its execution only.
     pi.prompt("/plan");
-    host.wait_mode(&session, "plan");
+    host.wait_mode(&session, Mode::Plan);
     pi.prompt(&format!("Look around first. {SECOND}"));
     let ask = pi.next_ui_request("the ask for find -delete", |r| {
         r.method == "select" && r.title.contains("-delete")
@@ -110,17 +114,18 @@ fn find_delete_after_an_auto_approval_asks_and_deny_keeps_the_file(version: Vers
         .count();
     assert_eq!(dialogs, 1, "only find -delete asked: {:#?}", pi.dialogs());
     // The audit says what the classifier found.
-    let asks = host.audit_rows(&session, "tool.ask");
+    // The rows' detail is untyped JSON in the protocol.
+    let asks = host.audit_rows(&session, AuditAction::ToolAsk);
     assert!(
         asks.iter()
-            .any(|r| r["detail"].to_string().contains("-delete")),
+            .any(|r| r.detail.to_string().contains("-delete")),
         "{asks:#?}"
     );
-    let allows = host.audit_rows(&session, "tool.allow");
+    let allows = host.audit_rows(&session, AuditAction::ToolAllow);
     assert!(
         allows
             .iter()
-            .any(|r| r["detail"]["rule"] == "plan.host.shell_read_only"),
+            .any(|r| r.detail["rule"] == "plan.host.shell_read_only"),
         "{allows:#?}"
     );
 }
@@ -137,7 +142,7 @@ fn the_model_knows_it_is_planning(version: Version) {
     let dialog = submit_and_get_dialog(&mut pi);
     pi.answer(&dialog.id, "Approve (Ask)");
     host.wait_latest_plan(&session, "execution completed", |p| {
-        p["executionState"] == "completed"
+        p.execution_state == Some(ExecutionState::Completed)
     });
     pi.wait_idle();
     let requests: Vec<ChatRequest> = fx
@@ -215,7 +220,9 @@ fn a_dismissed_approval_is_reopened_by_plan(version: Version) {
         &format!("one deadline, in local time: {:?}", again.title),
     );
     pi.answer(&again.id, "Approve (Ask)");
-    host.wait_latest_plan(&session, "approved", |p| p["status"] == "approved");
+    host.wait_latest_plan(&session, "approved", |p| {
+        p.status == ApprovalStatus::Approved
+    });
 }
 
 /// (4) A prompt while a plan waits is not sent: the screen says so and the dialog comes back.
@@ -242,7 +249,9 @@ fn a_prompt_while_a_plan_waits_reopens_it(version: Version) {
         "the prompt reached no model"
     );
     reject(&mut pi, &again, "");
-    host.wait_latest_plan(&session, "rejected", |p| p["status"] == "rejected");
+    host.wait_latest_plan(&session, "rejected", |p| {
+        p.status == ApprovalStatus::Rejected
+    });
 }
 
 /// (5) `pi -p` with the extension prints its answer and exits.
@@ -348,18 +357,19 @@ fn a_proposed_plan_is_handed_off_and_executed(version: Version) {
     pi.wait_idle();
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("goodbye world\n"));
     let state = host.session(&session);
-    assert_eq!(state["mode"], "agent", "{state:#}");
-    let status = host.query(
-        "plans.status",
-        json!({ "sessionId": session, "branchPath": ["x"] }),
-    );
-    assert_eq!(status["phase"], "off", "{status:#}");
-    let steps = host.audit_rows(&session, "handoff.step");
+    assert_eq!(state.mode, Mode::Agent, "{state:#?}");
+    let status = host.query::<methods::PlansStatus>(BranchRef {
+        session_id: session.clone(),
+        branch_path: vec!["x".into()],
+    });
+    assert_eq!(status.phase, HandoffPhase::Off, "{status:#?}");
+    // The rows' detail is untyped JSON in the protocol.
+    let steps = host.audit_rows(&session, AuditAction::HandoffStep);
     assert!(
-        steps.iter().any(|r| r["detail"]["to"] == "handoff_pending")
+        steps.iter().any(|r| r.detail["to"] == "handoff_pending")
             && steps
                 .iter()
-                .any(|r| r["detail"]["from"] == "handoff_pending" && r["detail"]["to"] == "off"),
+                .any(|r| r.detail["from"] == "handoff_pending" && r.detail["to"] == "off"),
         "{steps:#?}"
     );
 }
@@ -385,12 +395,17 @@ fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
             client
                 .initialize("model-side", &[planhost_core::Role::Observer])
                 .expect("initialize");
-            let pending: serde_json::Value = client
-                .call_raw("plans.list", &json!({ "status": ["pending"] }))
+            let pending = client
+                .call::<methods::PlansList>(PlansFilter {
+                    session_id: None,
+                    status: Some(vec![ApprovalStatus::Pending]),
+                    limit: None,
+                })
                 .expect("plans.list");
-            let id = pending["items"][0]["proposalId"]
-                .as_str()
-                .unwrap_or("none")
+            let id = pending
+                .items
+                .first()
+                .map_or("none", |p| p.proposal_id.as_str())
                 .to_owned();
             let command = format!(
                 "{} --socket {} --state-dir {} approve {id} --mode auto",
@@ -424,7 +439,7 @@ fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
         r.method == "select" && r.title.contains(TITLE)
     });
     let plan = host.plans(&session)[0].clone();
-    assert_eq!(plan["status"], "pending", "{plan:#}");
+    assert_eq!(plan.status, ApprovalStatus::Pending, "{plan:#?}");
     pi.cancel_dialog(&dialog.id);
 }
 
@@ -458,7 +473,7 @@ fn planhost_stop_interrupts_once_and_pi_waits_for_a_person(version: Version) {
     let host = fx.start_host();
     pi.wait_notify(|t| t.contains("the host answers again"));
     let plan = host.plans(&session)[0].clone();
-    assert_eq!(plan["status"], "interrupted", "{plan:#}");
+    assert_eq!(plan.status, ApprovalStatus::Interrupted, "{plan:#?}");
     pi.prompt("Noted?");
     pi.wait_idle();
     let interrupted = |events: &[serde_json::Value]| {
@@ -507,7 +522,11 @@ fn a_preset_chosen_in_pi_sets_plans_tools(version: Version) {
     pi.prompt("/planhost preset strict");
     pi.wait_notify(|t| t.contains("now uses the strict preset"));
     let state = host.session(&session);
-    assert_eq!(state["policyPreset"], "strict", "{state:#}");
+    assert_eq!(
+        state.policy_preset,
+        Some(PolicyPreset::Strict),
+        "{state:#?}"
+    );
     pi.prompt("Look around.");
     let bash = pi.wait_tool_end("bash");
     pi.wait_idle();
@@ -567,29 +586,32 @@ fn a_user_bash_turn_ends_after_its_command() {
     let fx = Fixture::new(Version::V16);
     let host = fx.start_host();
     let mut pi = fx.pi();
-    let session = crate::plan_steps::id_of(&host.session_of(&mut pi));
+    let session = host.session_of(&mut pi).id;
     let ran = pi.request_ok(
         "bash",
         json!({ "command": "sleep 1 && echo user-bash-done" }),
     );
     assert!(ran.to_string().contains("user-bash-done"), "{ran:#}");
     let executed = poll_until("the command's tool.executed row", BOUND, || {
-        host.audit_rows(&session, "tool.executed").first().cloned()
+        host.audit_rows(&session, AuditAction::ToolExecuted)
+            .first()
+            .cloned()
     });
-    let turn = executed["turnId"].clone();
-    let row = |action: &str| {
+    let turn = executed.turn_id.clone();
+    assert!(turn.is_some(), "the command ran in a turn: {executed:#?}");
+    let row = |action: AuditAction| {
         poll_until(&format!("the turn's {action} row"), BOUND, || {
             host.audit_rows(&session, action)
                 .into_iter()
-                .find(|r| r["turnId"] == turn)
+                .find(|r| r.turn_id == turn)
         })
     };
-    let (started, ended) = (row("turn.started"), row("turn.ended"));
-    let at = |r: &serde_json::Value| r["at"].as_i64().unwrap_or_default();
+    let (started, ended) = (row(AuditAction::TurnStarted), row(AuditAction::TurnEnded));
+    let at = |r: &planhost_protocol::AuditEntry| r.at.0;
     assert!(
         at(&ended) >= at(&executed) && at(&ended) - at(&started) >= 1_000,
-        "the turn lasted the whole command (sleep 1): {started:#} {executed:#} {ended:#}"
+        "the turn lasted the whole command (sleep 1): {started:#?} {executed:#?} {ended:#?}"
     );
     let state = host.session(&session);
-    assert!(state["activeTurn"].is_null(), "{state:#}");
+    assert!(state.active_turn.is_none(), "{state:#?}");
 }

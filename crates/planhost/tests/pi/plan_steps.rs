@@ -2,6 +2,7 @@
 //! submitting and reading the approval dialog, and failing with pi's (and the host's)
 //! diagnostics.
 
+use planhost_core::{Mode, SessionId};
 use serde_json::Value;
 
 use crate::harness::Host;
@@ -62,15 +63,11 @@ pub(crate) fn blocked_with(pi: &PiSession, end: &ToolEnd, needle: &str) {
     );
 }
 
-pub(crate) fn id_of(session: &Value) -> String {
-    session["id"].as_str().unwrap_or_default().to_owned()
-}
-
 /// `/plan`, then the host session once it is in Plan; returns the host session id.
-pub(crate) fn enter_plan(pi: &mut PiSession, host: &Host) -> String {
+pub(crate) fn enter_plan(pi: &mut PiSession, host: &Host) -> SessionId {
     pi.prompt("/plan");
-    let id = id_of(&host.session_of(pi));
-    host.wait_mode(&id, "plan");
+    let id = host.session_of(pi).id;
+    host.wait_mode(&id, Mode::Plan);
     id
 }
 

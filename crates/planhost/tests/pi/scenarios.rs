@@ -14,7 +14,15 @@
 //! The model's replies are rules over what it is asked ([`Responder`]), not a fixed queue, so
 //! they do not depend on how many model calls the extension causes in between.
 
-use serde_json::{Value, json};
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, AuditAction, ExecutionState, Mode, PolicyPreset, SessionId,
+    TargetPermissionMode,
+};
+use planhost_protocol::{
+    ApprovalInfo, AuditEntry, PlansFilter, ResolvePlanParams, SettingsPatch, methods,
+};
+use planhost_test_support::host::params;
+use serde_json::json;
 
 use crate::harness::{Fixture, Host, on_both_versions, output_text};
 use crate::plan_steps::*;
@@ -83,28 +91,33 @@ fn user_messages_with(pi: &PiSession, needle: &str) -> usize {
 }
 
 /// The session's latest approval once it satisfies `pred` (bounded); the panic shows the last.
-fn wait_plan(host: &Host, session: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
+fn wait_plan(
+    host: &Host,
+    session: &SessionId,
+    what: &str,
+    pred: impl Fn(&ApprovalInfo) -> bool,
+) -> ApprovalInfo {
+    let mut last = None;
     let deadline = std::time::Instant::now() + planhost_test_support::BOUND;
     loop {
-        if let Some(plan) = host.plans(session).first() {
-            if pred(plan) {
-                return plan.clone();
+        if let Some(plan) = host.plans(session).into_iter().next() {
+            if pred(&plan) {
+                return plan;
             }
-            last = plan.clone();
+            last = Some(plan);
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "gave up waiting for the approval: {what}; latest:\n{last:#}"
+            "gave up waiting for the approval: {what}; latest:\n{last:#?}"
         );
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
 }
 
 /// The approval once its execution is `completed`.
-fn wait_execution_completed(host: &Host, session: &str) -> Value {
+fn wait_execution_completed(host: &Host, session: &SessionId) -> ApprovalInfo {
     wait_plan(host, session, "execution completed", |p| {
-        p["executionState"] == "completed"
+        p.execution_state == Some(ExecutionState::Completed)
     })
 }
 
@@ -150,7 +163,7 @@ fn plan_blocks_write_and_edit(version: Version) {
         !offered.iter().any(|t| t == "write" || t == "edit"),
         "{offered:?}"
     );
-    let executed = host.audit_rows(&session, "tool.executed");
+    let executed = host.audit_rows(&session, AuditAction::ToolExecuted);
     assert!(executed.is_empty(), "the host ran nothing: {executed:#?}");
 }
 
@@ -197,44 +210,50 @@ fn approve_accept_edits_runs_the_execution_turn(version: Version) {
     );
 
     let plan = wait_execution_completed(&host, &session);
-    assert_eq!(plan["status"], "approved", "{plan:#}");
-    assert_eq!(plan["targetPermissionMode"], "accept-edits", "{plan:#}");
-    assert_eq!(host.session(&session)["mode"], "agent");
-    let claims = host.audit_rows(&session, "execution.claimed");
+    assert_eq!(plan.status, ApprovalStatus::Approved, "{plan:#?}");
+    assert_eq!(
+        plan.target_permission_mode,
+        Some(TargetPermissionMode::AcceptEdits),
+        "{plan:#?}"
+    );
+    assert_eq!(host.session(&session).mode, Mode::Agent);
+    let claims = host.audit_rows(&session, AuditAction::ExecutionClaimed);
     assert_eq!(claims.len(), 1, "one claim: {claims:#?}");
-    let turn = claims[0]["turnId"].clone();
-    let in_turn = |action: &str| -> Vec<Value> {
+    let turn = claims[0].turn_id.clone();
+    assert!(turn.is_some(), "a claim names its turn: {claims:#?}");
+    let in_turn = |action: AuditAction| -> Vec<AuditEntry> {
         host.audit_rows(&session, action)
             .into_iter()
-            .filter(|r| r["turnId"] == turn)
+            .filter(|r| r.turn_id == turn)
             .collect()
     };
-    let executed = in_turn("tool.executed");
+    // The rows' detail is untyped JSON in the protocol.
+    let executed = in_turn(AuditAction::ToolExecuted);
     assert!(
         executed
             .iter()
-            .any(|r| r["detail"]["tool"] == "Bash" && r["detail"]["ok"] == true),
-        "tool.executed rows of the execution turn {turn}: {executed:#?}"
+            .any(|r| r.detail["tool"] == "Bash" && r.detail["ok"] == true),
+        "tool.executed rows of the execution turn {turn:?}: {executed:#?}"
     );
-    let allowed = in_turn("tool.allow");
+    let allowed = in_turn(AuditAction::ToolAllow);
     assert!(
         !allowed.is_empty(),
-        "the host authorized the execution's edit in turn {turn}: {:#?}",
+        "the host authorized the execution's edit in turn {turn:?}: {:#?}",
         host.audit(&session)
     );
     // pi ran the edit itself and reported it finished (the host's own Bash needs no report), so
     // no allowed call lingers in flight.
     let finished = poll_until("the edit's tool.finished row", BOUND, || {
-        let rows = in_turn("tool.finished");
+        let rows = in_turn(AuditAction::ToolFinished);
         (!rows.is_empty()).then_some(rows)
     });
     assert_eq!(finished.len(), 1, "only the edit: {finished:#?}");
-    assert_eq!(finished[0]["detail"]["tool"], "edit", "{finished:#?}");
-    assert_eq!(finished[0]["detail"]["ok"], true, "{finished:#?}");
-    assert_eq!(finished[0]["detail"]["ranBy"], "client", "{finished:#?}");
+    assert_eq!(finished[0].detail["tool"], "edit", "{finished:#?}");
+    assert_eq!(finished[0].detail["ok"], true, "{finished:#?}");
+    assert_eq!(finished[0].detail["ranBy"], "client", "{finished:#?}");
     assert_eq!(
-        host.session(&session)["toolCalls"],
-        json!([]),
+        host.session(&session).tool_calls,
+        [],
         "nothing in flight once the turn is over"
     );
 }
@@ -253,12 +272,15 @@ fn reject_keeps_the_session_in_plan(version: Version) {
         &dialog,
         "Keep the greeting; rename the farewell instead.",
     );
-    let plan = wait_plan(&host, &session, "rejected", |p| p["status"] != "pending");
-    assert_eq!(plan["status"], "rejected", "{plan:#}");
-    assert!(plan["resolvedBy"]["client"].is_string(), "{plan:#}");
+    let plan = wait_plan(&host, &session, "rejected", |p| {
+        p.status != ApprovalStatus::Pending
+    });
+    assert_eq!(plan.status, ApprovalStatus::Rejected, "{plan:#?}");
+    assert!(plan.resolved_by.is_some(), "{plan:#?}");
     assert_eq!(
-        plan["feedback"], "Keep the greeting; rename the farewell instead.",
-        "{plan:#}"
+        plan.feedback.as_deref(),
+        Some("Keep the greeting; rename the farewell instead."),
+        "{plan:#?}"
     );
     // The reason reaches the model as the person's next message, and the screen says so.
     pi.wait_message("user", |t| {
@@ -266,8 +288,8 @@ fn reject_keeps_the_session_in_plan(version: Version) {
     });
     pi.wait_idle();
     let state = host.session(&session);
-    assert_eq!(state["mode"], "plan", "{state:#}");
-    assert!(state["liveExecution"].is_null(), "{state:#}");
+    assert_eq!(state.mode, Mode::Plan, "{state:#?}");
+    assert!(state.live_execution.is_none(), "{state:#?}");
     assert_eq!(user_messages_with(&pi, MARKER), 0, "no execution turn");
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
 }
@@ -292,33 +314,31 @@ fn approved_elsewhere(version: Version, how: Elsewhere) {
     let session = enter_plan(&mut pi, &host);
     let dialog = submit_and_get_dialog(&mut pi);
 
-    let pending = host.query(
-        "plans.list",
-        json!({ "sessionId": session, "status": ["pending"] }),
-    )["items"][0]
-        .clone();
-    let proposal = pending["proposalId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(!proposal.is_empty(), "a pending approval: {pending:#}");
+    let pending = host
+        .query::<methods::PlansList>(PlansFilter {
+            session_id: Some(session.clone()),
+            status: Some(vec![ApprovalStatus::Pending]),
+            limit: None,
+        })
+        .items
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("a pending approval of {session}"));
+    let proposal = pending.proposal_id.as_str();
+    assert!(!proposal.is_empty(), "a pending approval: {pending:#?}");
     match how {
         Elsewhere::Cli => {
-            let out = fx.planhost_cli(&["approve", &proposal, "--mode", "accept-edits"]);
+            let out = fx.planhost_cli(&["approve", proposal, "--mode", "accept-edits"]);
             assert!(out.status.success(), "{}", output_text(&out));
         }
         Elsewhere::RustApprover => {
-            host.approve_call(
-                "plans.resolve",
-                json!({
-                    "proposalId": proposal,
-                    "sessionId": session,
-                    "turnId": pending["turnId"],
-                    "toolCallId": pending["toolCallId"],
-                    "action": "approve",
-                    "targetPermissionMode": "auto",
-                }),
-            );
+            // Names the approval by its ids alone: no version nor digest.
+            host.approve_call::<methods::PlansResolve>(ResolvePlanParams {
+                version: None,
+                artifact_sha256: None,
+                target_permission_mode: Some(TargetPermissionMode::Auto),
+                ..params::resolve(&pending, ApprovalAction::Approve)
+            });
         }
     }
 
@@ -338,8 +358,8 @@ fn approved_elsewhere(version: Version, how: Elsewhere) {
     pi.state();
     let plans = host.plans(&session);
     assert_eq!(plans.len(), 1, "{plans:#?}");
-    assert_eq!(plans[0]["status"], "approved", "{:#}", plans[0]);
-    let claims = host.audit_rows(&session, "execution.claimed");
+    assert_eq!(plans[0].status, ApprovalStatus::Approved, "{:#?}", plans[0]);
+    let claims = host.audit_rows(&session, AuditAction::ExecutionClaimed);
     assert_eq!(
         claims.len(),
         1,
@@ -405,8 +425,16 @@ fn strict_plan_blocks_find_delete(version: Version) {
     let fx = Fixture::new(version);
     fx.write("victim.txt", "still here\n");
     let host = fx.start_host();
-    let settings = host.approve_call("settings.set", json!({ "defaultPolicyPreset": "strict" }));
-    assert_eq!(settings["defaultPolicyPreset"], "strict", "{settings:#}");
+    let settings = host.approve_call::<methods::SettingsSet>(SettingsPatch {
+        default_permission_mode: None,
+        default_shell: None,
+        default_policy_preset: Some(Some(PolicyPreset::Strict)),
+    });
+    assert_eq!(
+        settings.default_policy_preset,
+        Some(PolicyPreset::Strict),
+        "{settings:#?}"
+    );
     let _model = Responder::start(&fx.model, |req| {
         if req.results_of("bash") == 0 {
             Reply::tool(
@@ -425,7 +453,7 @@ fn strict_plan_blocks_find_delete(version: Version) {
     // Strict Plan has no shell among the model's tools at all.
     blocked_with(&pi, &bash, "Tool bash not found");
     assert_eq!(fx.read("victim.txt").as_deref(), Some("still here\n"));
-    let executed = host.audit_rows(&session, "tool.executed");
+    let executed = host.audit_rows(&session, AuditAction::ToolExecuted);
     assert!(executed.is_empty(), "{executed:#?}");
     check(&pi, pi.dialogs().is_empty(), "a deny asks nobody");
 }
@@ -466,11 +494,11 @@ fn bash_ask_is_an_allow_deny_dialog(version: Version) {
     pi.wait_idle();
     assert_eq!(fx.read("first.txt").as_deref(), Some("first-run\n"));
     assert_eq!(fx.read("second.txt"), None);
-    let executed = host.audit_rows(&session, "tool.executed");
+    let executed = host.audit_rows(&session, AuditAction::ToolExecuted);
     assert_eq!(
         executed
             .iter()
-            .filter(|r| r["detail"]["tool"] == "Bash")
+            .filter(|r| r.detail["tool"] == "Bash")
             .count(),
         1,
         "the host ran the allowed command and only it: {executed:#?}"
@@ -504,7 +532,7 @@ fn plan_status_preview_and_exit(version: Version) {
         response["success"] == true,
         &format!("/plan exit: {response}"),
     );
-    host.wait_mode(&session, "agent");
+    host.wait_mode(&session, Mode::Agent);
     assert!(
         fx.model.requests().is_empty(),
         "commands never reach the model"
@@ -520,12 +548,11 @@ fn extension_starts_the_host_when_none_answers(version: Version) {
     let host = fx.adopt_host();
     let session = host.session_of(&mut pi);
     assert_eq!(
-        session["workspaceRoot"],
-        fx.workspace().to_string_lossy().as_ref(),
-        "{session:#}"
+        session.workspace_root,
+        fx.workspace().to_string_lossy(),
+        "{session:#?}"
     );
-    let id = session["id"].as_str().unwrap_or_default().to_owned();
-    host.wait_mode(&id, "plan");
+    host.wait_mode(&session.id, Mode::Plan);
     poll_until("the state directory", planhost_test_support::BOUND, || {
         fx.state_dir()
             .join("planhost.sqlite")

@@ -11,6 +11,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use planhost_core::{
+    ApprovalStatus, AuditAction, EntryId, ErrorCode, Mode, PermissionMode, PolicyPreset,
+    PublicationStatus, SessionId,
+};
+use planhost_protocol::{
+    BranchRef, ConfigureParams, Empty, PublicationsFilter, SessionInfo, SettingsPatch, methods,
+};
+use planhost_test_support::host::params;
 use serde_json::{Value, json};
 
 use crate::harness::{
@@ -60,7 +68,7 @@ fn submit_then_edit_if_executed(log: EventLog) -> impl FnMut(&ChatRequest) -> Re
 
 /// After an approval ended without being approved: no execution ran or was claimed, the file
 /// is as it was, the session is still in Plan with no live execution.
-fn nothing_executed(fx: &Fixture, pi: &mut PiSession, host: &Host, session: &str) {
+fn nothing_executed(fx: &Fixture, pi: &mut PiSession, host: &Host, session: &SessionId) {
     // A round trip, so anything the extension started has had a chance to show.
     pi.state();
     check_both(
@@ -75,22 +83,22 @@ fn nothing_executed(fx: &Fixture, pi: &mut PiSession, host: &Host, session: &str
         "no edit ran",
     );
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
-    let claims = host.audit_rows(session, "execution.claimed");
+    let claims = host.audit_rows(session, AuditAction::ExecutionClaimed);
     assert!(claims.is_empty(), "nothing was claimed: {claims:#?}");
     let state = host.session(session);
-    assert_eq!(state["mode"], "plan", "{state:#}");
-    assert!(state["liveExecution"].is_null(), "{state:#}");
-    assert!(state["pendingApproval"].is_null(), "{state:#}");
+    assert_eq!(state.mode, Mode::Plan, "{state:#?}");
+    assert!(state.live_execution.is_none(), "{state:#?}");
+    assert!(state.pending_approval.is_none(), "{state:#?}");
 }
 
 /// The ids of every entry of a pi session file (JSON lines; the header has type `session`).
-fn entry_ids(session_file: &Path) -> Vec<String> {
+fn entry_ids(session_file: &Path) -> Vec<EntryId> {
     let text = fs_err::read_to_string(session_file)
         .unwrap_or_else(|e| panic!("read pi's session file {}: {e}", session_file.display()));
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["type"] != "session")
-        .filter_map(|e| e["id"].as_str().map(str::to_owned))
+        .filter_map(|e| e["id"].as_str().map(EntryId::from))
         .collect()
 }
 
@@ -124,16 +132,23 @@ fn approval_expires_with_plan_approval_timeout(version: Version) {
     let _model = Responder::start(&fx.model, submit_then_edit_if_executed(pi.log()));
     let session = enter_plan(&mut pi, &host);
     let dialog = submit_and_get_dialog(&mut pi);
-    let pending = host.wait_latest_plan(&session, "pending", |p| p["status"] == "pending");
+    let pending =
+        host.wait_latest_plan(&session, "pending", |p| p.status == ApprovalStatus::Pending);
 
     // 30 minutes and a millisecond later, as far as the host can tell; any request makes it
     // check its deadlines.
     clock.set(1_800_001);
-    host.query("app.health", json!({}));
-    let plan = host.wait_latest_plan(&session, "no longer pending", |p| p["status"] != "pending");
-    assert_eq!(plan["proposalId"], pending["proposalId"], "{plan:#}");
-    assert_eq!(plan["status"], "expired", "{plan:#}");
-    assert_eq!(plan["errorCode"], "PLAN_APPROVAL_TIMEOUT", "{plan:#}");
+    host.query::<methods::AppHealth>(Empty {});
+    let plan = host.wait_latest_plan(&session, "no longer pending", |p| {
+        p.status != ApprovalStatus::Pending
+    });
+    assert_eq!(plan.proposal_id, pending.proposal_id, "{plan:#?}");
+    assert_eq!(plan.status, ApprovalStatus::Expired, "{plan:#?}");
+    assert_eq!(
+        plan.error_code,
+        Some(ErrorCode::PlanApprovalTimeout),
+        "{plan:#?}"
+    );
 
     let note = pi.wait_notify(|m| m.contains("PLAN_APPROVAL_TIMEOUT"));
     check(
@@ -148,7 +163,7 @@ fn approval_expires_with_plan_approval_timeout(version: Version) {
     pi.state();
     let plans = host.plans(&session);
     assert_eq!(plans.len(), 1, "{plans:#?}");
-    assert_eq!(plans[0]["status"], "expired", "{:#}", plans[0]);
+    assert_eq!(plans[0].status, ApprovalStatus::Expired, "{:#?}", plans[0]);
     nothing_executed(&fx, &mut pi, &host, &session);
 }
 
@@ -198,17 +213,18 @@ fn proposed_plan_is_captured_previewed_and_published(version: Version) {
     // The person was shown revision 1: the host records it, so a later plan's card can show
     // what changed since.
     let seen = poll_until("the preview's plan.checkpoint_seen row", BOUND, || {
-        host.audit_rows(&session, "plan.checkpoint_seen")
+        host.audit_rows(&session, AuditAction::PlanCheckpointSeen)
             .first()
             .cloned()
     });
-    assert_eq!(seen["detail"]["revision"], 1, "{seen:#}");
+    // The row's detail is untyped JSON in the protocol.
+    assert_eq!(seen.detail["revision"], 1, "{seen:#?}");
     assert_eq!(
-        seen["detail"]["sha256"],
+        seen.detail["sha256"],
         planhost_core::sha256_hex(CAPTURED.as_bytes()),
-        "{seen:#}"
+        "{seen:#?}"
     );
-    assert_eq!(seen["detail"]["by"]["client"], "pi-planhost", "{seen:#}");
+    assert_eq!(seen.detail["by"]["client"], "pi-planhost", "{seen:#?}");
 
     let id = pi.send_prompt("/plan save");
     let dialog = pi.next_ui_request("the publication choice", |r| r.method == "select");
@@ -260,20 +276,27 @@ fn proposed_plan_is_captured_previewed_and_published(version: Version) {
         "{} holds exactly the plan's bytes",
         file.display()
     );
-    let publications = host.query("publications.list", json!({ "sessionId": session }));
-    let latest = &publications["items"][0];
-    assert_eq!(latest["status"], "completed", "{publications:#}");
-    assert_eq!(latest["revision"], 1, "{publications:#}");
+    let publications = host.query::<methods::PublicationsList>(PublicationsFilter {
+        session_id: Some(session.clone()),
+        status: None,
+        limit: None,
+    });
+    let latest = publications
+        .items
+        .first()
+        .unwrap_or_else(|| panic!("a publication: {publications:#?}"));
+    assert_eq!(
+        latest.status,
+        PublicationStatus::Completed,
+        "{publications:#?}"
+    );
+    assert_eq!(latest.revision, 1, "{publications:#?}");
     let relative = file
         .strip_prefix(fx.workspace())
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    assert_eq!(
-        latest["relativePath"],
-        relative.as_str(),
-        "{publications:#}"
-    );
+    assert_eq!(latest.relative_path, relative, "{publications:#?}");
 }
 
 /// (7) A stale `update_plan_draft` revision reaches the model as an error that names the
@@ -345,7 +368,8 @@ fn host_killed_while_pending_interrupts_the_approval(version: Version) {
     let _model = Responder::start(&fx.model, submit_then_edit_if_executed(pi.log()));
     let session = enter_plan(&mut pi, &first);
     let dialog = submit_and_get_dialog(&mut pi);
-    let pending = first.wait_latest_plan(&session, "pending", |p| p["status"] == "pending");
+    let pending =
+        first.wait_latest_plan(&session, "pending", |p| p.status == ApprovalStatus::Pending);
     let old = first.pid();
     first.kill();
 
@@ -357,16 +381,14 @@ fn host_killed_while_pending_interrupts_the_approval(version: Version) {
         note.contains("interrupted"),
         &format!("pi says the approval was interrupted: {note:?}"),
     );
-    let plan = host.wait_latest_plan(&session, "interrupted", |p| p["status"] != "pending");
-    assert_eq!(plan["proposalId"], pending["proposalId"], "{plan:#}");
-    assert_eq!(plan["status"], "interrupted", "{plan:#}");
-    assert_eq!(plan["errorCode"], "HOST_RESTARTED", "{plan:#}");
+    let plan = host.wait_latest_plan(&session, "interrupted", |p| {
+        p.status != ApprovalStatus::Pending
+    });
+    assert_eq!(plan.proposal_id, pending.proposal_id, "{plan:#?}");
+    assert_eq!(plan.status, ApprovalStatus::Interrupted, "{plan:#?}");
+    assert_eq!(plan.error_code, Some(ErrorCode::HostRestarted), "{plan:#?}");
     let reopened = host.session_of(&mut pi);
-    assert_eq!(
-        id_of(&reopened),
-        session,
-        "the same host session: {reopened:#}"
-    );
+    assert_eq!(reopened.id, session, "the same host session: {reopened:#?}");
     nothing_executed(&fx, &mut pi, &host, &session);
 
     // The dialog the restart closed approves nothing when answered late.
@@ -374,7 +396,12 @@ fn host_killed_while_pending_interrupts_the_approval(version: Version) {
     pi.state();
     let plans = host.plans(&session);
     assert_eq!(plans.len(), 1, "{plans:#?}");
-    assert_eq!(plans[0]["status"], "interrupted", "{:#}", plans[0]);
+    assert_eq!(
+        plans[0].status,
+        ApprovalStatus::Interrupted,
+        "{:#?}",
+        plans[0]
+    );
     nothing_executed(&fx, &mut pi, &host, &session);
     // pi first: a host killed under a live pi would be started again by the extension.
     drop(pi);
@@ -427,15 +454,34 @@ fn all_dead(fx: &Fixture, pi: &PiSession, pids: &[(&str, i32)], what: &str) {
 }
 
 /// Agent mode, permission `auto` (set by an approver client), for Bash to run unasked.
-fn agent_auto(pi: &mut PiSession, host: &Host) -> String {
-    let session = id_of(&host.session_of(pi));
-    let configured = host.approve_call(
-        "sessions.configure",
-        json!({ "sessionId": session, "permissionMode": "auto" }),
+fn agent_auto(pi: &mut PiSession, host: &Host) -> SessionId {
+    let session = host.session_of(pi).id;
+    let configured = configure_permission(host, &session, PermissionMode::Auto);
+    assert_eq!(configured.mode, Mode::Agent, "{configured:#?}");
+    assert_eq!(
+        configured.permission_mode,
+        PermissionMode::Auto,
+        "{configured:#?}"
     );
-    assert_eq!(configured["mode"], "agent", "{configured:#}");
-    assert_eq!(configured["permissionMode"], "auto", "{configured:#}");
     session
+}
+
+/// A person sets the session's permission mode (`sessions.configure`).
+fn configure_permission(host: &Host, session: &SessionId, mode: PermissionMode) -> SessionInfo {
+    host.approve_call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(mode),
+        ..params::configure(session)
+    })
+}
+
+/// A person sets the host's default policy preset (`settings.set`); the preset it then has.
+fn default_preset(host: &Host, preset: PolicyPreset) -> Option<PolicyPreset> {
+    host.approve_call::<methods::SettingsSet>(SettingsPatch {
+        default_permission_mode: None,
+        default_shell: None,
+        default_policy_preset: Some(Some(preset)),
+    })
+    .default_policy_preset
 }
 
 /// (9) A Bash timeout (pi's `timeout`, seconds) kills the whole tree, including a grandchild
@@ -477,9 +523,9 @@ fn bash_timeout_kills_a_setsid_grandchild(version: Version) {
         &[("setsid grandchild", grandchild)],
         "the timeout kills the setsid grandchild",
     );
-    let executed = host.audit_rows(&session, "tool.executed");
+    let executed = host.audit_rows(&session, AuditAction::ToolExecuted);
     assert!(
-        executed.iter().any(|r| r["detail"]["tool"] == "Bash"),
+        executed.iter().any(|r| r.detail["tool"] == "Bash"),
         "the host ran the command: {executed:#?}"
     );
 }
@@ -567,8 +613,10 @@ fn host_preset_find_delete_asks_and_deny_keeps_the_file(version: Version) {
     );
     fx.write("victim.txt", "still here\n");
     let host = fx.start_host();
-    let settings = host.approve_call("settings.set", json!({ "defaultPolicyPreset": "host" }));
-    assert_eq!(settings["defaultPolicyPreset"], "host", "{settings:#}");
+    assert_eq!(
+        default_preset(&host, PolicyPreset::Host),
+        Some(PolicyPreset::Host)
+    );
     let _model = Responder::start(&fx.model, |req| {
         if req.results_of("bash") == 0 {
             Reply::tool(
@@ -586,12 +634,13 @@ fn host_preset_find_delete_asks_and_deny_keeps_the_file(version: Version) {
     });
     let mut pi = fx.pi();
     let session = enter_plan(&mut pi, &host);
-    let configured = host.approve_call(
-        "sessions.configure",
-        json!({ "sessionId": session, "permissionMode": "ask" }),
+    let configured = configure_permission(&host, &session, PermissionMode::Ask);
+    assert_eq!(
+        configured.permission_mode,
+        PermissionMode::Ask,
+        "{configured:#?}"
     );
-    assert_eq!(configured["permissionMode"], "ask", "{configured:#}");
-    assert_eq!(configured["mode"], "plan", "{configured:#}");
+    assert_eq!(configured.mode, Mode::Plan, "{configured:#?}");
     pi.prompt("Clean up victim.txt.");
     let ask = pi.next_ui_request("the find -delete ask", |r| r.method == "select");
     check(
@@ -610,9 +659,9 @@ fn host_preset_find_delete_asks_and_deny_keeps_the_file(version: Version) {
     // Plan's tool set has no writer (the host's deny stands behind it).
     blocked_with(&pi, &write, "Tool write not found");
     assert_eq!(fx.read("victim.txt").as_deref(), Some("still here\n"));
-    let executed = host.audit_rows(&session, "tool.executed");
+    let executed = host.audit_rows(&session, AuditAction::ToolExecuted);
     assert!(
-        !executed.iter().any(|r| r["detail"]["tool"] == "Bash"),
+        !executed.iter().any(|r| r.detail["tool"] == "Bash"),
         "the host ran no command: {executed:#?}"
     );
     check(
@@ -655,9 +704,13 @@ fn continue_comes_back_in_plan(version: Version) {
         &format!("pi -c resumes session {external}; got {resumed}"),
     );
     let again = host.session_of(&mut second);
-    assert_eq!(id_of(&again), session, "the same host session: {again:#}");
-    assert_eq!(again["externalId"], external.as_str(), "{again:#}");
-    assert_eq!(again["mode"], "plan", "{again:#}");
+    assert_eq!(again.id, session, "the same host session: {again:#?}");
+    assert_eq!(
+        again.external_id.as_deref(),
+        Some(external.as_str()),
+        "{again:#?}"
+    );
+    assert_eq!(again.mode, Mode::Plan, "{again:#?}");
     second.prompt("Overwrite notes.txt.");
     let write = second.wait_tool_end("write");
     second.wait_idle();
@@ -696,16 +749,14 @@ fn fork_gets_a_fresh_plan_identity(version: Version) {
     pi.wait_idle();
 
     let parent_branch = entry_ids(&session_file(&mut pi));
-    let parent_status = host.query(
-        "plans.status",
-        json!({ "sessionId": parent, "branchPath": parent_branch }),
-    );
-    assert_eq!(parent_status["revision"], 1, "{parent_status:#}");
-    let parent_plan = parent_status["planId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(!parent_plan.is_empty(), "{parent_status:#}");
+    let on_parent_branch = |session: &SessionId| BranchRef {
+        session_id: session.clone(),
+        branch_path: parent_branch.clone(),
+    };
+    let parent_status = host.query::<methods::PlansStatus>(on_parent_branch(&parent));
+    assert_eq!(parent_status.revision, Some(1), "{parent_status:#?}");
+    let parent_plan = parent_status.plan_id.clone();
+    assert!(!parent_plan.as_str().is_empty(), "{parent_status:#?}");
 
     let forkable = pi.request_ok("get_fork_messages", json!({}));
     let entry = forkable["messages"]
@@ -734,42 +785,30 @@ fn fork_gets_a_fresh_plan_identity(version: Version) {
     );
 
     let fork_session = host.session_of(&mut pi);
-    let fork = id_of(&fork_session);
-    assert_ne!(fork, parent, "a new host session: {fork_session:#}");
+    let fork = fork_session.id.clone();
+    assert_ne!(fork, parent, "a new host session: {fork_session:#?}");
     assert_eq!(
-        fork_session["externalId"],
-        fork_external.as_str(),
-        "{fork_session:#}"
+        fork_session.external_id.as_deref(),
+        Some(fork_external.as_str()),
+        "{fork_session:#?}"
     );
     // The fork's branch is a prefix of the parent's, which holds the checkpoint's anchor: even
     // asked with the whole parent branch, the fork has none of the parent's checkpoints.
-    let fork_status = host.query(
-        "plans.status",
-        json!({ "sessionId": fork, "branchPath": parent_branch }),
-    );
-    let fork_plan = fork_status["planId"].as_str().unwrap_or_default();
-    assert!(!fork_plan.is_empty(), "{fork_status:#}");
+    let fork_status = host.query::<methods::PlansStatus>(on_parent_branch(&fork));
+    let fork_plan = &fork_status.plan_id;
+    assert!(!fork_plan.as_str().is_empty(), "{fork_status:#?}");
     assert_ne!(
-        fork_plan, parent_plan,
-        "a fresh plan identity: {fork_status:#}"
+        *fork_plan, parent_plan,
+        "a fresh plan identity: {fork_status:#?}"
     );
-    assert!(fork_status["revision"].is_null(), "{fork_status:#}");
-    let code = host.query_err(
-        "checkpoints.latest",
-        json!({ "sessionId": fork, "branchPath": parent_branch }),
-    );
+    assert!(fork_status.revision.is_none(), "{fork_status:#?}");
+    let code = host.query_err::<methods::CheckpointsLatest>(on_parent_branch(&fork));
     assert_eq!(code, "CHECKPOINT_NONE", "the fork's checkpoints.latest");
-    let projection = host.query(
-        "checkpoints.projection",
-        json!({ "sessionId": fork, "branchPath": parent_branch }),
-    );
-    assert_eq!(projection["text"], "", "{projection:#}");
+    let projection = host.query::<methods::CheckpointsProjection>(on_parent_branch(&fork));
+    assert_eq!(projection.text, "", "{projection:#?}");
     // The parent keeps its own.
-    let kept = host.query(
-        "checkpoints.latest",
-        json!({ "sessionId": parent, "branchPath": parent_branch }),
-    );
-    assert_eq!(kept["checkpoint"]["revision"], 1, "{kept:#}");
+    let kept = host.query::<methods::CheckpointsLatest>(on_parent_branch(&parent));
+    assert_eq!(kept.checkpoint.revision, 1, "{kept:#?}");
 }
 
 /// Issue 10 (3): the plan file is changed on disk after SubmitPlan; the person answers
@@ -783,8 +822,9 @@ fn a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so(version: Vers
     let _model = Responder::start(&fx.model, submit_then_edit_if_executed(pi.log()));
     let session = enter_plan(&mut pi, &host);
     let dialog = submit_and_get_dialog(&mut pi);
-    let pending = host.wait_latest_plan(&session, "pending", |p| p["status"] == "pending");
-    let artifact = pending["artifactPath"].as_str().unwrap().to_owned();
+    let pending =
+        host.wait_latest_plan(&session, "pending", |p| p.status == ApprovalStatus::Pending);
+    let artifact = pending.artifact_path.clone();
     let mut bytes = fs_err::read(&artifact).unwrap();
     bytes.extend_from_slice(b"\n5. Also delete everything.\n");
     fs_err::write(&artifact, &bytes).unwrap();
@@ -796,8 +836,10 @@ fn a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so(version: Vers
         note.contains("changed on disk"),
         &format!("the notify says the file changed: {note:?}"),
     );
-    let plan = host.wait_latest_plan(&session, "still pending", |p| p["status"] == "pending");
-    assert_eq!(plan["proposalId"], pending["proposalId"], "{plan:#}");
+    let plan = host.wait_latest_plan(&session, "still pending", |p| {
+        p.status == ApprovalStatus::Pending
+    });
+    assert_eq!(plan.proposal_id, pending.proposal_id, "{plan:#?}");
     pi.state();
     check_both(
         &pi,
@@ -805,7 +847,7 @@ fn a_plan_file_changed_after_submit_is_not_approved_and_pi_says_so(version: Vers
         pi.log().messages_containing("user", MARKER) == 0,
         "no execution turn started from the tampered plan",
     );
-    let claims = host.audit_rows(&session, "execution.claimed");
+    let claims = host.audit_rows(&session, AuditAction::ExecutionClaimed);
     assert!(claims.is_empty(), "nothing was claimed: {claims:#?}");
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
 }

@@ -4,12 +4,21 @@
 
 use std::thread;
 
-use planhost_core::Role;
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, CheckpointId, EntryId, ErrorCode, ExecutionOutcome,
+    ExecutionState, HostTool, Mode, PermissionDecision, PermissionMode, Role, SessionId,
+    TargetPermissionMode, TurnId,
+};
+use planhost_protocol::{
+    AuthorizeResult, DecisionKind, EndExecutionParams, ExecutionRef, ProposalRef,
+    ResolvePermissionParams, ResolvePlanParams, SaveCheckpointParams, SeenCheckpointParams,
+    TurnOutcome, methods,
+};
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario, run_scenario};
 use crate::support::{
-    HostOptions, WebHost, agent, open_session, plan_session, resolve, session_of, submit,
+    HostOptions, WebHost, agent, open_session, params, plan_session, resolve, session_of, submit,
 };
 
 /// (id, state) of the tool calls a scenario saw.
@@ -35,19 +44,28 @@ fn pair(id: &str, state: &str) -> (String, String) {
 
 fn authorize(
     agent: &mut crate::support::Conn,
-    sid: &Value,
-    turn: &Value,
+    sid: &SessionId,
+    turn: &TurnId,
     call: &str,
     tool: &str,
     input: Value,
-) -> Value {
-    agent.call_json(
-        "tools.authorize",
-        json!({
-            "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": tool,
-            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input,
-        }),
-    )
+) -> AuthorizeResult {
+    agent.call::<methods::ToolsAuthorize>(params::authorize(sid, turn, call, tool, input))
+}
+
+/// `checkpoints.save` of `markdown` on `branch` over revision `expected`.
+fn save(
+    sid: &SessionId,
+    branch: &[EntryId],
+    markdown: &str,
+    expected: i64,
+) -> SaveCheckpointParams {
+    SaveCheckpointParams {
+        session_id: sid.clone(),
+        branch_path: branch.to_vec(),
+        markdown: markdown.into(),
+        expected_revision: expected,
+    }
 }
 
 #[test]
@@ -57,11 +75,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     let mut agent = agent(&host);
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
     let sid = open_session(&host, &mut agent);
-    person.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    person.call::<methods::SessionsConfigure>(planhost_protocol::ConfigureParams {
+        permission_mode: Some(PermissionMode::Ask),
+        ..params::configure(&sid)
+    });
+    let turn = agent.call::<methods::TurnsBegin>(params::begin(&sid)).id;
 
     let mut browser = Browser::start(&host, "session_activity", json!({ "sessionId": sid }));
     let open = browser.checkpoint("open");
@@ -76,45 +94,51 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         "Read",
         json!({ "path": "a.txt" }),
     );
-    assert_eq!(read["decision"], "allow", "{read}");
+    assert_eq!(read.decision, DecisionKind::Allow, "{read:?}");
     browser.resume(&json!({}));
     let allowed = browser.checkpoint("allowed");
 
     // Read finished; a Bash asked, allowed by the person, and running (on a connection of its own).
-    let finished = agent.call_json(
-        "tools.finished",
-        json!({ "sessionId": sid, "turnId": turn, "toolCallId": "read-1" }),
-    );
-    assert_eq!(finished["released"], true, "{finished}");
+    let finished = agent.call::<methods::ToolsFinished>(planhost_protocol::FinishedParams {
+        session_id: sid.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: "read-1".into(),
+        is_error: false,
+    });
+    assert!(finished.released, "{finished:?}");
     let input = json!({ "command": "touch ran.mark; sleep 4" });
     let ask = authorize(&mut agent, &sid, &turn, "bash-1", "Bash", input.clone());
-    assert_eq!(ask["decision"], "ask", "{ask}");
-    person.call_json(
-        "permissions.resolve",
-        json!({ "requestId": ask["requestId"], "decision": "allow" }),
-    );
+    assert_eq!(ask.decision, DecisionKind::Ask, "{ask:?}");
+    person.call::<methods::PermissionsResolve>(ResolvePermissionParams {
+        request_id: ask.request_id.clone().expect("an ask has its id"),
+        decision: PermissionDecision::Allow,
+        note: None,
+    });
     let mut runner = host.connect("e2e-runner", &[Role::Agent]);
     let (run_sid, run_turn) = (sid.clone(), turn.clone());
     let bash = thread::spawn(move || {
-        runner.call_json(
-            "tools.execute",
-            json!({ "sessionId": run_sid, "turnId": run_turn, "toolCallId": "bash-1", "tool": "Bash", "input": input }),
-        )
+        runner.call::<methods::ToolsExecute>(params::execute(
+            &run_sid,
+            &run_turn,
+            "bash-1",
+            HostTool::Bash,
+            input,
+        ))
     });
     browser.resume(&json!({}));
     let running = browser.checkpoint("running");
     let ran = bash.join().expect("the Bash call's thread");
-    assert_eq!(ran["output"]["exit"]["code"], 0, "{ran}");
+    assert_eq!(
+        planhost_test_support::host::params::bash_of(&ran.output)
+            .run
+            .exit,
+        planhost_core::ExitStatus::Code(0),
+        "{ran:?}"
+    );
 
     // The turn over, then a plan approved, claimed and completed.
-    agent.call_json(
-        "turns.end",
-        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
-    );
-    person.call_json(
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "plan" }),
-    );
+    agent.call::<methods::TurnsEnd>(params::end(&sid, &turn, TurnOutcome::Completed));
+    person.call::<methods::SessionsSetMode>(params::set_mode(&sid, Mode::Plan));
     let approval = submit(
         &mut agent,
         &sid,
@@ -122,24 +146,23 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         "Executed",
         "# Plan\n\n1. Do it.\n",
     );
-    let approved = person.call_json(
-        "plans.resolve",
-        json!({
-            "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
-            "turnId": approval["turnId"], "toolCallId": approval["toolCallId"],
-            "version": approval["version"], "artifactSha256": approval["artifactSha256"],
-            "action": "approve", "targetPermissionMode": "ask",
-        }),
-    );
-    let execution = approved["executionId"].clone();
-    agent.call_json(
-        "executions.claim",
-        json!({ "sessionId": sid, "executionId": execution }),
-    );
-    agent.call_json(
-        "executions.end",
-        json!({ "sessionId": sid, "executionId": execution, "outcome": "completed" }),
-    );
+    let approved = person.call::<methods::PlansResolve>(ResolvePlanParams {
+        target_permission_mode: Some(TargetPermissionMode::Ask),
+        ..params::resolve(&approval, ApprovalAction::Approve)
+    });
+    let execution = approved
+        .execution_id
+        .clone()
+        .unwrap_or_else(|| panic!("an approval queues an execution: {approved:?}"));
+    agent.call::<methods::ExecutionsClaim>(ExecutionRef {
+        session_id: sid.clone(),
+        execution_id: execution.clone(),
+    });
+    agent.call::<methods::ExecutionsEnd>(EndExecutionParams {
+        session_id: sid.clone(),
+        execution_id: execution.clone(),
+        outcome: ExecutionOutcome::Completed,
+    });
     browser.resume(&json!({}));
     let result = browser.result();
 
@@ -164,7 +187,11 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         vec![pair("bash-1", "running")],
         "the finished Read is gone, the Bash runs: {running:#}"
     );
-    assert_eq!(result["last"]["executionId"], execution, "{result:#}");
+    assert_eq!(
+        result["last"]["executionId"],
+        execution.as_str(),
+        "{result:#}"
+    );
     assert!(
         result["last"]["ended"]
             .as_str()
@@ -185,8 +212,12 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
     );
     assert!(result["fetched"]["item"].as_u64() > Some(0), "{result:#}");
     let session = session_of(&mut person, &sid);
-    assert_eq!(session["lastExecution"]["state"], "completed", "{session}");
-    assert_eq!(session["toolCalls"], json!([]), "{session}");
+    assert_eq!(
+        session.last_execution.as_ref().map(|e| e.state),
+        Some(ExecutionState::Completed),
+        "{session:?}"
+    );
+    assert_eq!(session.tool_calls, [], "{session:?}");
 }
 
 #[test]
@@ -204,72 +235,85 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
         "First",
         "# Plan\n\n1. Write `out.txt`.\n2. Run the tests.\n",
     );
-    assert_eq!(resolve(&host, &first, "reject")["status"], "rejected");
+    assert_eq!(
+        resolve(&host, &first, ApprovalAction::Reject).status,
+        ApprovalStatus::Rejected
+    );
     // Later, by the host's own clock: no sleep.
     host.test_clock().advance(10);
 
-    let branch = json!(["root", "e1"]);
+    let branch: [EntryId; 2] = ["root".into(), "e1".into()];
     let draft = "# Plan\n\n1. Write `out.txt`.\n2. Run the linter.\n3. Run the tests.\n";
-    let saved = agent.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": draft, "expectedRevision": 0 }),
-    );
-    let checkpoint = saved["checkpoint"].clone();
+    let checkpoint = agent
+        .call::<methods::CheckpointsSave>(save(&sid, &branch, draft, 0))
+        .checkpoint;
     // A wrong SHA-256 or another session's id is refused with its code, and marks nothing; an
     // observer shows nothing to a person, so it may not mark.
     let other = open_session(&host, &mut agent);
     let mut watcher = host.connect("e2e-watch", &[Role::Observer]);
+    let seen_params = |session: &SessionId, id: CheckpointId, sha: &str| SeenCheckpointParams {
+        session_id: session.clone(),
+        checkpoint_id: id,
+        sha256: sha.into(),
+    };
     let cases = [
-        (false, &sid, json!("00"), "CHECKPOINT_NOT_FOUND"),
+        (false, &sid, "00", "CHECKPOINT_NOT_FOUND"),
         (
             false,
             &other,
-            checkpoint["sha256"].clone(),
+            checkpoint.sha256.as_str(),
             "CHECKPOINT_NOT_FOUND",
         ),
-        (true, &sid, checkpoint["sha256"].clone(), "ROLE_FORBIDDEN"),
+        (true, &sid, checkpoint.sha256.as_str(), "ROLE_FORBIDDEN"),
     ];
     for (as_observer, session, sha, code) in cases {
         let conn = if as_observer { &mut watcher } else { &mut pi };
-        let refused = conn
-            .try_call_json(
-                "checkpoints.seen",
-                json!({ "sessionId": session, "checkpointId": checkpoint["checkpointId"], "sha256": sha }),
-            )
-            .expect_err("refused");
+        let refused = conn.call_err::<methods::CheckpointsSeen>(seen_params(
+            session,
+            checkpoint.checkpoint_id,
+            sha,
+        ));
         assert_eq!(
-            refused.stable_code().map(planhost_core::ErrorCode::as_str),
+            refused.stable_code().map(ErrorCode::as_str),
             Some(code),
             "{session} {sha}: {refused:?}"
         );
     }
-    let seen = pi.call_json(
-        "checkpoints.seen",
-        json!({ "sessionId": sid, "checkpointId": checkpoint["checkpointId"], "sha256": checkpoint["sha256"] }),
+    let seen = pi.call::<methods::CheckpointsSeen>(seen_params(
+        &sid,
+        checkpoint.checkpoint_id,
+        &checkpoint.sha256,
+    ));
+    assert!(seen.seen_at.is_some(), "{seen:?}");
+    assert_eq!(
+        seen.seen_by.as_ref().map(|by| by.client.as_str()),
+        Some("pi-planhost"),
+        "{seen:?}"
     );
-    assert!(seen["seenAt"].is_i64(), "{seen}");
-    assert_eq!(seen["seenBy"]["client"], "pi-planhost", "{seen}");
     // Later, by the host's own clock: no sleep.
     host.test_clock().advance(10);
 
     // A later draft nobody was shown, then the plan.
-    agent.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": "# Plan\n\nunseen\n", "expectedRevision": 1 }),
-    );
+    agent.call::<methods::CheckpointsSave>(save(&sid, &branch, "# Plan\n\nunseen\n", 1));
     let plan = "# Plan\n\n1. Write `out.txt`.\n2. Run the linter on `src/`.\n3. Run the tests.\n";
     let second = submit(&mut agent, &sid, "submit-2", "Second", plan);
-    let detail = agent.call_json("plans.get", json!({ "proposalId": second["proposalId"] }));
+    let detail = agent.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: second.proposal_id.clone(),
+    });
+    let last_seen = detail
+        .last_seen
+        .as_ref()
+        .unwrap_or_else(|| panic!("the plan has a last seen draft: {detail:?}"));
     assert_eq!(
-        detail["lastSeen"]["checkpoint"]["checkpointId"], checkpoint["checkpointId"],
-        "{detail}"
+        last_seen.checkpoint.checkpoint_id, checkpoint.checkpoint_id,
+        "{detail:?}"
     );
-    assert_eq!(detail["lastSeen"]["markdown"], draft, "{detail}");
+    assert_eq!(last_seen.markdown, draft, "{detail:?}");
 
     let result = run_scenario(
         &host,
         "diff_since_seen_draft",
-        json!({ "approvalId": second["proposalId"] }),
+        json!({ "approvalId": second.proposal_id }),
     );
     let has = |lines: &Value, text: &str| {
         lines.as_array().is_some_and(|ls| {
@@ -281,7 +325,7 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     assert_eq!(result["seen"]["count"], 1, "{result:#}");
     let label = result["seen"]["label"].as_str().unwrap_or_default();
     assert!(
-        label.contains(&checkpoint["revision"].to_string()) && label.contains("pi-planhost"),
+        label.contains(&checkpoint.revision.to_string()) && label.contains("pi-planhost"),
         "the label names the revision and where it was shown: {result:#}"
     );
     assert!(

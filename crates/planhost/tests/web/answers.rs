@@ -9,56 +9,86 @@
 
 use std::path::PathBuf;
 
-use planhost_core::Role;
+use planhost_core::{
+    AskId, EntryId, HostTool, PermissionDecision, PermissionMode, PublicationState,
+    PublicationStatus, Role, SessionId, TurnId,
+};
+use planhost_protocol::{
+    AsksFilter, BranchRef, ConfigureParams, DecisionKind, ExecuteResult, PermissionAsk,
+    PublicationInfo, PublicationsFilter, RequestOutcome, RequestPublicationParams,
+    SaveCheckpointParams, TurnOutcome, methods,
+};
 use serde_json::{Value, json};
 
 use crate::browser::{browser_scenario, run_scenario};
 use crate::support::{
-    Conn, WebHost, agent, assert_resolved_by_the_page, open_session, plan_session,
+    Conn, WebHost, agent, assert_resolved_by_the_page, open_session, params, plan_session,
 };
+
+/// The branch `root/{entry}` of a session.
+fn branch(sid: &SessionId, entry: &str) -> BranchRef {
+    BranchRef {
+        session_id: sid.clone(),
+        branch_path: vec![EntryId::from("root"), EntryId::from(entry)],
+    }
+}
 
 /// A new session in Plan mode with one checkpoint of `markdown` on branch `root/{entry}`, and
 /// its pending publication approval.
-fn pending_publication(host: &WebHost, agent: &mut Conn, entry: &str, markdown: &str) -> Value {
+fn pending_publication(
+    host: &WebHost,
+    agent: &mut Conn,
+    entry: &str,
+    markdown: &str,
+) -> PublicationInfo {
     let sid = plan_session(host, agent);
-    let branch = json!(["root", entry]);
-    let saved = agent.call_json(
-        "checkpoints.save",
-        json!({ "sessionId": sid, "branchPath": branch, "markdown": markdown, "expectedRevision": 0 }),
-    );
-    assert_eq!(saved["checkpoint"]["revision"], 1, "{saved}");
+    let BranchRef {
+        session_id,
+        branch_path,
+    } = branch(&sid, entry);
+    let saved = agent.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+        session_id: session_id.clone(),
+        branch_path: branch_path.clone(),
+        markdown: markdown.into(),
+        expected_revision: 0,
+    });
+    assert_eq!(saved.checkpoint.revision, 1, "{saved:?}");
     assert_eq!(
-        saved["checkpoint"]["sha256"],
+        saved.checkpoint.sha256,
         planhost_core::sha256_hex(markdown.as_bytes()),
-        "{saved}"
+        "{saved:?}"
     );
-    let requested = agent.call_json(
-        "publications.request",
-        json!({ "sessionId": sid, "branchPath": branch }),
+    let requested = agent.call::<methods::PublicationsRequest>(RequestPublicationParams {
+        session_id,
+        branch_path,
+        overwrite_conflict: false,
+    });
+    assert_eq!(requested.outcome, RequestOutcome::Pending, "{requested:?}");
+    let publication = requested
+        .publication
+        .unwrap_or_else(|| panic!("a pending request has its publication"));
+    assert_eq!(
+        publication.status,
+        PublicationStatus::Pending,
+        "{publication:?}"
     );
-    assert_eq!(requested["outcome"], "pending", "{requested}");
-    let publication = requested["publication"].clone();
-    assert_eq!(publication["status"], "pending", "{publication}");
-    assert_eq!(publication["revision"], 1, "{publication}");
-    assert_eq!(publication["baseSha256"], Value::Null, "{publication}");
+    assert_eq!(publication.revision, 1, "{publication:?}");
+    assert_eq!(publication.base_sha256, None, "{publication:?}");
     publication
 }
 
 /// One publication as `publications.list` reads it back now.
-fn listed_publication(conn: &mut Conn, publication: &Value) -> Value {
-    let list = conn.call_json(
-        "publications.list",
-        json!({ "sessionId": publication["sessionId"] }),
-    );
-    list["items"]
-        .as_array()
-        .and_then(|items| {
-            items
-                .iter()
-                .find(|p| p["publicationId"] == publication["publicationId"])
-        })
+fn listed_publication(conn: &mut Conn, publication: &PublicationInfo) -> PublicationInfo {
+    let list = conn.call::<methods::PublicationsList>(PublicationsFilter {
+        session_id: Some(publication.session_id.clone()),
+        status: None,
+        limit: None,
+    });
+    list.items
+        .iter()
+        .find(|p| p.publication_id == publication.publication_id)
         .cloned()
-        .unwrap_or_else(|| panic!("publications.list has {publication}: {list}"))
+        .unwrap_or_else(|| panic!("publications.list has {publication:?}: {list:?}"))
 }
 
 /// The files under the workspace's `.pi/plans/`, sorted (none when it does not exist).
@@ -96,7 +126,7 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
     let result = run_scenario(
         &host,
         "answer_publications",
-        json!({ "approveId": approved["publicationId"], "rejectId": rejected["publicationId"] }),
+        json!({ "approveId": approved.publication_id, "rejectId": rejected.publication_id }),
     );
     // The page showed each with its binding and both answers.
     for (shown, publication) in [
@@ -104,8 +134,12 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
         (&result["before"]["rejected"], &rejected),
     ] {
         assert_eq!(shown["status"], "pending", "{result:#}");
-        assert_eq!(shown["path"], publication["relativePath"], "{result:#}");
-        assert_eq!(shown["sha256"], publication["sha256"], "{result:#}");
+        assert_eq!(
+            shown["path"],
+            publication.relative_path.as_str(),
+            "{result:#}"
+        );
+        assert_eq!(shown["sha256"], publication.sha256.as_str(), "{result:#}");
         assert_eq!(shown["revision"], "1", "{result:#}");
         assert_eq!(
             shown["buttons"],
@@ -129,10 +163,10 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
     // Approved: written with the checkpoint's exact bytes, completed, answered by the page.
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
     let done = listed_publication(&mut person, &approved);
-    assert_eq!(done["status"], "completed", "{done}");
-    assert_resolved_by_the_page(&done);
-    let relative = approved["relativePath"].as_str().expect("relativePath");
-    assert!(relative.starts_with(".pi/plans/"), "{approved}");
+    assert_eq!(done.status, PublicationStatus::Completed, "{done:?}");
+    assert_resolved_by_the_page(done.resolved_by.as_ref(), &done);
+    let relative = approved.relative_path.as_str();
+    assert!(relative.starts_with(".pi/plans/"), "{approved:?}");
     let file = host.workspace().join(relative);
     let bytes = fs_err::read(&file).expect("the published file");
     assert_eq!(
@@ -142,27 +176,19 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
     );
     assert_eq!(
         planhost_core::sha256_hex(&bytes),
-        approved["sha256"],
-        "{approved}"
+        approved.sha256,
+        "{approved:?}"
     );
-    let latest = agent.call_json(
-        "checkpoints.latest",
-        json!({ "sessionId": approved["sessionId"], "branchPath": ["root", "p1"] }),
-    );
-    assert_eq!(latest["markdown"], PUBLISHED, "{latest}");
-    let status = agent.call_json(
-        "plans.status",
-        json!({ "sessionId": approved["sessionId"], "branchPath": ["root", "p1"] }),
-    );
-    assert_eq!(status["publication"], "synced", "{status}");
+    let latest = agent.call::<methods::CheckpointsLatest>(branch(&approved.session_id, "p1"));
+    assert_eq!(latest.markdown, PUBLISHED, "{latest:?}");
+    let status = agent.call::<methods::PlansStatus>(branch(&approved.session_id, "p1"));
+    assert_eq!(status.publication, PublicationState::Synced, "{status:?}");
 
     // Rejected: nothing written, and nothing else either.
     let no = listed_publication(&mut person, &rejected);
-    assert_eq!(no["status"], "rejected", "{no}");
-    assert_resolved_by_the_page(&no);
-    let not_written = host
-        .workspace()
-        .join(rejected["relativePath"].as_str().expect("relativePath"));
+    assert_eq!(no.status, PublicationStatus::Rejected, "{no:?}");
+    assert_resolved_by_the_page(no.resolved_by.as_ref(), &no);
+    let not_written = host.workspace().join(&rejected.relative_path);
     assert!(
         !not_written.exists(),
         "{} was written",
@@ -176,43 +202,48 @@ fn pending_publications_answered_in_the_page_write_the_approved_checkpoint_exact
 }
 
 /// A session in Agent mode with permission mode `ask` and a running turn: (session, turn).
-fn asking_session(host: &WebHost, agent: &mut Conn) -> (Value, Value) {
+fn asking_session(host: &WebHost, agent: &mut Conn) -> (SessionId, TurnId) {
     let sid = open_session(host, agent);
     // The permission mode is a person's to set (`sessions.configure` needs the approver role).
     let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call_json(
-        "sessions.configure",
-        json!({ "sessionId": sid, "permissionMode": "ask" }),
-    );
-    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
+    person.call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(PermissionMode::Ask),
+        ..params::configure(&sid)
+    });
+    let turn = agent.call::<methods::TurnsBegin>(params::begin(&sid)).id;
     (sid, turn)
 }
 
 /// `tools.authorize` for a Bash call with `input`: the policy asks; the ask's id.
-fn bash_ask(agent: &mut Conn, sid: &Value, turn: &Value, call: &str, input: &Value) -> Value {
-    let asked = agent.call_json(
-        "tools.authorize",
-        json!({
-            "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": "Bash",
-            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": input,
-        }),
-    );
-    assert_eq!(asked["decision"], "ask", "{asked}");
-    asked["requestId"].clone()
+fn bash_ask(agent: &mut Conn, sid: &SessionId, turn: &TurnId, call: &str, input: &Value) -> AskId {
+    let asked = agent.call::<methods::ToolsAuthorize>(params::authorize(
+        sid,
+        turn,
+        call,
+        "Bash",
+        input.clone(),
+    ));
+    assert_eq!(asked.decision, DecisionKind::Ask, "{asked:?}");
+    asked
+        .request_id
+        .unwrap_or_else(|| panic!("an ask has its id"))
 }
 
 fn execute(
     agent: &mut Conn,
-    sid: &Value,
-    turn: &Value,
+    sid: &SessionId,
+    turn: &TurnId,
     call: &str,
     input: &Value,
-) -> Result<Value, String> {
+) -> Result<ExecuteResult, String> {
     agent
-        .try_call_json(
-            "tools.execute",
-            json!({ "sessionId": sid, "turnId": turn, "toolCallId": call, "tool": "Bash", "input": input }),
-        )
+        .try_call::<methods::ToolsExecute>(params::execute(
+            sid,
+            turn,
+            call,
+            HostTool::Bash,
+            input.clone(),
+        ))
         .map_err(|e| {
             e.stable_code()
                 .map_or_else(|| format!("{e:?}"), |c| c.as_str().to_owned())
@@ -220,13 +251,17 @@ fn execute(
 }
 
 /// One ask as `permissions.list` reads it back now.
-fn listed_ask(conn: &mut Conn, sid: &Value, request: &Value) -> Value {
-    let list = conn.call_json("permissions.list", json!({ "sessionId": sid }));
-    list["items"]
-        .as_array()
-        .and_then(|items| items.iter().find(|a| a["requestId"] == *request))
+fn listed_ask(conn: &mut Conn, sid: &SessionId, request: &AskId) -> PermissionAsk {
+    let list = conn.call::<methods::PermissionsList>(AsksFilter {
+        session_id: Some(sid.clone()),
+        status: None,
+        limit: None,
+    });
+    list.items
+        .iter()
+        .find(|a| a.request_id == *request)
         .cloned()
-        .unwrap_or_else(|| panic!("permissions.list has {request}: {list}"))
+        .unwrap_or_else(|| panic!("permissions.list has {request}: {list:?}"))
 }
 
 #[test]
@@ -305,9 +340,13 @@ fn permission_asks_answered_in_the_page_show_their_exact_input_and_let_only_the_
 
     // Over the socket: allowed by the page, and the agent's call now runs, once.
     let allowed = listed_ask(&mut agent, &allow_sid, &allow_id);
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    assert_eq!(allowed["input"], allow_input, "{allowed}");
-    assert_resolved_by_the_page(&allowed);
+    assert_eq!(
+        allowed.decision,
+        Some(PermissionDecision::Allow),
+        "{allowed:?}"
+    );
+    assert_eq!(allowed.input, allow_input, "{allowed:?}");
+    assert_resolved_by_the_page(allowed.resolved_by.as_ref(), &allowed);
     let ran = execute(
         &mut agent,
         &allow_sid,
@@ -316,7 +355,13 @@ fn permission_asks_answered_in_the_page_show_their_exact_input_and_let_only_the_
         &allow_input,
     )
     .unwrap_or_else(|e| panic!("the allowed call runs: {e}"));
-    assert_eq!(ran["output"]["exit"]["code"], 0, "{ran}");
+    assert_eq!(
+        planhost_test_support::host::params::bash_of(&ran.output)
+            .run
+            .exit,
+        planhost_core::ExitStatus::Code(0),
+        "{ran:?}"
+    );
     assert_eq!(
         fs_err::read_to_string(host.workspace().join("allowed.txt")).expect("allowed.txt"),
         "<b>&amp;</b> 'ok' 日本\n"
@@ -335,17 +380,18 @@ fn permission_asks_answered_in_the_page_show_their_exact_input_and_let_only_the_
 
     // Denied by the page: the call never runs.
     let denied = listed_ask(&mut agent, &deny_sid, &deny_id);
-    assert_eq!(denied["decision"], "deny", "{denied}");
-    assert_resolved_by_the_page(&denied);
+    assert_eq!(
+        denied.decision,
+        Some(PermissionDecision::Deny),
+        "{denied:?}"
+    );
+    assert_resolved_by_the_page(denied.resolved_by.as_ref(), &denied);
     assert_eq!(
         execute(&mut agent, &deny_sid, &deny_turn, "bash-deny", &deny_input),
         Err("TOOL_NOT_AUTHORIZED".to_owned())
     );
     assert!(!host.workspace().join("denied.txt").exists());
     for (sid, turn) in [(&allow_sid, &allow_turn), (&deny_sid, &deny_turn)] {
-        agent.call_json(
-            "turns.end",
-            json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
-        );
+        agent.call::<methods::TurnsEnd>(params::end(sid, turn, TurnOutcome::Completed));
     }
 }

@@ -3,6 +3,9 @@
 //! prepares the host over its socket, runs one browser scenario (browser/scenarios.mjs) and then
 //! asserts the host's own state over the socket.
 
+use planhost_core::{
+    ApprovalAction, ApprovalStatus, ErrorCode, Mode, PermissionMode, TargetPermissionMode,
+};
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario, run_scenario};
@@ -36,23 +39,32 @@ fn approving_with_a_mode_in_the_page_approves_with_that_permission() {
     let result = run_scenario(
         &host,
         "approve_with_mode",
-        json!({ "approvalId": approval["proposalId"], "mode": "accept-edits" }),
+        json!({ "approvalId": approval.proposal_id, "mode": "accept-edits" }),
     );
     assert_eq!(result["before"]["status"], "pending", "{result:#}");
     assert_eq!(result["before"]["forms"], 1, "{result:#}");
     assert_card(&result["after"], "approved", &result);
 
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["action"], "approve", "{approved}");
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
     assert_eq!(
-        approved["targetPermissionMode"], "accept-edits",
-        "{approved}"
+        approved.action,
+        Some(ApprovalAction::Approve),
+        "{approved:?}"
     );
-    assert_resolved_by_the_page(&approved);
-    let session = session_of(&mut agent, &approval["sessionId"]);
-    assert_eq!(session["mode"], "agent", "{session}");
-    assert_eq!(session["permissionMode"], "accept-edits", "{session}");
+    assert_eq!(
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::AcceptEdits),
+        "{approved:?}"
+    );
+    assert_resolved_by_the_page(approved.resolved_by.as_ref(), &approved);
+    let session = session_of(&mut agent, &approval.session_id);
+    assert_eq!(session.mode, Mode::Agent, "{session:?}");
+    assert_eq!(
+        session.permission_mode,
+        PermissionMode::AcceptEdits,
+        "{session:?}"
+    );
 }
 
 #[test]
@@ -65,20 +77,25 @@ fn rejecting_in_the_page_rejects() {
     let result = run_scenario(
         &host,
         "reject",
-        json!({ "approvalId": approval["proposalId"] }),
+        json!({ "approvalId": approval.proposal_id }),
     );
     assert_eq!(result["before"]["status"], "pending", "{result:#}");
     assert_card(&result["after"], "rejected", &result);
 
     let rejected = approval_of(&mut agent, &approval);
-    assert_eq!(rejected["status"], "rejected", "{rejected}");
-    assert_eq!(rejected["action"], "reject", "{rejected}");
-    assert_eq!(rejected["targetPermissionMode"], Value::Null, "{rejected}");
-    assert_resolved_by_the_page(&rejected);
-    let session = session_of(&mut agent, &approval["sessionId"]);
+    assert_eq!(rejected.status, ApprovalStatus::Rejected, "{rejected:?}");
     assert_eq!(
-        session["mode"], "plan",
-        "a rejected plan stays in Plan mode: {session}"
+        rejected.action,
+        Some(ApprovalAction::Reject),
+        "{rejected:?}"
+    );
+    assert_eq!(rejected.target_permission_mode, None, "{rejected:?}");
+    assert_resolved_by_the_page(rejected.resolved_by.as_ref(), &rejected);
+    let session = session_of(&mut agent, &approval.session_id);
+    assert_eq!(
+        session.mode,
+        Mode::Plan,
+        "a rejected plan stays in Plan mode: {session:?}"
     );
 }
 
@@ -88,7 +105,7 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let approval = pending_plan(&host, &mut agent, "Answered from the CLI", PLAN);
-    let proposal = approval["proposalId"].as_str().expect("proposal id");
+    let proposal = approval.proposal_id.as_str();
 
     let mut browser = Browser::start(
         &host,
@@ -102,7 +119,7 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
         .as_str()
         .and_then(|d| d.parse().ok())
         .unwrap_or_else(|| panic!("time.deadline[datetime] is RFC 3339: {seen}"));
-    let expires = approval["expiresAt"].as_i64().expect("expiresAt");
+    let expires = approval.expires_at.0;
     assert!(
         (shown.as_millisecond() - expires).abs() < 1000,
         "the page's deadline {shown} is the approval's expiresAt {expires}: {seen}"
@@ -114,7 +131,7 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
     // The page showed the answer by itself; now a new plan (another session) must appear too.
     browser.checkpoint("answered-live");
     let second = pending_plan(&host, &mut agent, "Submitted while the page is open", PLAN);
-    browser.resume(&json!({ "newApprovalId": second["proposalId"] }));
+    browser.resume(&json!({ "newApprovalId": second.proposal_id }));
     let result = browser.result();
 
     assert_eq!(result["statusAfterReload"], "pending", "{result:#}");
@@ -139,11 +156,16 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
     assert_eq!(result["newCardsAfterReload"], 1, "{result:#}");
 
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["targetPermissionMode"], "auto", "{approved}");
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
     assert_eq!(
-        approved["resolvedBy"]["client"], "planhost-cli",
-        "{approved}"
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::Auto),
+        "{approved:?}"
+    );
+    assert_eq!(
+        approved.resolved_by.as_ref().map(|by| by.client.as_str()),
+        Some("planhost-cli"),
+        "{approved:?}"
     );
 }
 
@@ -157,14 +179,14 @@ fn an_approval_whose_deadline_passes_while_the_page_is_open_shows_expired_with_i
     let mut browser = Browser::start(
         &host,
         "expiry_seen_live",
-        json!({ "approvalId": approval["proposalId"] }),
+        json!({ "approvalId": approval.proposal_id }),
     );
     browser.checkpoint("pending-seen");
     // 31 minutes later as far as the host can tell, past the 30-minute deadline. Its expiry
     // timer re-checks after every request it serves (or after up to 30 s asleep): one request
     // makes it notice now.
     host.set_clock_offset(31 * 60 * 1000);
-    session_of(&mut agent, &approval["sessionId"]);
+    session_of(&mut agent, &approval.session_id);
     browser.resume(&json!({}));
     let result = browser.result();
 
@@ -181,9 +203,13 @@ fn an_approval_whose_deadline_passes_while_the_page_is_open_shows_expired_with_i
     );
 
     let expired = approval_of(&mut agent, &approval);
-    assert_eq!(expired["status"], "expired", "{expired}");
-    assert_eq!(expired["errorCode"], "PLAN_APPROVAL_TIMEOUT", "{expired}");
-    assert_eq!(expired["resolvedBy"], Value::Null, "{expired}");
+    assert_eq!(expired.status, ApprovalStatus::Expired, "{expired:?}");
+    assert_eq!(
+        expired.error_code,
+        Some(ErrorCode::PlanApprovalTimeout),
+        "{expired:?}"
+    );
+    assert_eq!(expired.resolved_by, None, "{expired:?}");
 }
 
 #[test]
@@ -196,7 +222,7 @@ fn a_plan_can_be_approved_with_the_keyboard_alone() {
     let result = run_scenario(
         &host,
         "keyboard_only_approval",
-        json!({ "approvalId": approval["proposalId"] }),
+        json!({ "approvalId": approval.proposal_id }),
     );
     // The form's controls are labelled; Ask is the default mode.
     let controls = result["labels"]["controls"].as_array().expect("controls");
@@ -245,12 +271,13 @@ fn a_plan_can_be_approved_with_the_keyboard_alone() {
     assert_card(&result["after"], "approved", &result);
 
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
     assert_eq!(
-        approved["targetPermissionMode"], "accept-edits",
-        "{approved}"
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::AcceptEdits),
+        "{approved:?}"
     );
-    assert_resolved_by_the_page(&approved);
+    assert_resolved_by_the_page(approved.resolved_by.as_ref(), &approved);
 }
 
 #[test]
@@ -263,7 +290,7 @@ fn a_chinese_browser_gets_the_chinese_page_and_can_switch_to_english() {
     let result = run_scenario(
         &host,
         "chinese_locale",
-        json!({ "approvalId": approval["proposalId"], "locale": "zh-CN" }),
+        json!({ "approvalId": approval.proposal_id, "locale": "zh-CN" }),
     );
     assert_eq!(result["zh"]["lang"], "zh-CN", "{result:#}");
     assert_eq!(
@@ -278,7 +305,10 @@ fn a_chinese_browser_gets_the_chinese_page_and_can_switch_to_english() {
         zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
         "the Chinese Approve button says it in Chinese: {result:#}"
     );
-    assert_eq!(approval_of(&mut agent, &approval)["status"], "pending");
+    assert_eq!(
+        approval_of(&mut agent, &approval).status,
+        ApprovalStatus::Pending
+    );
 }
 
 #[test]
@@ -294,8 +324,8 @@ fn a_second_submission_shows_what_changed_since_the_first_plan() {
         "First",
         "# Plan\n\n1. Write `out.txt`.\n2. Run the tests.\n",
     );
-    let rejected = resolve(&host, &first, "reject");
-    assert_eq!(rejected["status"], "rejected", "{rejected}");
+    let rejected = resolve(&host, &first, ApprovalAction::Reject);
+    assert_eq!(rejected.status, ApprovalStatus::Rejected, "{rejected:?}");
     let second = submit(
         &mut agent,
         &sid,
@@ -307,7 +337,7 @@ fn a_second_submission_shows_what_changed_since_the_first_plan() {
     let result = run_scenario(
         &host,
         "diff_since_last_plan",
-        json!({ "approvalId": second["proposalId"], "firstApprovalId": first["proposalId"] }),
+        json!({ "approvalId": second.proposal_id, "firstApprovalId": first.proposal_id }),
     );
     assert_eq!(result["firstCards"], 0, "{result:#}");
     assert_eq!(result["diffs"], 1, "the second card has a diff: {result:#}");
@@ -335,7 +365,7 @@ fn without_javascript_the_approve_form_posts_same_origin_redirects_with_303_and_
     let result = run_scenario(
         &host,
         "approve_without_javascript",
-        json!({ "approvalId": approval["proposalId"], "mode": "auto" }),
+        json!({ "approvalId": approval.proposal_id, "mode": "auto" }),
     );
     assert_eq!(result["before"]["status"], "pending", "{result:#}");
     assert_eq!(
@@ -364,9 +394,13 @@ fn without_javascript_the_approve_form_posts_same_origin_redirects_with_303_and_
     assert_eq!(result["emptyAfter"], 1, "{result:#}");
 
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["targetPermissionMode"], "auto", "{approved}");
-    assert_resolved_by_the_page(&approved);
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
+    assert_eq!(
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::Auto),
+        "{approved:?}"
+    );
+    assert_resolved_by_the_page(approved.resolved_by.as_ref(), &approved);
 }
 
 #[test]
@@ -379,7 +413,7 @@ fn at_phone_width_the_approve_button_is_reachable_without_sideways_scrolling_and
     let result = run_scenario(
         &host,
         "phone_width_approval",
-        json!({ "approvalId": approval["proposalId"] }),
+        json!({ "approvalId": approval.proposal_id }),
     );
     for at in ["before", "atButton"] {
         let m = &result[at];
@@ -402,9 +436,13 @@ fn at_phone_width_the_approve_button_is_reachable_without_sideways_scrolling_and
     assert_card(&result["after"], "approved", &result);
 
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
-    assert_eq!(approved["targetPermissionMode"], "ask", "{approved}");
-    assert_resolved_by_the_page(&approved);
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
+    assert_eq!(
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::Ask),
+        "{approved:?}"
+    );
+    assert_resolved_by_the_page(approved.resolved_by.as_ref(), &approved);
 }
 
 /// A plan with a script, a `javascript:` link and an image with an `onerror` handler.
@@ -424,7 +462,7 @@ fn a_plan_with_scripts_links_and_raw_html_renders_inert() {
     let result = run_scenario(
         &host,
         "xss_plan_is_inert",
-        json!({ "approvalId": approval["proposalId"] }),
+        json!({ "approvalId": approval.proposal_id }),
     );
     assert_eq!(result["pwned"], Value::Null, "nothing ran: {result:#}");
     assert_eq!(result["dialogs"], json!([]), "{result:#}");
@@ -444,5 +482,8 @@ fn a_plan_with_scripts_links_and_raw_html_renders_inert() {
         result["raw"], HOSTILE_PLAN,
         "the raw view shows the exact bytes: {result:#}"
     );
-    assert_eq!(approval_of(&mut agent, &approval)["status"], "pending");
+    assert_eq!(
+        approval_of(&mut agent, &approval).status,
+        ApprovalStatus::Pending
+    );
 }

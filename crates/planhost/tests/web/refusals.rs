@@ -4,7 +4,9 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 
-use serde_json::{Value, json};
+use planhost_core::{ApprovalStatus, TargetPermissionMode};
+use planhost_protocol::ApprovalInfo;
+use serde_json::json;
 
 use crate::http::{HttpResponse, Visitor, form, http, log_in};
 use crate::support::{
@@ -22,11 +24,11 @@ fn get(host: &WebHost, path: &str, extra: &[(&str, &str)]) -> HttpResponse {
 /// `POST /approvals/ID` as a form, with exactly `headers` (Host included).
 fn post_answer(
     host: &WebHost,
-    approval: &Value,
+    approval: &ApprovalInfo,
     headers: &[(&str, &str)],
     fields: &[(&str, &str)],
 ) -> HttpResponse {
-    let id = approval["proposalId"].as_str().expect("proposal id");
+    let id = approval.proposal_id.as_str();
     http(
         host,
         "POST",
@@ -159,8 +161,8 @@ fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
         }
         post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
         assert_eq!(
-            approval_of(&mut agent, &approval)["status"],
-            "pending",
+            approval_of(&mut agent, &approval).status,
+            ApprovalStatus::Pending,
             "still pending after a POST from Origin {origin:?}"
         );
     }
@@ -178,8 +180,8 @@ fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
         _ => no_cookie.assert_refusal(403, "forbidden"),
     }
     let still = approval_of(&mut agent, &approval);
-    assert_eq!(still["status"], "pending", "{still}");
-    assert_eq!(still["resolvedBy"], Value::Null, "{still}");
+    assert_eq!(still.status, ApprovalStatus::Pending, "{still:?}");
+    assert_eq!(still.resolved_by, None, "{still:?}");
 }
 
 #[test]
@@ -205,8 +207,8 @@ fn a_post_without_the_csrf_value_is_refused_and_one_with_it_approves() {
     ] {
         post_answer(&host, &approval, &headers, &fields).assert_refusal(403, "forbidden");
         assert_eq!(
-            approval_of(&mut agent, &approval)["status"],
-            "pending",
+            approval_of(&mut agent, &approval).status,
+            ApprovalStatus::Pending,
             "{fields:?}"
         );
     }
@@ -225,12 +227,13 @@ fn a_post_without_the_csrf_value_is_refused_and_one_with_it_approves() {
     assert!(answered.status < 400, "{answered:#?}");
     answered.assert_no_cors();
     let approved = approval_of(&mut agent, &approval);
-    assert_eq!(approved["status"], "approved", "{approved}");
+    assert_eq!(approved.status, ApprovalStatus::Approved, "{approved:?}");
     assert_eq!(
-        approved["targetPermissionMode"], "accept-edits",
-        "{approved}"
+        approved.target_permission_mode,
+        Some(TargetPermissionMode::AcceptEdits),
+        "{approved:?}"
     );
-    assert_resolved_by_the_page(&approved);
+    assert_resolved_by_the_page(approved.resolved_by.as_ref(), &approved);
 }
 
 #[test]

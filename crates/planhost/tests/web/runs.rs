@@ -5,11 +5,15 @@
 //! pending and the attempt is on record. The same post from this test process (no run of the
 //! host) still approves.
 
-use serde_json::{Value, json};
+use planhost_core::{ApprovalStatus, AuditAction, HostTool, PermissionMode};
+use planhost_protocol::{
+    AuditEntry, AuditFilter, ConfigureParams, DecisionKind, TurnOutcome, methods,
+};
+use serde_json::json;
 
 use crate::http::{Visitor, form, http, log_in};
 use crate::support::{
-    Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session,
+    Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session, params,
     pending_plan, poll_until,
 };
 
@@ -19,10 +23,7 @@ fn the_agents_bash_cannot_approve_on_the_page_and_a_person_still_can() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let approval = pending_plan(&host, &mut agent, "Approve me over HTTP", PLAN);
-    let id = approval["proposalId"]
-        .as_str()
-        .expect("proposal id")
-        .to_owned();
+    let id = approval.proposal_id.to_string();
     let Visitor { csrf, .. } = log_in(&host, &host.token);
     let hp = host.host_port();
     let origin = host.origin();
@@ -36,10 +37,10 @@ fn the_agents_bash_cannot_approve_on_the_page_and_a_person_still_can() {
     // set by a person): it reads the token from web.json itself and posts the answer.
     let working = open_session(&host, &mut agent);
     let mut person = host.connect("e2e-person", &[planhost_core::Role::Approver]);
-    person.call_json(
-        "sessions.configure",
-        json!({ "sessionId": working, "permissionMode": "auto" }),
-    );
+    person.call::<methods::SessionsConfigure>(ConfigureParams {
+        permission_mode: Some(PermissionMode::Auto),
+        ..params::configure(&working)
+    });
     let web_json = host.state_dir().join("web.json");
     let script = format!(
         r#"token=$(grep -o '"token": *"[0-9a-f]*"' '{web_json}' | grep -o '[0-9a-f]\{{64\}}')
@@ -55,54 +56,56 @@ cat <&3
     let script_path = host.workspace().join("approve.sh");
     fs_err::write(&script_path, script).expect("write the script");
     let input = json!({ "command": format!("bash '{}'", script_path.display()) });
-    let turn = agent.call_json("turns.begin", json!({ "sessionId": working }))["id"].clone();
-    let allowed = agent.call_json(
-        "tools.authorize",
-        json!({
-            "sessionId": working, "turnId": turn, "toolCallId": "bash-1", "toolName": "Bash",
-            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" },
-            "input": input,
-        }),
-    );
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let result = agent.call_json(
-        "tools.execute",
-        json!({
-            "sessionId": working, "turnId": turn, "toolCallId": "bash-1", "tool": "Bash",
-            "input": input,
-        }),
-    );
-    let text = result.to_string();
-    assert!(text.contains("HTTP/1.1 403"), "refused with 403: {result}");
-    assert!(text.contains("ROLE_APPROVER_REFUSED"), "{result}");
-    assert!(text.contains(r#"id=\"approver-refused\""#), "{result}");
-    agent.call_json(
-        "turns.end",
-        json!({ "sessionId": working, "turnId": turn, "outcome": "completed" }),
-    );
+    let turn = agent
+        .call::<methods::TurnsBegin>(params::begin(&working))
+        .id;
+    let allowed = agent.call::<methods::ToolsAuthorize>(params::authorize(
+        &working,
+        &turn,
+        "bash-1",
+        "Bash",
+        input.clone(),
+    ));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let result = agent.call::<methods::ToolsExecute>(params::execute(
+        &working,
+        &turn,
+        "bash-1",
+        HostTool::Bash,
+        input,
+    ));
+    // The whole result as JSON text: the page's answer is somewhere in the command's output.
+    let text = serde_json::to_string(&result).expect("the result as JSON");
+    assert!(text.contains("HTTP/1.1 403"), "refused with 403: {text}");
+    assert!(text.contains("ROLE_APPROVER_REFUSED"), "{text}");
+    assert!(text.contains(r#"id=\"approver-refused\""#), "{text}");
+    agent.call::<methods::TurnsEnd>(params::end(&working, &turn, TurnOutcome::Completed));
 
     // Nothing changed, and the attempt is on record as a refused approver.
     let now = approval_of(&mut agent, &approval);
-    assert_eq!(now["status"], "pending", "{now}");
-    assert_eq!(now["version"], approval["version"], "{now}");
-    let row: Value = poll_until(
+    assert_eq!(now.status, ApprovalStatus::Pending, "{now:?}");
+    assert_eq!(now.version, approval.version, "{now:?}");
+    let row: AuditEntry = poll_until(
         "the refused approver's audit row",
         budget.left("the audit row"),
         || {
-            let audit = agent.call_json("audit.list", json!({ "limit": 10_000 }));
-            audit["items"]
-                .as_array()?
-                .iter()
-                .find(|row| row["action"] == "connection.role_refused")
-                .cloned()
+            let audit = agent.call::<methods::AuditList>(AuditFilter {
+                session_id: None,
+                limit: Some(10_000),
+            });
+            audit
+                .items
+                .into_iter()
+                .find(|row| row.action == AuditAction::RoleRefused)
         },
     );
-    let detail = &row["detail"];
-    assert_eq!(detail["client"], "planhost-web", "{row}");
-    assert_eq!(detail["code"], "ROLE_APPROVER_REFUSED", "{row}");
+    // The row's detail is untyped JSON in the protocol.
+    let detail = &row.detail;
+    assert_eq!(detail["client"], "planhost-web", "{row:?}");
+    assert_eq!(detail["code"], "ROLE_APPROVER_REFUSED", "{row:?}");
     assert!(
         ["run_marker", "run_cgroup", "under_host"].contains(&detail["why"].as_str().unwrap_or("")),
-        "{row}"
+        "{row:?}"
     );
 
     // The same post from this test process, which is no run of the host (it holds an agent
@@ -121,6 +124,6 @@ cat <&3
     );
     assert_eq!(answered.status, 303, "{answered:#?}");
     let now = approval_of(&mut agent, &approval);
-    assert_eq!(now["status"], "approved", "{now}");
-    assert_resolved_by_the_page(&now);
+    assert_eq!(now.status, ApprovalStatus::Approved, "{now:?}");
+    assert_resolved_by_the_page(now.resolved_by.as_ref(), &now);
 }

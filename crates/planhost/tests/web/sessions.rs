@@ -4,11 +4,13 @@
 //! prepares the host over its socket, runs one browser scenario (browser/scenarios.mjs) and then
 //! asserts the host's own state over the socket.
 
+use planhost_core::{Mode, PlanState, PolicyPreset, ShellId};
+use planhost_protocol::methods;
 use serde_json::{Value, json};
 
 use crate::browser::{browser_scenario, run_scenario};
 use crate::http::{Visitor, form, http, log_in};
-use crate::support::{WebHost, agent, open_session, session_of};
+use crate::support::{WebHost, agent, open_session, params, session_of};
 
 /// The values of a select's options as the scenario saw them.
 fn option_values(options: &Value) -> Vec<&str> {
@@ -59,7 +61,7 @@ fn choosing_strict_in_the_page_sets_the_sessions_preset() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
-    assert_eq!(session_of(&mut agent, &sid)["policyPreset"], Value::Null);
+    assert_eq!(session_of(&mut agent, &sid).policy_preset, None);
     let result = run_scenario(
         &host,
         "preset_change",
@@ -84,7 +86,10 @@ fn choosing_strict_in_the_page_sets_the_sessions_preset() {
         "{result:#}"
     );
     assert_eq!(error_codes(after), Vec::<&str>::new(), "{result:#}");
-    assert_eq!(session_of(&mut agent, &sid)["policyPreset"], "strict");
+    assert_eq!(
+        session_of(&mut agent, &sid).policy_preset,
+        Some(PolicyPreset::Strict)
+    );
 }
 
 #[test]
@@ -93,7 +98,7 @@ fn choosing_bash_in_the_page_pins_it_on_the_session() {
     let host = WebHost::start(&budget);
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
-    assert_eq!(session_of(&mut agent, &sid)["shellId"], Value::Null);
+    assert_eq!(session_of(&mut agent, &sid).shell_id, None);
 
     let result = run_scenario(
         &host,
@@ -136,7 +141,7 @@ fn choosing_bash_in_the_page_pins_it_on_the_session() {
     assert_eq!(error_codes(after), Vec::<&str>::new(), "{result:#}");
 
     let session = session_of(&mut agent, &sid);
-    assert_eq!(session["shellId"], "bash", "{session}");
+    assert_eq!(session.shell_id, Some(ShellId::Bash), "{session:?}");
 }
 
 #[test]
@@ -146,7 +151,7 @@ fn a_shell_the_host_refuses_shows_its_code_and_leaves_the_session_unchanged() {
     let mut agent = agent(&host);
     let sid = open_session(&host, &mut agent);
     let before = session_of(&mut agent, &sid);
-    assert_eq!(before["shellId"], Value::Null, "{before}");
+    assert_eq!(before.shell_id, None, "{before:?}");
 
     // cmd is a catalog id of Windows: not offered on this platform, so forced into the select.
     let result = run_scenario(
@@ -171,7 +176,7 @@ fn a_shell_the_host_refuses_shows_its_code_and_leaves_the_session_unchanged() {
     );
 
     let session = session_of(&mut agent, &sid);
-    assert_eq!(session["shellId"], before["shellId"], "{session}");
+    assert_eq!(session.shell_id, before.shell_id, "{session:?}");
 }
 
 #[test]
@@ -181,8 +186,8 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
     let mut agent = agent(&host);
     let idle = open_session(&host, &mut agent);
     let busy = open_session(&host, &mut agent);
-    let turn = agent.call_json("turns.begin", json!({ "sessionId": busy }))["id"].clone();
-    assert_eq!(session_of(&mut agent, &idle)["mode"], "agent");
+    let turn = agent.call::<methods::TurnsBegin>(params::begin(&busy)).id;
+    assert_eq!(session_of(&mut agent, &idle).mode, Mode::Agent);
 
     let result = run_scenario(
         &host,
@@ -221,15 +226,15 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
         "{result:#}"
     );
     let switched = session_of(&mut agent, &idle);
-    assert_eq!(switched["mode"], "plan", "{switched}");
-    assert_eq!(switched["planState"], "planning", "{switched}");
+    assert_eq!(switched.mode, Mode::Plan, "{switched:?}");
+    assert_eq!(switched.plan_state, PlanState::Planning, "{switched:?}");
 
     // The switch forged for the busy session, as the page's script would send it (cookie, the
     // page's CSRF value, same Origin, `x-planhost-fetch: 1`): the host's refusal, with its code.
     let Visitor { cookie, csrf, .. } = log_in(&host, &host.token);
     let hp = host.host_port();
     let origin = host.origin();
-    let sid = busy.as_str().expect("session id");
+    let sid = busy.as_str();
     let refused = http(
         &host,
         "POST",
@@ -251,6 +256,10 @@ fn the_agent_plan_selector_switches_an_idle_session_and_a_running_turn_refuses_i
         "the busy session's row shows SESSION_NOT_IDLE: {item}"
     );
     let still = session_of(&mut agent, &busy);
-    assert_eq!(still["mode"], "agent", "{still}");
-    assert_eq!(still["activeTurn"]["id"], turn, "{still}");
+    assert_eq!(still.mode, Mode::Agent, "{still:?}");
+    assert_eq!(
+        still.active_turn.as_ref().map(|t| &t.id),
+        Some(&turn),
+        "{still:?}"
+    );
 }

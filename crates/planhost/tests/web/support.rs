@@ -8,10 +8,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use planhost_core::Role;
-pub(crate) use planhost_test_support::host::{Captured, Conn};
+use planhost_core::{ApprovalAction, ApprovalStatus, Mode, Resolver, Role, SessionId};
+use planhost_protocol::{
+    ApprovalInfo, DecisionKind, ProposalRef, SessionInfo, TurnOutcome, methods,
+};
+pub(crate) use planhost_test_support::host::{Captured, Conn, params};
 use planhost_test_support::host::{Home, ServeOptions, Served};
-use serde_json::{Value, json};
+use serde_json::json;
 
 pub(crate) use planhost_test_support::poll_until;
 
@@ -296,14 +299,16 @@ impl WebHost {
 }
 
 /// One approval as anyone reads it back (`plans.get`).
-pub(crate) fn approval_of(conn: &mut Conn, approval: &Value) -> Value {
-    let detail = conn.call_json("plans.get", json!({ "proposalId": approval["proposalId"] }));
-    detail["approval"].clone()
+pub(crate) fn approval_of(conn: &mut Conn, approval: &ApprovalInfo) -> ApprovalInfo {
+    conn.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: approval.proposal_id.clone(),
+    })
+    .approval
 }
 
 /// A session as anyone reads it back (`sessions.get`).
-pub(crate) fn session_of(conn: &mut Conn, sid: &Value) -> Value {
-    conn.call_json("sessions.get", json!({ "sessionId": sid }))
+pub(crate) fn session_of(conn: &mut Conn, sid: &SessionId) -> SessionInfo {
+    conn.call::<methods::SessionsGet>(params::session(sid))
 }
 
 /// The agent's connection: what the tests use to make host state.
@@ -311,33 +316,37 @@ pub(crate) fn agent(host: &WebHost) -> Conn {
     host.connect("e2e-agent", &[Role::Agent, Role::Observer])
 }
 
+/// A person's connection on the socket (an approver that also observes).
+pub(crate) fn person(host: &WebHost) -> Conn {
+    host.connect("e2e-person", &[Role::Approver, Role::Observer])
+}
+
 /// The markdown the scenarios submit unless they bring their own.
 pub(crate) const PLAN: &str =
     "# Plan: web e2e\n\n1. Write `out.txt`.\n2. Run the tests.\n\n```sh\ncargo test\n```\n";
 
 /// A session in Plan mode whose agent submitted `markdown`: the pending plan approval.
-pub(crate) fn pending_plan(host: &WebHost, agent: &mut Conn, title: &str, markdown: &str) -> Value {
+pub(crate) fn pending_plan(
+    host: &WebHost,
+    agent: &mut Conn,
+    title: &str,
+    markdown: &str,
+) -> ApprovalInfo {
     let sid = plan_session(host, agent);
     submit(agent, &sid, "submit-1", title, markdown)
 }
 
 /// A new interactive session (in Agent mode, idle); its id.
-pub(crate) fn open_session(host: &WebHost, agent: &mut Conn) -> Value {
-    let session = agent.call_json(
-        "sessions.open",
-        json!({ "workspaceRoot": host.workspace().display().to_string(), "interactivity": "interactive" }),
-    );
-    session["id"].clone()
+pub(crate) fn open_session(host: &WebHost, agent: &mut Conn) -> SessionId {
+    agent
+        .call::<methods::SessionsOpen>(params::open(&host.workspace()))
+        .id
 }
 
 /// A new session, moved into Plan mode by a person; its id.
-pub(crate) fn plan_session(host: &WebHost, agent: &mut Conn) -> Value {
+pub(crate) fn plan_session(host: &WebHost, agent: &mut Conn) -> SessionId {
     let sid = open_session(host, agent);
-    let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call_json(
-        "sessions.setMode",
-        json!({ "sessionId": sid, "mode": "plan" }),
-    );
+    person(host).call::<methods::SessionsSetMode>(params::set_mode(&sid, Mode::Plan));
     sid
 }
 
@@ -345,66 +354,51 @@ pub(crate) fn plan_session(host: &WebHost, agent: &mut Conn) -> Value {
 /// the pending approval.
 pub(crate) fn submit(
     agent: &mut Conn,
-    sid: &Value,
+    sid: &SessionId,
     call: &str,
     title: &str,
     markdown: &str,
-) -> Value {
-    let turn = agent.call_json("turns.begin", json!({ "sessionId": sid }))["id"].clone();
-    let allowed = agent.call_json(
-        "tools.authorize",
-        json!({
-            "sessionId": sid, "turnId": turn, "toolCallId": call, "toolName": "SubmitPlan",
-            "batchIndex": 0, "batchSize": 1, "provenance": { "kind": "builtIn" }, "input": {},
-        }),
-    );
-    assert_eq!(allowed["decision"], "allow", "{allowed}");
-    let approval = agent.call_json(
-        "plans.submit",
-        json!({
-            "sessionId": sid, "turnId": turn, "toolCallId": call, "batchIndex": 0,
-            "batchSize": 1, "title": title, "markdown": markdown,
-            "question": "Shall I implement this plan?",
-        }),
-    );
-    assert_eq!(approval["status"], "pending", "{approval}");
-    agent.call_json(
-        "turns.end",
-        json!({ "sessionId": sid, "turnId": turn, "outcome": "completed" }),
-    );
+) -> ApprovalInfo {
+    let turn = agent.call::<methods::TurnsBegin>(params::begin(sid)).id;
+    let allowed = agent.call::<methods::ToolsAuthorize>(params::authorize(
+        sid,
+        &turn,
+        call,
+        "SubmitPlan",
+        json!({}),
+    ));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let approval =
+        agent.call::<methods::PlansSubmit>(params::submit(sid, &turn, call, title, markdown));
+    assert_eq!(approval.status, ApprovalStatus::Pending, "{approval:?}");
+    agent.call::<methods::TurnsEnd>(params::end(sid, &turn, TurnOutcome::Completed));
     approval
 }
 
 /// A person's answer over the socket (`plans.resolve` naming exactly this approval).
-pub(crate) fn resolve(host: &WebHost, approval: &Value, action: &str) -> Value {
-    let mut person = host.connect("e2e-person", &[Role::Approver, Role::Observer]);
-    person.call_json(
-        "plans.resolve",
-        json!({
-            "proposalId": approval["proposalId"], "sessionId": approval["sessionId"],
-            "turnId": approval["turnId"], "toolCallId": approval["toolCallId"],
-            "version": approval["version"], "artifactSha256": approval["artifactSha256"],
-            "action": action,
-        }),
-    )
+pub(crate) fn resolve(
+    host: &WebHost,
+    approval: &ApprovalInfo,
+    action: ApprovalAction,
+) -> ApprovalInfo {
+    person(host).call::<methods::PlansResolve>(params::resolve(approval, action))
 }
 
-/// Asserts that the web page answered this approval: `resolvedBy` is the page's own client
-/// (an approver, not one of the test's connections nor the CLI).
+/// Asserts that the web page answered this approval, ask or publication (`shown`, whose
+/// `resolvedBy` is `by`): the page's own client (an approver, not one of the test's connections
+/// nor the CLI).
 #[track_caller]
-pub(crate) fn assert_resolved_by_the_page(approval: &Value) {
-    let by = &approval["resolvedBy"];
-    let client = by["client"].as_str().unwrap_or_default();
+pub(crate) fn assert_resolved_by_the_page(by: Option<&Resolver>, shown: &impl std::fmt::Debug) {
+    let by = by.unwrap_or_else(|| panic!("resolvedBy names the web client: {shown:?}"));
+    let client = by.client.as_str();
     assert!(
         client.to_ascii_lowercase().contains("web")
             && !client.starts_with("e2e-")
             && client != "planhost-cli",
-        "resolvedBy names the web client: {approval}"
+        "resolvedBy names the web client: {shown:?}"
     );
     assert!(
-        by["roles"]
-            .as_array()
-            .is_some_and(|r| r.iter().any(|r| r == "approver")),
-        "the web client answers as an approver: {approval}"
+        by.roles.contains(&Role::Approver),
+        "the web client answers as an approver: {shown:?}"
     );
 }
