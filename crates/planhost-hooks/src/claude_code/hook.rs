@@ -188,9 +188,12 @@ fn dispatch<H: Host>(
             close_turn(host, &session, false)?;
             Ok(HookReply::nothing())
         }
+        // Claude Code is exiting (`/exit`, or the end of `claude -p`): the turn ends normally,
+        // so a plan it submitted stays pending for a person (and a resumed session picks up the
+        // answer). A Claude Code that is killed says nothing; its next prompt aborts the turn.
         "SessionEnd" => {
             let session = open(host, input)?;
-            close_turn(host, &session, true)?;
+            close_turn(host, &session, false)?;
             Ok(HookReply::nothing())
         }
         // An event planhost did not install a hook for: nothing to say.
@@ -280,9 +283,18 @@ fn turn_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<TurnId, HostE
 /// interrupted, never granted. Claude Code's plan mode puts the session in Plan.
 fn prompt<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
     let mut session = open(host, input)?;
-    if session.active_turn.is_some() {
-        close_turn(host, &session, true)?;
-        session = open(host, input)?;
+    match &session.active_turn {
+        // The approved plan's execution goes on with this prompt (a resumed `claude -p`
+        // continues it; a person redirecting the work stays within what they approved): it
+        // ends when Claude Code stops.
+        Some(turn) if turn.origin == TurnOrigin::Execution => return Ok(HookReply::nothing()),
+        // A turn Claude Code never reported ended (the person pressed Escape): aborted, so
+        // whatever it raised is interrupted, never granted.
+        Some(_) => {
+            close_turn(host, &session, true)?;
+            session = open(host, input)?;
+        }
+        None => {}
     }
     // A plan a person approved in planhost while Claude Code waited: this prompt starts its
     // execution, and the model is given the exact approved plan.
@@ -461,30 +473,36 @@ fn pre_tool_reply(verdict: &str, reason: &str, updated_input: Option<&Value>) ->
 }
 
 /// The file a Write, Edit or MultiEdit changes, when it is Claude Code's own plan file: a
-/// Markdown file directly in `~/.claude/plans/`, the directory itself real (no symlink) and the
-/// file, if it exists, a regular file. The one file planhost lets Claude Code change in Plan:
-/// Claude Code hands the plan to ExitPlanMode from it.
+/// Markdown file directly in `~/.claude/plans/`, named without `..`, where nothing on the way
+/// that exists is a symlink (`~/.claude`, `plans`) and the file, if it exists, is a regular
+/// file. The one file planhost lets Claude Code change in Plan: Claude Code hands the plan to
+/// ExitPlanMode from it, and what a person approves is planhost's own immutable copy.
 fn plan_file_target(tool: &str, input: Option<&Value>) -> Option<PathBuf> {
+    use std::path::Component;
     if !matches!(tool, "Write" | "Edit" | "MultiEdit") {
         return None;
     }
     let path = PathBuf::from(input?.get("file_path")?.as_str()?);
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-    let plans = PathBuf::from(home).join(".claude").join("plans");
-    let dir_meta = fs_err::symlink_metadata(&plans).ok()?;
-    if !dir_meta.is_dir() {
+    let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
+    let plans = home.join(".claude").join("plans");
+    let plain = path
+        .components()
+        .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if !plain || path.parent()? != plans || path.extension().is_none_or(|e| e != "md") {
         return None;
     }
-    let plans = plans.canonicalize().ok()?;
-    let name = path.file_name()?;
-    let parent = path.parent()?.canonicalize().ok()?;
-    if parent != plans || path.extension().is_none_or(|e| e != "md") {
+    let real_dir = |dir: &std::path::Path| match fs_err::symlink_metadata(dir) {
+        Ok(meta) => meta.is_dir(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if !real_dir(&home.join(".claude")) || !real_dir(&plans) {
         return None;
     }
-    let target = plans.join(name);
-    match fs_err::symlink_metadata(&target) {
+    match fs_err::symlink_metadata(&path) {
         Ok(meta) if !meta.is_file() => None,
-        Ok(_) | Err(_) => Some(target),
+        Ok(_) => Some(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(path),
+        Err(_) => None,
     }
 }
 

@@ -81,11 +81,17 @@ impl Fixture {
     /// reaches planhost through the hooks, with planhost's state directory and socket in its
     /// environment.
     pub(crate) fn claude(&self, prompt: &str, extra: &[&str]) -> Run {
+        let mut args = vec![prompt];
+        args.extend_from_slice(extra);
+        self.claude_args(&args)
+    }
+
+    /// `claude -p <args…>` (a prompt, if any, among them).
+    pub(crate) fn claude_args(&self, args: &[&str]) -> Run {
         let mut cmd = self.claude.command();
         cmd.arg("-p")
-            .arg(prompt)
+            .args(args)
             .args(["--output-format", "stream-json", "--verbose"])
-            .args(extra)
             .env("HOME", self.home())
             .env("ANTHROPIC_BASE_URL", self.model.anthropic_url())
             .env("ANTHROPIC_API_KEY", "scripted")
@@ -162,4 +168,71 @@ pub(crate) fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// What an Anthropic Messages request asks the model: the tool calls it has seen answered
+/// (name and result text, in order), and the plan file Claude Code named in plan mode.
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    pub(crate) results: Vec<(String, String)>,
+    pub(crate) plan_file: Option<String>,
+}
+
+impl Asked {
+    pub(crate) fn of(request: &planhost_test_support::ChatRequest) -> Self {
+        let messages = request.messages();
+        let mut names = std::collections::HashMap::new();
+        let mut results = Vec::new();
+        for message in messages {
+            for block in message["content"].as_array().into_iter().flatten() {
+                match block["type"].as_str() {
+                    Some("tool_use") => {
+                        names.insert(
+                            block["id"].as_str().unwrap_or_default().to_owned(),
+                            block["name"].as_str().unwrap_or_default().to_owned(),
+                        );
+                    }
+                    Some("tool_result") => {
+                        let name = names
+                            .get(block["tool_use_id"].as_str().unwrap_or_default())
+                            .cloned()
+                            .unwrap_or_default();
+                        let text = block["content"].as_str().map_or_else(
+                            || {
+                                block["content"]
+                                    .as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .filter_map(|p| p["text"].as_str())
+                                    .collect::<Vec<_>>()
+                                    .join("\n")
+                            },
+                            str::to_owned,
+                        );
+                        results.push((name, text));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let body = request.body.to_string();
+        let plan_file = ["create your plan at ", "plan file exists at "]
+            .iter()
+            .find_map(|marker| {
+                let at = body.find(marker)? + marker.len();
+                let rest = &body[at..];
+                let end = rest.find(".md")? + 3;
+                Some(rest[..end].to_owned())
+            });
+        Self { results, plan_file }
+    }
+
+    /// The text of the last result of `tool`, if any.
+    pub(crate) fn last_of(&self, tool: &str) -> Option<&str> {
+        self.results
+            .iter()
+            .rev()
+            .find(|(n, _)| n == tool)
+            .map(|(_, t)| t.as_str())
+    }
 }

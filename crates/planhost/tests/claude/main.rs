@@ -7,5 +7,6 @@
 //! Pre-install Claude Code (CI): `cargo run -p planhost-test-support --example install_claude`.
 
 mod harness;
+mod plans;
 mod scenarios;
 mod setup;
