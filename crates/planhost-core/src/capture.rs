@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use crate::{MAX_PLAN_BYTES, sha256_hex};
+use crate::{EntryId, MAX_PLAN_BYTES, sha256_hex};
 
 /// The opening delimiter line.
 pub const OPEN_DELIMITER: &str = "<proposed_plan>";
@@ -103,7 +103,7 @@ pub enum ContentBlock {
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// The unique persisted transcript entry holding the message.
-    pub entry_id: String,
+    pub entry_id: EntryId,
     /// The content blocks in order.
     pub content: Vec<ContentBlock>,
     /// How the turn ended.
@@ -118,7 +118,7 @@ pub struct AssistantMessage {
 #[serde(rename_all = "camelCase")]
 pub struct Capture {
     /// The source transcript entry.
-    pub entry_id: String,
+    pub entry_id: EntryId,
     /// [`fingerprint`] of the whole source message.
     pub fingerprint: String,
     /// Index of the plan's block in [`AssistantMessage::content`].
@@ -137,7 +137,7 @@ impl Capture {
     /// The dedup identity `(entry_id, fingerprint, block_index)`: the same entry offered again
     /// yields the same identity, so a store keyed on it never creates a second revision.
     pub fn identity(&self) -> (&str, &str, usize) {
-        (&self.entry_id, &self.fingerprint, self.block_index)
+        (self.entry_id.as_str(), &self.fingerprint, self.block_index)
     }
 }
 
@@ -329,7 +329,7 @@ fn encode(msg: &AssistantMessage, sink: &mut dyn FnMut(&[u8])) {
         sink(b",");
     };
     field(FINGERPRINT_TAG);
-    field(&msg.entry_id);
+    field(msg.entry_id.as_str());
     field(msg.stop_reason.as_str());
     field(&msg.content.len().to_string());
     for block in &msg.content {

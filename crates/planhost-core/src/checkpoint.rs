@@ -3,15 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, Result};
+use crate::{CheckpointId, CoreError, EntryId, Result};
 
 /// One stored checkpoint as the resolver needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointRef {
     /// Store id; higher is newer.
-    pub id: i64,
+    pub id: CheckpointId,
     /// The client's branch leaf when it was created.
-    pub anchor: String,
+    pub anchor: EntryId,
     /// Its branch-local revision.
     pub revision: i64,
     /// SHA-256 of its exact bytes.
@@ -22,12 +22,12 @@ pub struct CheckpointRef {
 /// checkpoints are never on the path, so they are never seen.
 pub fn latest_on_branch<'a>(
     checkpoints: &'a [CheckpointRef],
-    branch_path: &[String],
+    branch_path: &[EntryId],
 ) -> Option<&'a CheckpointRef> {
-    let on_path: std::collections::HashSet<&str> = branch_path.iter().map(String::as_str).collect();
+    let on_path: std::collections::HashSet<&EntryId> = branch_path.iter().collect();
     checkpoints
         .iter()
-        .filter(|c| on_path.contains(c.anchor.as_str()))
+        .filter(|c| on_path.contains(&c.anchor))
         .max_by_key(|c| c.id)
 }
 
@@ -179,15 +179,15 @@ mod tests {
 
     fn cp(id: i64, anchor: &str, revision: i64) -> CheckpointRef {
         CheckpointRef {
-            id,
+            id: CheckpointId(id),
             anchor: anchor.into(),
             revision,
             sha256: format!("h{id}"),
         }
     }
 
-    fn path(ids: &[&str]) -> Vec<String> {
-        ids.iter().map(|s| (*s).to_owned()).collect()
+    fn path(ids: &[&str]) -> Vec<EntryId> {
+        ids.iter().map(|s| EntryId::from(*s)).collect()
     }
 
     #[test]
@@ -196,15 +196,15 @@ mod tests {
         let all = [cp(1, "a", 1), cp(2, "b", 2), cp(3, "c", 2)];
         assert_eq!(
             latest_on_branch(&all, &path(&["root", "a", "b"])).map(|c| c.id),
-            Some(2)
+            Some(CheckpointId(2))
         );
         assert_eq!(
             latest_on_branch(&all, &path(&["root", "a", "c"])).map(|c| c.id),
-            Some(3)
+            Some(CheckpointId(3))
         );
         assert_eq!(
             latest_on_branch(&all, &path(&["root", "a"])).map(|c| c.id),
-            Some(1)
+            Some(CheckpointId(1))
         );
         assert_eq!(latest_on_branch(&all, &path(&["root"])), None);
     }

@@ -1,6 +1,6 @@
 //! The domain's refusals, each with a stable wire code.
 
-use crate::{ApprovalStatus, ExecutionState, TurnOrigin};
+use crate::{ApprovalStatus, ExecutionId, ExecutionState, ProposalId, TurnId, TurnOrigin};
 
 /// A value that is not one of an enum's wire strings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,7 +47,7 @@ pub enum CoreError {
     #[error("turn {turn_id} is not the session's active turn")]
     TurnNotActive {
         /// The turn the request named.
-        turn_id: String,
+        turn_id: TurnId,
     },
     /// The request needs a turn of another origin (e.g. SubmitPlan inside the execution turn).
     #[error("not allowed in a {0} turn")]
@@ -80,7 +80,7 @@ pub enum CoreError {
     MarkdownInvalid(&'static str),
     /// No approval has the requested proposal id.
     #[error("no plan proposal {0}")]
-    ApprovalNotFound(String),
+    ApprovalNotFound(ProposalId),
     /// The request's session, turn, tool call or version does not match the proposal (§3 rule 3).
     #[error("stale approval request: {field} does not match")]
     ApprovalStale {
@@ -115,7 +115,7 @@ pub enum CoreError {
     ToolsConflict,
     /// No live execution has that id.
     #[error("no execution {0}")]
-    ExecutionNotFound(String),
+    ExecutionNotFound(ExecutionId),
     /// The execution is in a state that does not allow this step.
     #[error("execution is {0}")]
     ExecutionStateInvalid(ExecutionState),

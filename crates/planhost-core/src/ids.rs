@@ -85,6 +85,12 @@ string_id! {
 #[serde(transparent)]
 pub struct CheckpointId(pub i64);
 
+impl std::fmt::Display for CheckpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// How a typed id prefix or suffix matched the known ids (people type shortened ids).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdMatch {

@@ -36,7 +36,7 @@ pub fn slug(title: &str) -> String {
 }
 
 /// `<slug>-<proposal id>.md`: a SubmitPlan's immutable artifact, unique by the UUID.
-pub fn artifact_file_name(title: &str, proposal_id: &str) -> String {
+pub fn artifact_file_name(title: &str, proposal_id: &crate::ProposalId) -> String {
     format!("{}-{proposal_id}.md", slug(title))
 }
 
@@ -63,7 +63,7 @@ mod tests {
         assert_eq!(slug(&"a".repeat(300)).len(), MAX_SLUG);
         assert_eq!(slug("-- x --"), "x");
         assert_eq!(
-            artifact_file_name("Add login", "id1"),
+            artifact_file_name("Add login", &"id1".into()),
             "add-login-id1.md".to_owned()
         );
     }

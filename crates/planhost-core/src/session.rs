@@ -4,16 +4,17 @@
 //! and applies exactly the returned change. Nothing here reads a clock or touches a disk.
 
 use crate::{
-    APPROVAL_TTL_MS, ApprovalAction, ApprovalStatus, Blocker, CoreError, ExecutionOutcome,
-    ExecutionState, Interactivity, Mode, PermissionMode, PlanState, Result, SubmitPlanInput,
-    TargetPermissionMode, Timestamp, TurnOrigin,
+    APPROVAL_TTL_MS, ApprovalAction, ApprovalStatus, Blocker, CoreError, ExecutionId,
+    ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionMode, PlanState, ProposalId,
+    Result, SessionId, SubmitPlanInput, TargetPermissionMode, Timestamp, ToolCallId, TurnId,
+    TurnOrigin,
 };
 
 /// The session's running turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActiveTurn {
     /// Turn id.
-    pub id: String,
+    pub id: TurnId,
     /// Who started it.
     pub origin: TurnOrigin,
 }
@@ -22,13 +23,13 @@ pub struct ActiveTurn {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalIdentity {
     /// Proposal (request) id.
-    pub proposal_id: String,
+    pub proposal_id: ProposalId,
     /// Owning session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The turn in which SubmitPlan was called.
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// The SubmitPlan tool call.
-    pub tool_call_id: String,
+    pub tool_call_id: ToolCallId,
     /// Row version; any change to the row increments it.
     pub version: i64,
 }
@@ -50,18 +51,18 @@ pub struct ApprovalView {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveExecution {
     /// Execution id.
-    pub id: String,
+    pub id: ExecutionId,
     /// Queued or running.
     pub state: ExecutionState,
     /// The execution turn, once claimed.
-    pub turn_id: Option<String>,
+    pub turn_id: Option<TurnId>,
 }
 
 /// Everything the transitions need to know about one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionView {
     /// Session id.
-    pub id: String,
+    pub id: SessionId,
     /// Durable mode.
     pub mode: Mode,
     /// Live Plan state.
@@ -115,11 +116,11 @@ impl SessionView {
         }
     }
 
-    fn require_turn(&self, turn_id: &str) -> Result<&ActiveTurn> {
+    fn require_turn(&self, turn_id: &TurnId) -> Result<&ActiveTurn> {
         match &self.active_turn {
-            Some(turn) if turn.id == turn_id => Ok(turn),
+            Some(turn) if turn.id == *turn_id => Ok(turn),
             Some(_) | None => Err(CoreError::TurnNotActive {
-                turn_id: turn_id.to_owned(),
+                turn_id: turn_id.clone(),
             }),
         }
     }
@@ -173,13 +174,13 @@ pub struct TurnClose {
     /// The session state afterwards.
     pub state: SessionState,
     /// A pending approval raised in this turn that the abort interrupts.
-    pub interrupt_approval: Option<String>,
+    pub interrupt_approval: Option<ProposalId>,
     /// A running execution whose turn this was, now interrupted.
-    pub interrupt_execution: Option<String>,
+    pub interrupt_execution: Option<ExecutionId>,
 }
 
 /// Ends the active user or scheduled turn normally. A pending approval it raised stays pending.
-pub fn end_turn(view: &SessionView, turn_id: &str) -> Result<TurnClose> {
+pub fn end_turn(view: &SessionView, turn_id: &TurnId) -> Result<TurnClose> {
     let turn = view.require_turn(turn_id)?;
     match turn.origin {
         TurnOrigin::Execution => Err(CoreError::WrongTurnOrigin(turn.origin)),
@@ -193,17 +194,17 @@ pub fn end_turn(view: &SessionView, turn_id: &str) -> Result<TurnClose> {
 
 /// Aborts the active turn: an approval it raised becomes `interrupted` and Plan stops; an
 /// execution it was running becomes `interrupted` and the session stays in Agent.
-pub fn abort_turn(view: &SessionView, turn_id: &str) -> Result<TurnClose> {
+pub fn abort_turn(view: &SessionView, turn_id: &TurnId) -> Result<TurnClose> {
     view.require_turn(turn_id)?;
     let interrupt_approval = view
         .pending
         .as_ref()
-        .filter(|a| a.identity.turn_id == turn_id)
+        .filter(|a| a.identity.turn_id == *turn_id)
         .map(|a| a.identity.proposal_id.clone());
     let interrupt_execution = view
         .execution
         .as_ref()
-        .filter(|e| e.turn_id.as_deref() == Some(turn_id))
+        .filter(|e| e.turn_id.as_ref() == Some(turn_id))
         .map(|e| e.id.clone());
     let state = if interrupt_approval.is_some() {
         SessionState {
@@ -250,7 +251,11 @@ pub fn configure(view: &SessionView) -> Result<()> {
 }
 
 /// The agent's EnterPlanMode tool: alone in its batch, inside the active turn, interactive only.
-pub fn enter_plan(view: &SessionView, turn_id: &str, batch: BatchPosition) -> Result<SessionState> {
+pub fn enter_plan(
+    view: &SessionView,
+    turn_id: &TurnId,
+    batch: BatchPosition,
+) -> Result<SessionState> {
     let turn = view.require_turn(turn_id)?;
     require_alone(crate::HostTool::EnterPlanMode.as_str(), batch)?;
     view.plan_allowed(turn.origin)?;
@@ -279,7 +284,7 @@ pub struct SubmitDecision {
 /// approval or queue work; then turn, batch, mode, the one-pending rule and the input.
 pub fn submit_plan(
     view: &SessionView,
-    turn_id: &str,
+    turn_id: &TurnId,
     batch: BatchPosition,
     input: &SubmitPlanInput,
     now: Timestamp,
@@ -314,13 +319,13 @@ pub fn submit_plan(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolveRequest {
     /// Proposal id.
-    pub proposal_id: String,
+    pub proposal_id: ProposalId,
     /// Must match the proposal's session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Must match the proposal's turn.
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// Must match the proposal's SubmitPlan tool call.
-    pub tool_call_id: String,
+    pub tool_call_id: ToolCallId,
     /// When present, must equal the row version.
     pub version: Option<i64>,
     /// When present, must equal the artifact's SHA-256.
@@ -437,10 +442,10 @@ pub fn expire(approval: &ApprovalView, now: Timestamp) -> Option<SessionState> {
 }
 
 /// The worker claims the queued execution; it starts the execution turn.
-pub fn claim_execution(view: &SessionView, execution_id: &str) -> Result<()> {
+pub fn claim_execution(view: &SessionView, execution_id: &ExecutionId) -> Result<()> {
     let execution = match &view.execution {
-        Some(e) if e.id == execution_id => e,
-        Some(_) | None => return Err(CoreError::ExecutionNotFound(execution_id.to_owned())),
+        Some(e) if e.id == *execution_id => e,
+        Some(_) | None => return Err(CoreError::ExecutionNotFound(execution_id.clone())),
     };
     if execution.state != ExecutionState::Queued {
         return Err(CoreError::ExecutionStateInvalid(execution.state));
@@ -458,12 +463,12 @@ pub fn claim_execution(view: &SessionView, execution_id: &str) -> Result<()> {
 /// Finishes the live execution: running → completed or interrupted; queued → interrupted only.
 pub fn finish_execution(
     view: &SessionView,
-    execution_id: &str,
+    execution_id: &ExecutionId,
     outcome: ExecutionOutcome,
 ) -> Result<()> {
     let execution = match &view.execution {
-        Some(e) if e.id == execution_id => e,
-        Some(_) | None => return Err(CoreError::ExecutionNotFound(execution_id.to_owned())),
+        Some(e) if e.id == *execution_id => e,
+        Some(_) | None => return Err(CoreError::ExecutionNotFound(execution_id.clone())),
     };
     match (execution.state, outcome) {
         (ExecutionState::Running, _) | (ExecutionState::Queued, ExecutionOutcome::Interrupted) => {

@@ -106,12 +106,13 @@ fn enter_and_submit_must_be_alone_in_their_batch() {
     let view = in_turn(Mode::Agent, TurnOrigin::User);
     let shared = BatchPosition { index: 1, size: 2 };
     assert_eq!(
-        enter_plan(&view, "t", shared).map_err(|e| e.code().as_str()),
+        enter_plan(&view, &"t".into(), shared).map_err(|e| e.code().as_str()),
         Err("TOOL_NOT_ALONE_IN_BATCH")
     );
     let plan = in_turn(Mode::Plan, TurnOrigin::User);
     assert_eq!(
-        submit_plan(&plan, "t", shared, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
+        submit_plan(&plan, &"t".into(), shared, &plan_input(), Timestamp(0))
+            .map_err(|e| e.code().as_str()),
         Err("TOOL_NOT_ALONE_IN_BATCH")
     );
 }
@@ -119,7 +120,7 @@ fn enter_and_submit_must_be_alone_in_their_batch() {
 #[test]
 fn submit_sets_an_absolute_deadline_and_awaits_approval() {
     let plan = in_turn(Mode::Plan, TurnOrigin::User);
-    let decision = submit_plan(&plan, "t", ALONE, &plan_input(), Timestamp(5)).unwrap();
+    let decision = submit_plan(&plan, &"t".into(), ALONE, &plan_input(), Timestamp(5)).unwrap();
     assert_eq!(decision.expires_at, Timestamp(5 + APPROVAL_TTL_MS));
     assert_eq!(decision.state.plan_state, PlanState::AwaitingApproval);
 }
@@ -137,7 +138,7 @@ fn submit_checks_interactivity_before_anything_else() {
     };
     let shared = BatchPosition { index: 0, size: 3 };
     assert_eq!(
-        submit_plan(&view, "t", shared, &bad, Timestamp(0)).map_err(|e| e.code().as_str()),
+        submit_plan(&view, &"t".into(), shared, &bad, Timestamp(0)).map_err(|e| e.code().as_str()),
         Err("PLAN_REQUIRES_INTERACTIVE_SESSION")
     );
 }
@@ -146,7 +147,8 @@ fn submit_checks_interactivity_before_anything_else() {
 fn submit_outside_plan_or_with_pending_is_refused() {
     let agent = in_turn(Mode::Agent, TurnOrigin::User);
     assert_eq!(
-        submit_plan(&agent, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
+        submit_plan(&agent, &"t".into(), ALONE, &plan_input(), Timestamp(0))
+            .map_err(|e| e.code().as_str()),
         Err("PLAN_MODE_NOT_ACTIVE")
     );
     let (mut view, _) = pending_view();
@@ -155,7 +157,8 @@ fn submit_outside_plan_or_with_pending_is_refused() {
         origin: TurnOrigin::User,
     });
     assert_eq!(
-        submit_plan(&view, "t", ALONE, &plan_input(), Timestamp(0)).map_err(|e| e.code().as_str()),
+        submit_plan(&view, &"t".into(), ALONE, &plan_input(), Timestamp(0))
+            .map_err(|e| e.code().as_str()),
         Err("PLAN_APPROVAL_ALREADY_PENDING")
     );
 }
@@ -276,8 +279,11 @@ fn abort_interrupts_the_approval_raised_in_that_turn() {
         id: "t".into(),
         origin: TurnOrigin::User,
     });
-    let close = abort_turn(&view, "t").unwrap();
-    assert_eq!(close.interrupt_approval.as_deref(), Some("p"));
+    let close = abort_turn(&view, &"t".into()).unwrap();
+    assert_eq!(
+        close.interrupt_approval.as_ref().map(ProposalId::as_str),
+        Some("p")
+    );
     assert_eq!(close.state.plan_state, PlanState::Stopped);
     assert_eq!(close.state.mode, Mode::Plan);
 }
@@ -290,16 +296,17 @@ fn execution_claim_and_finish_rules() {
         state: ExecutionState::Queued,
         turn_id: None,
     });
-    assert!(claim_execution(&view, "e").is_ok());
+    assert!(claim_execution(&view, &"e".into()).is_ok());
     assert_eq!(
-        claim_execution(&view, "x").map_err(|e| e.code().as_str()),
+        claim_execution(&view, &"x".into()).map_err(|e| e.code().as_str()),
         Err("EXECUTION_NOT_FOUND")
     );
     assert_eq!(
-        finish_execution(&view, "e", ExecutionOutcome::Completed).map_err(|e| e.code().as_str()),
+        finish_execution(&view, &"e".into(), ExecutionOutcome::Completed)
+            .map_err(|e| e.code().as_str()),
         Err("EXECUTION_STATE_INVALID")
     );
-    assert!(finish_execution(&view, "e", ExecutionOutcome::Interrupted).is_ok());
+    assert!(finish_execution(&view, &"e".into(), ExecutionOutcome::Interrupted).is_ok());
 }
 
 #[test]
@@ -311,7 +318,7 @@ fn enter_plan_while_awaiting_approval_is_refused() {
         origin: TurnOrigin::User,
     });
     assert_eq!(
-        enter_plan(&view, "t", ALONE).map_err(|e| e.code().as_str()),
+        enter_plan(&view, &"t".into(), ALONE).map_err(|e| e.code().as_str()),
         Err("PLAN_APPROVAL_ALREADY_PENDING")
     );
 }

@@ -82,19 +82,24 @@ fn input(markdown: &str) -> SubmitPlanInput {
 
 /// SubmitPlan on the store, as the engine does it: rules, the artifact (create-new + fsync),
 /// then the row.
-fn submit(store: &mut Store, root: &str, session: &str, markdown: &str) -> ApprovalRecord {
+fn submit(
+    store: &mut Store,
+    root: &str,
+    session: &planhost_core::SessionId,
+    markdown: &str,
+) -> ApprovalRecord {
     let turn = store
-        .begin_turn(session, TurnOrigin::User, None, &new_id())
+        .begin_turn(session, TurnOrigin::User, None, &new_id().into())
         .unwrap();
     let ctx = SubmitContext {
-        session_id: session.into(),
+        session_id: session.clone(),
         turn_id: turn.id.clone(),
         tool_call_id: "call".into(),
         batch: BatchPosition { index: 0, size: 1 },
     };
     let input = input(markdown);
     store.check_submit(&ctx, &input).unwrap();
-    let proposal_id = new_id();
+    let proposal_id = planhost_core::ProposalId::from(new_id());
     let file_name = planhost_core::artifact_file_name(&input.title, &proposal_id);
     let written =
         planhost_fs::write_plan_artifact(Path::new(root), &file_name, markdown.as_bytes()).unwrap();
@@ -144,12 +149,14 @@ fn approve_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
             interactivity: Interactivity::Interactive,
             agent: None,
         };
-        let s = store.open_session(&open, &new_id()).unwrap().id;
+        let s = store.open_session(&open, &new_id().into()).unwrap().id;
         store.set_mode(&s, Mode::Plan).unwrap();
         let a = submit(&mut store, &root, &s, "# Plan\n1. bench\n");
         let approve = request(&a, ApprovalAction::Approve);
         let start = Instant::now();
-        store.resolve(&approve, None, &new_id(), &by).unwrap();
+        store
+            .resolve(&approve, None, &new_id().into(), &by)
+            .unwrap();
         samples.push(start.elapsed());
     }
     samples

@@ -129,7 +129,11 @@ fn edit(plan: &str, revision: usize, edits: Edits) -> String {
 }
 
 /// The text a client injects into every model call for `branch` (empty without a checkpoint).
-fn projection(store: &mut Store, session: &str, branch: &[String]) -> String {
+fn projection(
+    store: &mut Store,
+    session: &planhost_core::SessionId,
+    branch: &[planhost_core::EntryId],
+) -> String {
     match store.latest_checkpoint(session, branch).unwrap() {
         Some((record, text)) => {
             let reference = CheckpointRef {
@@ -169,7 +173,7 @@ fn run(revisions: usize, edits: Edits) {
         interactivity: Interactivity::Interactive,
         agent: None,
     };
-    let s = store.open_session(&open, &new_id()).unwrap().id;
+    let s = store.open_session(&open, &new_id().into()).unwrap().id;
     // Entering Plan also enters the handoff's planning phase.
     store.set_mode(&s, Mode::Plan).unwrap();
     assert_eq!(
@@ -177,7 +181,7 @@ fn run(revisions: usize, edits: Edits) {
         HandoffPhase::Planning
     );
     let mut body = plan();
-    let mut branch = vec!["root".to_owned()];
+    let mut branch = vec![planhost_core::EntryId::from("root")];
     let mut stored_per_revision = Vec::new();
     let mut projected = 0usize;
     let mut legacy_stored = 0usize;
@@ -185,7 +189,7 @@ fn run(revisions: usize, edits: Edits) {
         if r > 1 {
             body = edit(&body, r, edits);
         }
-        branch.push(format!("entry-{r}"));
+        branch.push(format!("entry-{r}").into());
         let before = store.blob_bytes().unwrap();
         let saved = store
             .save_checkpoint(

@@ -162,7 +162,7 @@ async fn dispatch(
         Q::AppHealth(_) => R::AppHealth(admin::health(svc)),
         Q::AppVersion(_) => R::AppVersion(admin::version(svc)),
         Q::SessionsOpen(p) => R::SessionsOpen(sessions::open(svc, p).await?),
-        Q::SessionsGet(p) => R::SessionsGet(sessions::get(svc, p.session_id.0).await?),
+        Q::SessionsGet(p) => R::SessionsGet(sessions::get(svc, p.session_id).await?),
         Q::SessionsList(p) => R::SessionsList(sessions::list(svc, p).await?),
         Q::SessionsSetMode(p) => R::SessionsSetMode(sessions::set_mode(svc, p).await?),
         Q::SessionsConfigure(p) => R::SessionsConfigure(sessions::configure(svc, p).await?),

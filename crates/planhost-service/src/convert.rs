@@ -11,11 +11,11 @@ use planhost_store::{
 
 pub(crate) fn turn(t: TurnRecord) -> TurnInfo {
     TurnInfo {
-        id: t.id.into(),
-        session_id: t.session_id.into(),
+        id: t.id,
+        session_id: t.session_id,
         origin: t.origin,
         state: t.state,
-        execution_id: t.execution_id.map(Into::into),
+        execution_id: t.execution_id,
         shell_id: t.shell_id,
         shell_dialect: t.shell_dialect,
         started_at: t.started_at,
@@ -29,10 +29,10 @@ pub(crate) fn approval(a: ApprovalRecord, workspace_root: &str) -> ApprovalInfo 
         .display()
         .to_string();
     ApprovalInfo {
-        proposal_id: a.proposal_id.into(),
-        session_id: a.session_id.into(),
-        turn_id: a.turn_id.into(),
-        tool_call_id: a.tool_call_id.into(),
+        proposal_id: a.proposal_id,
+        session_id: a.session_id,
+        turn_id: a.turn_id,
+        tool_call_id: a.tool_call_id,
         version: a.version,
         title: a.title,
         question: a.question,
@@ -49,7 +49,7 @@ pub(crate) fn approval(a: ApprovalRecord, workspace_root: &str) -> ApprovalInfo 
         artifact_path,
         artifact_sha256: a.artifact_sha256,
         artifact_size_bytes: a.artifact_size_bytes,
-        execution_id: a.execution_id.map(Into::into),
+        execution_id: a.execution_id,
         execution_state: a.execution_state,
     }
 }
@@ -58,9 +58,9 @@ pub(crate) fn approval(a: ApprovalRecord, workspace_root: &str) -> ApprovalInfo 
 pub(crate) fn execution(a: &ApprovalRecord, turn: Option<TurnRecord>) -> Option<ExecutionInfo> {
     match (&a.execution_id, a.execution_state, a.target_permission_mode) {
         (Some(id), Some(state), Some(mode)) => Some(ExecutionInfo {
-            execution_id: id.as_str().into(),
-            proposal_id: a.proposal_id.as_str().into(),
-            session_id: a.session_id.as_str().into(),
+            execution_id: id.clone(),
+            proposal_id: a.proposal_id.clone(),
+            session_id: a.session_id.clone(),
             state,
             permission_mode: mode,
             turn: turn.map(self::turn),
@@ -80,7 +80,7 @@ pub(crate) fn session(
     let live_execution = live.and_then(|(a, t)| execution(&a, t));
     let last_execution = last.and_then(|(a, t)| execution(&a, t));
     SessionInfo {
-        id: s.id.into(),
+        id: s.id,
         external_id: s.external_id,
         workspace_root: s.workspace_root,
         interactivity: s.interactivity,
@@ -109,10 +109,10 @@ pub(crate) fn audit(r: AuditRecord) -> AuditEntry {
     AuditEntry {
         id: r.id,
         at: r.at,
-        session_id: r.session_id.map(Into::into),
-        turn_id: r.turn_id.map(Into::into),
-        tool_call_id: r.tool_call_id.map(Into::into),
-        proposal_id: r.proposal_id.map(Into::into),
+        session_id: r.session_id,
+        turn_id: r.turn_id,
+        tool_call_id: r.tool_call_id,
+        proposal_id: r.proposal_id,
         action: r.action,
         detail,
     }
@@ -120,8 +120,8 @@ pub(crate) fn audit(r: AuditRecord) -> AuditEntry {
 
 pub(crate) fn publication(p: PublicationRecord) -> PublicationInfo {
     PublicationInfo {
-        publication_id: p.id.into(),
-        session_id: p.session_id.into(),
+        publication_id: p.id,
+        session_id: p.session_id,
         revision: p.revision,
         sha256: p.sha256,
         relative_path: p.relative_path,
@@ -135,12 +135,12 @@ pub(crate) fn publication(p: PublicationRecord) -> PublicationInfo {
 
 pub(crate) fn checkpoint(c: CheckpointRecord) -> CheckpointInfo {
     CheckpointInfo {
-        checkpoint_id: planhost_core::CheckpointId(c.id),
+        checkpoint_id: c.id,
         revision: c.revision,
         sha256: c.sha256,
         size_bytes: c.size_bytes,
         source: c.source,
-        anchor: c.anchor.into(),
+        anchor: c.anchor,
         created_at: planhost_core::Timestamp(c.created_at),
         seen_at: c.seen_at.map(planhost_core::Timestamp),
         seen_by: c.seen_by,

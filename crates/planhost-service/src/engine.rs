@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use planhost_core::{
-    ApprovalAction, Clock, Interactivity, ResolveRequest, Resolver, SubmitPlanInput, Timestamp,
-    TurnOrigin,
+    ApprovalAction, Clock, EntryId, ExecutionId, Interactivity, ProposalId, ResolveRequest,
+    Resolver, SessionId, SubmitPlanInput, Timestamp, TurnOrigin,
 };
 use planhost_fs::ArtifactOnDisk;
 use planhost_store::{
@@ -121,7 +121,7 @@ impl Engine {
             interactivity,
             agent,
         };
-        let session = self.store.open_session(&request, &new_id())?;
+        let session = self.store.open_session(&request, &new_id().into())?;
         match persistence {
             Some(p) if p != session.client_persistence => {
                 Ok(self.store.set_client_persistence(&session.id, p)?)
@@ -133,13 +133,13 @@ impl Engine {
     /// Begins a user or scheduled turn with its shell pinned.
     pub(crate) fn begin_turn(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         origin: TurnOrigin,
         shell: Option<&ShellPin>,
     ) -> Result<TurnRecord> {
         Ok(self
             .store
-            .begin_turn(session_id, origin, shell, &new_id())?)
+            .begin_turn(session_id, origin, shell, &new_id().into())?)
     }
 
     /// SubmitPlan: every rule is checked before the artifact is written; the artifact is written
@@ -150,14 +150,14 @@ impl Engine {
         &mut self,
         ctx: &SubmitContext,
         input: &SubmitPlanInput,
-        branch_path: Option<&[String]>,
+        branch_path: Option<&[EntryId]>,
     ) -> Result<ApprovalRecord> {
-        if branch_path.is_some_and(|b| b.last().is_none_or(String::is_empty)) {
+        if branch_path.is_some_and(|b| b.last().is_none_or(|leaf| leaf.as_str().is_empty())) {
             return Err(planhost_store::StoreError::BranchInvalid.into());
         }
         self.store.check_submit(ctx, input)?;
         let session = self.store.session(&ctx.session_id)?;
-        let proposal_id = new_id();
+        let proposal_id = ProposalId::from(new_id());
         let file_name = planhost_core::artifact_file_name(&input.title, &proposal_id);
         let artifact = planhost_fs::write_plan_artifact(
             Path::new(&session.workspace_root),
@@ -227,19 +227,21 @@ impl Engine {
                 }
             }
         }
-        Ok(self.store.resolve(request, feedback, &new_id(), by)?)
+        Ok(self
+            .store
+            .resolve(request, feedback, &new_id().into(), by)?)
     }
 
     /// Claims the queued execution, starting its turn with the shell pinned.
     pub(crate) fn claim_execution(
         &mut self,
-        session_id: &str,
-        execution_id: &str,
+        session_id: &SessionId,
+        execution_id: &ExecutionId,
         shell: Option<&ShellPin>,
     ) -> Result<TurnRecord> {
         Ok(self
             .store
-            .claim_execution(session_id, execution_id, shell, &new_id())?)
+            .claim_execution(session_id, execution_id, shell, &new_id().into())?)
     }
 }
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use planhost_core::{
-    DiskState, ErrorCode, ExitOffer, Mode, PublicationState, PublicationStatus, Resolver,
-    exit_offer, plan_title, publication_state,
+    DiskState, EntryId, ErrorCode, ExitOffer, Mode, PublicationId, PublicationState,
+    PublicationStatus, Resolver, SessionId, exit_offer, plan_title, publication_state,
 };
 use planhost_fs::{OnDisk, PublishError, Reconciled};
 use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StatusChange};
@@ -109,15 +109,15 @@ fn disk_state(on_disk: &OnDisk) -> DiskState {
 }
 
 impl Engine {
-    fn root(&mut self, session_id: &str) -> Result<String> {
+    fn root(&mut self, session_id: &SessionId) -> Result<String> {
         Ok(self.store().session(session_id)?.workspace_root)
     }
 
     /// `/plan status`: mode, branch revision, publication state against the disk, path.
     pub(crate) fn plan_status(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
     ) -> Result<PlanStatus> {
         self.settle_stale_publications();
         let session = self.store().session(session_id)?;
@@ -155,15 +155,15 @@ impl Engine {
     /// `/plan exit` before a choice: synced → exit now; otherwise the choices of seed 003.
     pub(crate) fn exit_offer(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
     ) -> Result<ExitOffer> {
         let status = self.plan_status(session_id, branch_path)?;
         Ok(exit_offer(status.revision.is_some(), status.publication))
     }
 
     /// Leaves Plan mode keeping the checkpoints and identity (Exit without publishing).
-    pub(crate) fn exit_plan(&mut self, session_id: &str) -> Result<Vec<String>> {
+    pub(crate) fn exit_plan(&mut self, session_id: &SessionId) -> Result<Vec<PublicationId>> {
         Ok(self.store().exit_plan(session_id)?)
     }
 
@@ -173,8 +173,8 @@ impl Engine {
     /// as the base, so the approval says exactly which bytes it replaces.
     pub(crate) fn start_publication(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
         overwrite: Overwrite,
     ) -> Result<PublishStart> {
         let (checkpoint, markdown) = self
@@ -204,22 +204,28 @@ impl Engine {
                     OnDisk::Missing => None,
                     OnDisk::NotAFile(_) => return Err(ServiceError::PublishedFileChanged),
                 };
-                let record =
-                    self.store()
-                        .open_publication(&new_id(), &checkpoint, path, base.as_deref())?;
+                let record = self.store().open_publication(
+                    &new_id().into(),
+                    &checkpoint,
+                    path,
+                    base.as_deref(),
+                )?;
                 Ok(PublishStart::Pending(record))
             }
             (Some(path), PublicationState::Dirty | PublicationState::Unpublished, _) => {
                 let base = status.identity.published_sha256.clone();
-                let record =
-                    self.store()
-                        .open_publication(&new_id(), &checkpoint, path, base.as_deref())?;
+                let record = self.store().open_publication(
+                    &new_id().into(),
+                    &checkpoint,
+                    path,
+                    base.as_deref(),
+                )?;
                 Ok(PublishStart::Pending(record))
             }
             (None, _, _) => {
                 let name = self.free_name(&root, &markdown, &status.identity)?;
                 let record = self.store().open_publication(
-                    &new_id(),
+                    &new_id().into(),
                     &checkpoint,
                     &format!("{PLANS_PREFIX}{name}"),
                     None,
@@ -250,7 +256,7 @@ impl Engine {
     /// exclusive create for a first publication, verify-then-rename for an update.
     pub(crate) fn resolve_publication(
         &mut self,
-        id: &str,
+        id: &PublicationId,
         approve: bool,
         by: &Resolver,
     ) -> Result<PublishOutcome> {
@@ -348,7 +354,7 @@ impl Engine {
     fn reopen(&mut self, checkpoint: &CheckpointRecord, path: &str) -> Result<PublicationRecord> {
         Ok(self
             .store()
-            .open_publication(&new_id(), checkpoint, path, None)?)
+            .open_publication(&new_id().into(), checkpoint, path, None)?)
     }
 
     fn complete(&mut self, record: &PublicationRecord, bytes: &[u8]) -> Result<PublishOutcome> {
@@ -447,8 +453,8 @@ impl Engine {
     /// revision it projects.
     pub(crate) fn projection(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
     ) -> Result<(String, Option<i64>)> {
         let live = self.store().policy_snapshot(session_id)?.live;
         let mode = match live.mode {

@@ -125,14 +125,13 @@ impl Service {
             let (fanout, policy, tools) = &hooks;
             for event in events {
                 // Before the change's caller gets its reply: caches and grants follow the state.
-                policy.invalidate(event.session_id.as_str());
+                policy.invalidate(&event.session_id);
                 match &event.body {
                     EventBody::TurnEnded { turn_id, .. } => {
-                        let session = event.session_id.as_str();
-                        tools.turn_closed(fanout, event.at, session, turn_id.as_str());
+                        tools.turn_closed(fanout, event.at, &event.session_id, turn_id);
                     }
                     EventBody::SessionUpdated { .. } => {
-                        tools.session_changed(fanout, event.at, event.session_id.as_str());
+                        tools.session_changed(fanout, event.at, &event.session_id);
                     }
                     EventBody::TurnStarted { .. }
                     | EventBody::ApprovalChanged { .. }

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use planhost_core::{Platform, ShellId};
+use planhost_core::{Platform, SessionId, ShellId};
 use planhost_exec::{effective_shell, probe};
 use planhost_protocol::{EffectiveShellInfo, ShellCatalog, ShellOptionInfo};
 use planhost_store::{SettingKey, ShellPin};
@@ -64,7 +64,10 @@ impl Shells {
     }
 
     /// The configured shell of a session (its own, else the host default).
-    pub(crate) fn configured(engine: &mut Engine, session_id: &str) -> Result<Option<ShellId>> {
+    pub(crate) fn configured(
+        engine: &mut Engine,
+        session_id: &SessionId,
+    ) -> Result<Option<ShellId>> {
         let own = engine.store().session(session_id)?.shell_id;
         match own {
             Some(id) => Ok(Some(id)),
@@ -77,14 +80,14 @@ impl Shells {
     pub(crate) fn pin_for(
         &self,
         engine: &mut Engine,
-        session_id: &str,
+        session_id: &SessionId,
     ) -> Result<Option<ShellPin>> {
         let configured = Self::configured(engine, session_id)?;
         Ok(effective_shell(self.platform, &probe(), configured)
             .ok()
             .map(|e| ShellPin {
-                id: e.id.as_str().into(),
-                dialect: e.dialect.as_str().into(),
+                id: e.id,
+                dialect: e.dialect,
             }))
     }
 }

@@ -2,8 +2,9 @@
 //! expire by deadline.
 
 use planhost_core::{
-    ApprovalAction, ApprovalStatus, BatchPosition, CoreError, ErrorCode, Resolution,
-    ResolveRequest, SubmitDecision, SubmitPlanInput, Timestamp,
+    ApprovalAction, ApprovalStatus, BatchPosition, CoreError, EntryId, ErrorCode, ExecutionId,
+    ProposalId, Resolution, ResolveRequest, SessionId, SubmitDecision, SubmitPlanInput, Timestamp,
+    ToolCallId, TurnId,
 };
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
@@ -16,11 +17,11 @@ use crate::{Result, Store, StoreError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmitContext {
     /// Session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The active turn.
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// The SubmitPlan tool call.
-    pub tool_call_id: String,
+    pub tool_call_id: ToolCallId,
     /// Its place in the assistant batch.
     pub batch: BatchPosition,
 }
@@ -63,8 +64,8 @@ impl Store {
         ctx: &SubmitContext,
         input: &SubmitPlanInput,
         artifact: &ArtifactRef,
-        proposal_id: &str,
-        checkpoint_branch: Option<&[String]>,
+        proposal_id: &ProposalId,
+        checkpoint_branch: Option<&[EntryId]>,
     ) -> Result<ApprovalRecord> {
         let size = i64::try_from(artifact.size_bytes)
             .map_err(|_| CoreError::MarkdownInvalid("is larger than 4 MiB"))?;
@@ -80,10 +81,10 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8, ?9, 1, ?10, ?11, ?12)",
             )?
             .execute(params![
-                proposal_id,
-                ctx.session_id,
-                ctx.turn_id,
-                ctx.tool_call_id,
+                proposal_id.as_str(),
+                ctx.session_id.as_str(),
+                ctx.turn_id.as_str(),
+                ctx.tool_call_id.as_str(),
                 plan_json,
                 input.title,
                 input.question,
@@ -110,7 +111,7 @@ impl Store {
             // DESIGN.md: every way a plan arrives is also a checkpoint revision, in the same
             // transaction as the approval it opens.
             if let Some(branch) = checkpoint_branch {
-                let anchor = branch.last().filter(|leaf| !leaf.is_empty()).ok_or(StoreError::BranchInvalid)?.clone();
+                let anchor = branch.last().filter(|leaf| !leaf.as_str().is_empty()).ok_or(StoreError::BranchInvalid)?.clone();
                 t.save_checkpoint_in(
                     &ctx.session_id,
                     branch,
@@ -150,7 +151,7 @@ impl Store {
         &mut self,
         request: &ResolveRequest,
         feedback: Option<&str>,
-        new_execution_id: &str,
+        new_execution_id: &ExecutionId,
         by: &planhost_core::Resolver,
     ) -> Result<ApprovalRecord> {
         // Feedback is a note for the agent after a rejection; an approval carries none, and
@@ -189,17 +190,17 @@ impl Store {
                          resolved_by = ?5 WHERE request_id = ?1 AND status = 'pending'",
                     )?
                     .execute(params![
-                        approval.proposal_id,
+                        approval.proposal_id.as_str(),
                         target.as_str(),
                         now,
-                        new_execution_id,
+                        new_execution_id.as_str(),
                         resolved_by
                     ])?;
                     t.tx.prepare_cached(
                         "UPDATE sessions SET permission_mode = ?2, updated_at = ?3 WHERE id = ?1",
                     )?
                     .execute(params![
-                        approval.session_id,
+                        approval.session_id.as_str(),
                         permission_mode.as_str(),
                         now
                     ])?;
@@ -217,7 +218,7 @@ impl Store {
                          feedback = ?2, resolved_at = ?3, updated_at = ?3, version = version + 1, \
                          resolved_by = ?4 WHERE request_id = ?1 AND status = 'pending'",
                     )?
-                    .execute(params![approval.proposal_id, feedback, now, resolved_by])?;
+                    .execute(params![approval.proposal_id.as_str(), feedback, now, resolved_by])?;
                     t.set_state(&view, *state)?;
                     t.audit(
                         subject,
@@ -294,10 +295,10 @@ impl Store {
     }
 
     /// One approval by proposal id.
-    pub fn approval(&mut self, proposal_id: &str) -> Result<ApprovalRecord> {
+    pub fn approval(&mut self, proposal_id: &ProposalId) -> Result<ApprovalRecord> {
         self.read(|t| {
             t.approval(proposal_id)?
-                .ok_or_else(|| CoreError::ApprovalNotFound(proposal_id.to_owned()).into())
+                .ok_or_else(|| CoreError::ApprovalNotFound(proposal_id.clone()).into())
         })
     }
 
@@ -319,13 +320,13 @@ impl Store {
     }
 
     /// The exact submitted SubmitPlan input, as stored in `plan_json`.
-    pub fn submitted_plan(&mut self, proposal_id: &str) -> Result<SubmitPlanInput> {
+    pub fn submitted_plan(&mut self, proposal_id: &ProposalId) -> Result<SubmitPlanInput> {
         self.read(|t| {
             let json: String =
                 t.tx.prepare_cached("SELECT plan_json FROM plan_approvals WHERE request_id = ?1")?
-                    .query_row([proposal_id], |r| r.get(0))
+                    .query_row([proposal_id.as_str()], |r| r.get(0))
                     .optional()?
-                    .ok_or_else(|| CoreError::ApprovalNotFound(proposal_id.to_owned()))?;
+                    .ok_or_else(|| CoreError::ApprovalNotFound(proposal_id.clone()))?;
             serde_json::from_str(&json).map_err(|e| crate::error::corrupt("plan_approvals", e))
         })
     }
@@ -357,7 +358,7 @@ impl ExecutionFilter {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApprovalQuery<'a> {
     /// Only this session's.
-    pub session_id: Option<&'a str>,
+    pub session_id: Option<&'a SessionId>,
     /// Only these statuses.
     pub statuses: Option<&'a [ApprovalStatus]>,
     /// Only rows whose execution is in this phase.
@@ -389,7 +390,12 @@ impl Store {
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
             let rows = stmt.query_map(
-                params![query.session_id, statuses, query.execution.code(), limit],
+                params![
+                    query.session_id.map(SessionId::as_str),
+                    statuses,
+                    query.execution.code(),
+                    limit
+                ],
                 approval_from_row,
             )?;
             rows.map(|r| r?).collect()
@@ -416,7 +422,7 @@ fn expire_row(
          version = version + 1 WHERE request_id = ?1 AND status = 'pending'",
     )?
     .execute(params![
-        approval.proposal_id,
+        approval.proposal_id.as_str(),
         ApprovalStatus::Expired.as_str(),
         ErrorCode::PlanApprovalTimeout.as_str(),
         t.now.0

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use planhost_core::Timestamp;
+use planhost_core::{SessionId, Timestamp, ToolCallId, TurnId};
 use rusqlite::{Connection, params};
 
 /// Largest batch in one transaction: bounds how long the writer holds SQLite's write lock.
@@ -25,11 +25,11 @@ pub struct AuditRow {
     /// When.
     pub at: Timestamp,
     /// Session.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Turn.
-    pub turn_id: Option<String>,
+    pub turn_id: Option<TurnId>,
     /// Tool call.
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<ToolCallId>,
     /// e.g. `tool.allow`.
     pub action: planhost_core::AuditAction,
     /// JSON detail.
@@ -211,9 +211,9 @@ fn write(conn: &Connection, batch: &[(AuditRow, Option<Done>)]) -> rusqlite::Res
         for (row, _) in batch {
             stmt.execute(params![
                 row.at.0,
-                row.session_id,
-                row.turn_id,
-                row.tool_call_id,
+                row.session_id.as_ref().map(SessionId::as_str),
+                row.turn_id.as_ref().map(TurnId::as_str),
+                row.tool_call_id.as_ref().map(ToolCallId::as_str),
                 row.action.as_str(),
                 row.detail
             ])?;

@@ -1,6 +1,6 @@
 //! The store's errors.
 
-use planhost_core::CoreError;
+use planhost_core::{CoreError, EntryId, PublicationId, SessionId, TurnId};
 
 /// Every way a store operation fails. Domain refusals pass through as [`StoreError::Core`]; the
 /// database is unchanged whenever one of these is returned, except for
@@ -12,10 +12,10 @@ pub enum StoreError {
     Core(#[from] CoreError),
     /// No session has this id (or external id).
     #[error("no session {0}")]
-    SessionNotFound(String),
+    SessionNotFound(SessionId),
     /// No turn has this id.
     #[error("no turn {0}")]
-    TurnNotFound(String),
+    TurnNotFound(TurnId),
     /// A branch path was empty (the last entry is the checkpoint's anchor).
     #[error("branchPath must name at least the current branch leaf")]
     BranchInvalid,
@@ -24,13 +24,13 @@ pub enum StoreError {
     CheckpointNotFound(String),
     /// A captured entry was offered again with different content (seed 004: one entry, one capture).
     #[error("entry {0} was already captured with other content")]
-    CaptureEntryChanged(String),
+    CaptureEntryChanged(EntryId),
     /// No publication approval has this id.
     #[error("no publication {0}")]
-    PublicationNotFound(String),
+    PublicationNotFound(PublicationId),
     /// Another publication is pending or being written for the session.
     #[error("publication {0} is still pending")]
-    PublicationOpen(String),
+    PublicationOpen(PublicationId),
     /// The publication is in a status that does not allow this step.
     #[error("publication is {status}")]
     PublicationState {

@@ -1,7 +1,9 @@
 //! The execution queue: the worker claims queued → running (starting the execution turn) and
 //! finishes completed or interrupted.
 
-use planhost_core::{ExecutionOutcome, ExecutionState, TurnOrigin, TurnState};
+use planhost_core::{
+    ExecutionId, ExecutionOutcome, ExecutionState, SessionId, TurnId, TurnOrigin, TurnState,
+};
 use rusqlite::params;
 use serde_json::json;
 
@@ -14,10 +16,10 @@ impl Store {
     /// Claims the session's queued execution and starts its turn.
     pub fn claim_execution(
         &mut self,
-        session_id: &str,
-        execution_id: &str,
+        session_id: &SessionId,
+        execution_id: &ExecutionId,
         shell: Option<&ShellPin>,
-        new_turn_id: &str,
+        new_turn_id: &TurnId,
     ) -> Result<TurnRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
@@ -35,9 +37,9 @@ impl Store {
                  updated_at = ?4, version = version + 1 WHERE execution_id = ?1",
             )?
             .execute(params![
-                execution_id,
+                execution_id.as_str(),
                 ExecutionState::Running.as_str(),
-                new_turn_id,
+                new_turn_id.as_str(),
                 t.now.0
             ])?;
             let proposal = proposal_of_execution(t, execution_id)?;
@@ -61,8 +63,8 @@ impl Store {
     /// Finishes the live execution and ends its turn.
     pub fn finish_execution(
         &mut self,
-        session_id: &str,
-        execution_id: &str,
+        session_id: &SessionId,
+        execution_id: &ExecutionId,
         outcome: ExecutionOutcome,
     ) -> Result<crate::ApprovalRecord> {
         self.transact(|t| {
@@ -73,7 +75,7 @@ impl Store {
                 "UPDATE plan_approvals SET execution_state = ?2, updated_at = ?3, version = version + 1 \
                  WHERE execution_id = ?1",
             )?
-            .execute(params![execution_id, ExecutionState::from(outcome).as_str(), t.now.0])?;
+            .execute(params![execution_id.as_str(), ExecutionState::from(outcome).as_str(), t.now.0])?;
             if let Some(turn_id) = &turn_id {
                 let state = match outcome {
                     ExecutionOutcome::Completed => TurnState::Completed,
@@ -84,7 +86,7 @@ impl Store {
             let proposal = proposal_of_execution(t, execution_id)?;
             let subject = AuditSubject {
                 session_id: Some(session_id),
-                turn_id: turn_id.as_deref(),
+                turn_id: turn_id.as_ref(),
                 proposal_id: Some(&proposal),
                 ..AuditSubject::default()
             };

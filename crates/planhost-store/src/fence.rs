@@ -3,10 +3,14 @@
 //! turns and writes audit rows. A pending interruption leaves Plan; an approved one leaves Agent.
 //! Nothing is replayed: interrupted rows are terminal.
 
-use planhost_core::{ApprovalStatus, EventBody, ExecutionState, PlanState};
+use planhost_core::{
+    ApprovalStatus, EventBody, ExecutionId, ExecutionState, PlanState, ProposalId, PublicationId,
+    SessionId, TurnId,
+};
 use rusqlite::params;
 use serde_json::json;
 
+use crate::records::IdColumn;
 use crate::tx::AuditSubject;
 use crate::{Result, Store};
 
@@ -17,11 +21,11 @@ pub const HOST_RESTARTED: &str = planhost_core::ErrorCode::HostRestarted.as_str(
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FenceReport {
     /// Proposals that were pending.
-    pub interrupted_approvals: Vec<String>,
+    pub interrupted_approvals: Vec<ProposalId>,
     /// Executions that were queued or running.
-    pub interrupted_executions: Vec<String>,
+    pub interrupted_executions: Vec<ExecutionId>,
     /// Turns that were running.
-    pub aborted_turns: Vec<String>,
+    pub aborted_turns: Vec<TurnId>,
 }
 
 impl Store {
@@ -35,7 +39,7 @@ impl Store {
     pub(crate) fn fence(&mut self) -> Result<FenceReport> {
         self.transact(|t| {
             let now = t.now.0;
-            let pending: Vec<(String, String, String, i64)> = t
+            let pending: Vec<(ProposalId, SessionId, TurnId, i64)> = t
                 .tx
                 .prepare(
                     "UPDATE plan_approvals SET status = 'interrupted', error_code = ?1, \
@@ -43,10 +47,10 @@ impl Store {
                      WHERE status = 'pending' RETURNING request_id, session_id, turn_id, expires_at",
                 )?
                 .query_map(params![HOST_RESTARTED, now], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    Ok((r.id(0)?, r.id(1)?, r.id(2)?, r.get(3)?))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
-            let executions: Vec<(String, String, String)> = t
+            let executions: Vec<(ExecutionId, SessionId, ProposalId)> = t
                 .tx
                 .prepare(
                     "UPDATE plan_approvals SET execution_state = 'interrupted', error_code = ?1, \
@@ -54,25 +58,25 @@ impl Store {
                      WHERE execution_state IN ('queued', 'running') \
                      RETURNING execution_id, session_id, request_id",
                 )?
-                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.id(0)?, r.id(1)?, r.id(2)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            let turns: Vec<(String, String)> = t
+            let turns: Vec<(TurnId, SessionId)> = t
                 .tx
                 .prepare(
                     "UPDATE turns SET state = 'aborted', ended_at = ?1 WHERE state = 'running' \
                      RETURNING id, session_id",
                 )?
-                .query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .query_map(params![now], |r| Ok((r.id(0)?, r.id(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             // A publication not yet approved is not carried across a restart; one approved (its
             // write may have happened) stays `approved` for the host to reconcile against the disk.
-            let publications: Vec<(String, String)> = t
+            let publications: Vec<(PublicationId, SessionId)> = t
                 .tx
                 .prepare(
                     "UPDATE publication_approvals SET status = 'interrupted', error_code = ?1, updated_at = ?2 \
                      WHERE status = 'pending' RETURNING id, session_id",
                 )?
-                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .query_map(params![HOST_RESTARTED, now], |r| Ok((r.id(0)?, r.id(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             for (id, session_id) in &publications {
                 let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
@@ -101,7 +105,7 @@ impl Store {
                 t.emit(
                     session_id,
                     EventBody::ApprovalChanged {
-                        proposal_id: proposal_id.as_str().into(),
+                        proposal_id: proposal_id.clone(),
                         status: ApprovalStatus::Interrupted,
                         expires_at: planhost_core::Timestamp(*expires_at),
                         error_code: Some(planhost_core::ErrorCode::HostRestarted),
@@ -123,8 +127,8 @@ impl Store {
                 t.emit(
                     session_id,
                     EventBody::ExecutionChanged {
-                        execution_id: execution_id.as_str().into(),
-                        proposal_id: proposal_id.as_str().into(),
+                        execution_id: execution_id.clone(),
+                        proposal_id: proposal_id.clone(),
                         state: ExecutionState::Interrupted,
                     },
                 )?;

@@ -20,11 +20,11 @@
 //!             interactivity: Interactivity::Interactive,
 //!             agent: None,
 //!         },
-//!         "s-1",
+//!         &"s-1".into(),
 //!     )
 //!     .unwrap();
 //! assert_eq!(session.mode, Mode::Agent);
-//! assert_eq!(store.set_mode("s-1", Mode::Plan).unwrap().mode, Mode::Plan);
+//! assert_eq!(store.set_mode(&session.id, Mode::Plan).unwrap().mode, Mode::Plan);
 //! ```
 
 /// `fail::fail_point!` with the test-only `failpoints` feature (see docs/reliability.md);

@@ -2,15 +2,15 @@
 //! the tool baseline (seeds 003 and 004), each change one transaction.
 
 use planhost_core::{
-    CheckpointRef, CoreError, EventBody, HandoffPhase, HandoffStep, Mode, ToolsConflict,
-    handoff_next, latest_on_branch, next_revision,
+    CheckpointId, CheckpointRef, CoreError, EntryId, EventBody, HandoffPhase, HandoffStep, Mode,
+    PlanId, PublicationId, SessionId, ToolsConflict, handoff_next, latest_on_branch, next_revision,
 };
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::json;
 
 use crate::blobs::{self, Stored};
-use crate::records::parse;
+use crate::records::{IdColumn, parse};
 use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
 
@@ -20,7 +20,7 @@ pub use planhost_core::CheckpointSource;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureBinding {
     /// The persisted entry id of the assistant message.
-    pub entry_id: String,
+    pub entry_id: EntryId,
     /// SHA-256 of the whole message.
     pub fingerprint: String,
     /// The content block.
@@ -36,13 +36,13 @@ pub struct CaptureBinding {
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointRecord {
     /// Store id (newer is larger).
-    pub id: i64,
+    pub id: CheckpointId,
     /// Session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Branch-local revision.
     pub revision: i64,
     /// The branch leaf it was created at.
-    pub anchor: String,
+    pub anchor: EntryId,
     /// SHA-256 of the exact bytes.
     pub sha256: String,
     /// Size of the exact bytes.
@@ -74,9 +74,9 @@ pub struct SavedCheckpoint {
 #[serde(rename_all = "camelCase")]
 pub struct PlanIdentity {
     /// Session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Stable plan id.
-    pub plan_id: String,
+    pub plan_id: PlanId,
     /// Handoff phase.
     pub phase: HandoffPhase,
     /// `.pi/plans/<name>.md` once published.
@@ -94,7 +94,7 @@ pub struct PlanIdentity {
     /// An external tool change is unresolved.
     pub tool_conflict: bool,
     /// The checkpoint a pending handoff binds.
-    pub handoff_checkpoint: Option<i64>,
+    pub handoff_checkpoint: Option<CheckpointId>,
     /// The in-process capability of a pending handoff (absent after a restart).
     pub handoff_token: Option<String>,
     /// A pending handoff survived a restart and waits for review, retry or cancel.
@@ -106,11 +106,11 @@ pub struct PlanIdentity {
 #[serde(rename_all = "camelCase")]
 pub struct PublicationRecord {
     /// Id.
-    pub id: String,
+    pub id: PublicationId,
     /// Session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The checkpoint to publish.
-    pub checkpoint_id: i64,
+    pub checkpoint_id: CheckpointId,
     /// Its revision.
     pub revision: i64,
     /// Its digest.
@@ -140,10 +140,10 @@ const CHECKPOINT_COLUMNS: &str = "id, session_id, revision, anchor, sha256, size
 fn checkpoint_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckpointRecord> {
     let source: String = r.get(6)?;
     Ok(CheckpointRecord {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
+        id: CheckpointId(r.get(0)?),
+        session_id: r.id(1)?,
         revision: r.get(2)?,
-        anchor: r.get(3)?,
+        anchor: r.id(3)?,
         sha256: r.get(4)?,
         size_bytes: r.get(5)?,
         // The column's CHECK admits only the three sources.
@@ -172,9 +172,9 @@ fn publication_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Public
     let (status, code, by): (String, Option<String>, Option<String>) =
         (r.get(7)?, r.get(8)?, r.get(9)?);
     let mut record = PublicationRecord {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
-        checkpoint_id: r.get(2)?,
+        id: r.id(0)?,
+        session_id: r.id(1)?,
+        checkpoint_id: CheckpointId(r.get(2)?),
         revision: r.get(3)?,
         sha256: r.get(4)?,
         relative_path: r.get(5)?,
@@ -199,14 +199,14 @@ fn list(json: Option<String>) -> Result<Option<Vec<String>>> {
 
 impl Tx<'_> {
     /// The session's plan identity, created on first use with a fresh plan id.
-    pub(crate) fn identity(&self, session_id: &str) -> Result<PlanIdentity> {
+    pub(crate) fn identity(&self, session_id: &SessionId) -> Result<PlanIdentity> {
         self.session(session_id)?;
         self.tx
             .prepare_cached(
                 "INSERT INTO plan_identities (session_id, plan_id, phase, created_at, updated_at) \
                  VALUES (?1, ?2, 'off', ?3, ?3) ON CONFLICT(session_id) DO NOTHING",
             )?
-            .execute(params![session_id, self.ids.new_id(), self.now.0])?;
+            .execute(params![session_id.as_str(), self.ids.new_id(), self.now.0])?;
         let row = self
             .tx
             .prepare_cached(
@@ -214,9 +214,9 @@ impl Tx<'_> {
                  tool_baseline, tool_applied, tool_conflict, handoff_checkpoint, handoff_token, handoff_restarted \
                  FROM plan_identities WHERE session_id = ?1",
             )?
-            .query_row([session_id], |r| {
+            .query_row([session_id.as_str()], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    r.id::<PlanId>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<String>>(3)?,
@@ -231,7 +231,7 @@ impl Tx<'_> {
                 ))
             })?;
         Ok(PlanIdentity {
-            session_id: session_id.to_owned(),
+            session_id: session_id.clone(),
             plan_id: row.0,
             phase: parse("plan_identities", row.1)?,
             published_path: row.2,
@@ -241,20 +241,20 @@ impl Tx<'_> {
             tool_baseline: list(row.6)?,
             tool_applied: list(row.7)?,
             tool_conflict: row.8 != 0,
-            handoff_checkpoint: row.9,
+            handoff_checkpoint: row.9.map(CheckpointId),
             handoff_token: row.10,
             handoff_restarted: row.11 != 0,
         })
     }
 
-    pub(crate) fn checkpoint_refs(&self, session_id: &str) -> Result<Vec<CheckpointRef>> {
+    pub(crate) fn checkpoint_refs(&self, session_id: &SessionId) -> Result<Vec<CheckpointRef>> {
         let mut stmt = self.tx.prepare_cached(
             "SELECT id, anchor, revision, sha256 FROM plan_checkpoints WHERE session_id = ?1",
         )?;
-        let rows = stmt.query_map([session_id], |r| {
+        let rows = stmt.query_map([session_id.as_str()], |r| {
             Ok(CheckpointRef {
-                id: r.get(0)?,
-                anchor: r.get(1)?,
+                id: CheckpointId(r.get(0)?),
+                anchor: r.id(1)?,
                 revision: r.get(2)?,
                 sha256: r.get(3)?,
             })
@@ -262,19 +262,19 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub(crate) fn checkpoint(&self, id: i64) -> Result<CheckpointRecord> {
+    pub(crate) fn checkpoint(&self, id: CheckpointId) -> Result<CheckpointRecord> {
         let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints WHERE id = ?1");
         self.tx
             .prepare_cached(&sql)?
-            .query_row([id], checkpoint_from_row)
+            .query_row([id.0], checkpoint_from_row)
             .optional()?
             .ok_or_else(|| crate::error::corrupt("plan_checkpoints", format!("no checkpoint {id}")))
     }
 
     pub(crate) fn latest(
         &self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
     ) -> Result<Option<CheckpointRecord>> {
         let refs = self.checkpoint_refs(session_id)?;
         latest_on_branch(&refs, branch_path)
@@ -284,7 +284,7 @@ impl Tx<'_> {
 
     /// Entering Plan mode starts the handoff's planning phase (seed 004), in the transaction
     /// that enters it; a phase the step does not apply to is left as it is.
-    pub(crate) fn handoff_enter(&mut self, session_id: &str) -> Result<()> {
+    pub(crate) fn handoff_enter(&mut self, session_id: &SessionId) -> Result<()> {
         let identity = self.identity(session_id)?;
         let phase = handoff_next(identity.phase, HandoffStep::Enter, ToolsConflict::None)
             .unwrap_or(identity.phase);
@@ -295,21 +295,20 @@ impl Tx<'_> {
         Ok(())
     }
 
-    fn set_phase(&mut self, session_id: &str, phase: HandoffPhase) -> Result<()> {
+    fn set_phase(&mut self, session_id: &SessionId, phase: HandoffPhase) -> Result<()> {
         self.tx
             .prepare_cached(
                 "UPDATE plan_identities SET phase = ?2, updated_at = ?3 WHERE session_id = ?1",
             )?
-            .execute(params![session_id, phase.as_str(), self.now.0])?;
+            .execute(params![session_id.as_str(), phase.as_str(), self.now.0])?;
         Ok(())
     }
 }
 
-fn require_branch(branch_path: &[String]) -> Result<&str> {
+fn require_branch(branch_path: &[EntryId]) -> Result<&EntryId> {
     branch_path
         .last()
-        .map(String::as_str)
-        .filter(|leaf| !leaf.is_empty())
+        .filter(|leaf| !leaf.as_str().is_empty())
         .ok_or(StoreError::BranchInvalid)
 }
 
@@ -319,14 +318,14 @@ impl Store {
     /// existing checkpoint without storing anything.
     pub fn save_checkpoint(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
         markdown: &str,
         expected: Option<i64>,
         source: CheckpointSource,
         capture: Option<&CaptureBinding>,
     ) -> Result<SavedCheckpoint> {
-        let anchor = require_branch(branch_path)?.to_owned();
+        let anchor = require_branch(branch_path)?.clone();
         planhost_core::SubmitPlanInput {
             title: "checkpoint".into(),
             markdown: markdown.into(),
@@ -349,8 +348,8 @@ impl Store {
     /// The newest checkpoint on the branch and its exact bytes.
     pub fn latest_checkpoint(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
+        session_id: &SessionId,
+        branch_path: &[EntryId],
     ) -> Result<Option<(CheckpointRecord, String)>> {
         self.read(|t| {
             t.session(session_id)?;
@@ -365,7 +364,7 @@ impl Store {
     }
 
     /// The exact bytes of one checkpoint.
-    pub fn checkpoint_bytes(&mut self, id: i64) -> Result<(CheckpointRecord, Vec<u8>)> {
+    pub fn checkpoint_bytes(&mut self, id: CheckpointId) -> Result<(CheckpointRecord, Vec<u8>)> {
         self.read(|t| {
             let record = t.checkpoint(id)?;
             let bytes = blobs::get(&t.tx, &record.sha256)?;
@@ -377,8 +376,8 @@ impl Store {
     /// `sha256`. Every showing is kept.
     pub fn checkpoint_seen(
         &mut self,
-        session_id: &str,
-        id: i64,
+        session_id: &SessionId,
+        id: CheckpointId,
         sha256: &str,
         by: &planhost_core::Resolver,
     ) -> Result<CheckpointRecord> {
@@ -388,9 +387,9 @@ impl Store {
             let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM plan_checkpoints WHERE id = ?1");
             let record =
                 t.tx.prepare_cached(&sql)?
-                    .query_row([id], checkpoint_from_row)
+                    .query_row([id.0], checkpoint_from_row)
                     .optional()?
-                    .filter(|r| r.session_id == session_id)
+                    .filter(|r| r.session_id == *session_id)
                     .ok_or_else(|| {
                         StoreError::CheckpointNotFound(format!(
                             "session {session_id} has no checkpoint {id}"
@@ -406,7 +405,7 @@ impl Store {
                 "INSERT INTO plan_checkpoint_views (checkpoint_id, session_id, seen_at, seen_by) \
                  VALUES (?1, ?2, ?3, ?4)",
             )?
-            .execute(params![id, session_id, t.now.0, by_json])?;
+            .execute(params![id.0, session_id.as_str(), t.now.0, by_json])?;
             t.audit(
                 AuditSubject {
                     session_id: Some(session_id),
@@ -429,7 +428,7 @@ impl Store {
     /// (the person already read exactly that text).
     pub fn last_seen_checkpoint(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         at: i64,
         other_than: &str,
     ) -> Result<Option<(CheckpointRecord, Vec<u8>)>> {
@@ -440,8 +439,8 @@ impl Store {
                     "SELECT checkpoint_id, seen_at, seen_by FROM plan_checkpoint_views \
                      WHERE session_id = ?1 AND seen_at <= ?2 ORDER BY seen_at DESC, id DESC LIMIT 1",
                 )?
-                .query_row(params![session_id, at], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                .query_row(params![session_id.as_str(), at], |r| {
+                    Ok((CheckpointId(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
                 })
                 .optional()?;
             let Some((id, seen_at, seen_by)) = view else {
@@ -465,7 +464,7 @@ impl Store {
     }
 
     /// The session's plan identity (created on first use).
-    pub fn plan_identity(&mut self, session_id: &str) -> Result<PlanIdentity> {
+    pub fn plan_identity(&mut self, session_id: &SessionId) -> Result<PlanIdentity> {
         self.transact(|t| t.identity(session_id))
     }
 
@@ -486,16 +485,15 @@ impl Tx<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn save_checkpoint_in(
         &mut self,
-        session_id: &str,
-        branch_path: &[String],
-        anchor: &str,
+        session_id: &SessionId,
+        branch_path: &[EntryId],
+        anchor: &EntryId,
         markdown: &str,
         expected: Option<i64>,
         source: CheckpointSource,
         capture: Option<&CaptureBinding>,
     ) -> Result<SavedCheckpoint> {
         let t = self;
-        let anchor = anchor.to_owned();
         let session = t.session(session_id)?;
         if session.mode != Mode::Plan {
             return Err(CoreError::PlanModeNotActive.into());
@@ -504,13 +502,13 @@ impl Tx<'_> {
         if let Some(c) = capture {
             // One persisted entry is one capture: offered again it is the same checkpoint; the
             // same entry with other content is a replay that changed, never a new revision.
-            let existing: Option<(i64, String)> =
+            let existing: Option<(CheckpointId, String)> =
                 t.tx.prepare_cached(
                     "SELECT id, capture_fingerprint FROM plan_checkpoints \
                      WHERE session_id = ?1 AND capture_entry_id = ?2",
                 )?
-                .query_row(params![session_id, c.entry_id], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
+                .query_row(params![session_id.as_str(), c.entry_id.as_str()], |r| {
+                    Ok((CheckpointId(r.get(0)?), r.get(1)?))
                 })
                 .optional()?;
             match existing {
@@ -547,20 +545,20 @@ impl Tx<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?
         .execute(params![
-            session_id,
+            session_id.as_str(),
             revision,
-            anchor,
+            anchor.as_str(),
             sha,
             size,
             source.as_str(),
-            capture.map(|c| &c.entry_id),
+            capture.map(|c| c.entry_id.as_str()),
             capture.map(|c| &c.fingerprint),
             capture.map(|c| c.block_index),
             capture.map(|c| c.start),
             capture.map(|c| c.end),
             t.now.0,
         ])?;
-        let id = t.tx.last_insert_rowid();
+        let id = CheckpointId(t.tx.last_insert_rowid());
         // A changed checkpoint requires exact reapproval (seed 003).
         t.revoke_pending_publications(session_id, planhost_core::ErrorCode::CheckpointChanged)?;
         let phase = handoff_next(identity.phase, HandoffStep::Ready, ToolsConflict::None)
@@ -581,7 +579,7 @@ impl Tx<'_> {
             EventBody::CheckpointSaved {
                 revision,
                 sha256: sha.clone(),
-                anchor: anchor.as_str().into(),
+                anchor: anchor.clone(),
             },
         )?;
         Ok(SavedCheckpoint {

@@ -3,7 +3,9 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
-use crate::records::{AuditRecord, audit_from_row};
+use planhost_core::{AskId, SessionId, ToolCallId, TurnId};
+
+use crate::records::{AuditRecord, IdColumn, audit_from_row};
 use crate::settings::{SettingKey, validate_setting};
 use crate::tx::AuditSubject;
 use crate::{Result, Store, settings};
@@ -57,13 +59,20 @@ impl Store {
     }
 
     /// Audit rows, newest first, optionally for one session.
-    pub fn audit(&mut self, session_id: Option<&str>, limit: u32) -> Result<Vec<AuditRecord>> {
+    pub fn audit(
+        &mut self,
+        session_id: Option<&SessionId>,
+        limit: u32,
+    ) -> Result<Vec<AuditRecord>> {
         self.read(|t| {
             let mut stmt = t.tx.prepare(
                 "SELECT id, at, session_id, turn_id, tool_call_id, proposal_id, action, detail \
                  FROM audit_log WHERE ?1 IS NULL OR session_id = ?1 ORDER BY id DESC LIMIT ?2",
             )?;
-            let rows = stmt.query_map(params![session_id, limit], audit_from_row)?;
+            let rows = stmt.query_map(
+                params![session_id.map(SessionId::as_str), limit],
+                audit_from_row,
+            )?;
             rows.collect::<rusqlite::Result<Vec<_>>>()?
                 .into_iter()
                 .collect()
@@ -115,13 +124,13 @@ fn dump_conn(conn: &rusqlite::Connection) -> Result<String> {
 #[derive(Debug, Clone, Copy)]
 pub struct AskRecord<'a> {
     /// Session.
-    pub session_id: &'a str,
+    pub session_id: &'a SessionId,
     /// Turn.
-    pub turn_id: &'a str,
+    pub turn_id: &'a TurnId,
     /// Tool call.
-    pub tool_call_id: &'a str,
+    pub tool_call_id: &'a ToolCallId,
     /// The ask's id.
-    pub request_id: &'a str,
+    pub request_id: &'a AskId,
     /// The tool.
     pub tool_name: &'a str,
     /// Why the policy asks.
@@ -130,12 +139,12 @@ pub struct AskRecord<'a> {
 
 impl Store {
     /// The session's running turn, if any.
-    pub fn active_turn(&mut self, session_id: &str) -> Result<Option<crate::TurnRecord>> {
+    pub fn active_turn(&mut self, session_id: &SessionId) -> Result<Option<crate::TurnRecord>> {
         self.read(|t| {
-            let id: Option<String> = t
+            let id: Option<TurnId> = t
                 .tx
                 .prepare_cached("SELECT id FROM turns WHERE session_id = ?1 AND state = 'running'")?
-                .query_row([session_id], |r| r.get(0))
+                .query_row([session_id.as_str()], |r| r.id(0))
                 .optional()?;
             match id {
                 Some(id) => t.turn(&id),
@@ -149,8 +158,8 @@ impl Store {
     pub fn record_ask(&mut self, ask: &AskRecord<'_>) -> Result<()> {
         self.transact(|t| {
             let view = t.view(ask.session_id)?;
-            if view.active_turn.as_ref().is_none_or(|turn| turn.id != ask.turn_id) {
-                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.into() }.into());
+            if view.active_turn.as_ref().is_none_or(|turn| turn.id != *ask.turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.clone() }.into());
             }
             let subject = AuditSubject {
                 session_id: Some(ask.session_id),
@@ -166,9 +175,9 @@ impl Store {
             t.emit(
                 ask.session_id,
                 planhost_core::EventBody::PermissionAsked {
-                    request_id: ask.request_id.into(),
-                    turn_id: ask.turn_id.into(),
-                    tool_call_id: ask.tool_call_id.into(),
+                    request_id: ask.request_id.clone(),
+                    turn_id: ask.turn_id.clone(),
+                    tool_call_id: ask.tool_call_id.clone(),
                     tool_name: ask.tool_name.into(),
                     reason: ask.reason.into(),
                 },
@@ -187,8 +196,8 @@ impl Store {
     ) -> Result<()> {
         self.transact(|t| {
             let view = t.view(ask.session_id)?;
-            if view.active_turn.as_ref().is_none_or(|turn| turn.id != ask.turn_id) {
-                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.into() }.into());
+            if view.active_turn.as_ref().is_none_or(|turn| turn.id != *ask.turn_id) {
+                return Err(planhost_core::CoreError::TurnNotActive { turn_id: ask.turn_id.clone() }.into());
             }
             let subject = AuditSubject {
                 session_id: Some(ask.session_id),
@@ -204,7 +213,7 @@ impl Store {
             t.emit(
                 ask.session_id,
                 planhost_core::EventBody::PermissionResolved {
-                    request_id: ask.request_id.into(),
+                    request_id: ask.request_id.clone(),
                     decision,
                     resolved_by: Some(by.clone()),
                 },
@@ -219,7 +228,7 @@ pub struct PolicySnapshot {
     /// The session's policy now, host defaults resolved.
     pub live: planhost_core::PolicyView,
     /// The running turn, if any.
-    pub active_turn: Option<String>,
+    pub active_turn: Option<TurnId>,
     /// The policy the running turn started with (absent for turns from before schema v3).
     pub turn_pin: Option<planhost_core::PolicyView>,
     /// The running turn's pinned shell dialect (absent without a turn or a shell pin).
@@ -244,7 +253,7 @@ pub(crate) fn policy_defaults(
 
 impl Store {
     /// Reads everything the tool policy needs about one session with a single query.
-    pub fn policy_snapshot(&mut self, session_id: &str) -> Result<PolicySnapshot> {
+    pub fn policy_snapshot(&mut self, session_id: &SessionId) -> Result<PolicySnapshot> {
         let row = self
             .conn
             .prepare_cached(
@@ -256,12 +265,12 @@ impl Store {
                  FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
                  WHERE s.id = ?1",
             )?
-            .query_row([session_id], |r| {
+            .query_row([session_id.as_str()], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
-                    r.get::<_, Option<String>>(3)?,
+                    r.id_opt::<TurnId>(3)?,
                     r.get::<_, Option<String>>(4)?,
                     r.get::<_, Option<String>>(5)?,
                     (
@@ -274,7 +283,7 @@ impl Store {
                 ))
             })
             .optional()?
-            .ok_or_else(|| crate::StoreError::SessionNotFound(session_id.to_owned()))?;
+            .ok_or_else(|| crate::StoreError::SessionNotFound(session_id.clone()))?;
         let live = planhost_core::live_policy(
             crate::records::parse("sessions", row.0)?,
             crate::records::parse("sessions", row.1)?,

@@ -3,8 +3,9 @@
 use std::str::FromStr;
 
 use planhost_core::{
-    ApprovalAction, ApprovalStatus, ExecutionState, Interactivity, Mode, PermissionMode, PlanState,
-    PolicyPreset, TargetPermissionMode, Timestamp, TurnOrigin, TurnState,
+    ApprovalAction, ApprovalStatus, ExecutionId, ExecutionState, Interactivity, Mode,
+    PermissionMode, PlanState, PolicyPreset, ProposalId, SessionId, TargetPermissionMode,
+    Timestamp, ToolCallId, TurnId, TurnOrigin, TurnState,
 };
 use rusqlite::Row;
 use serde::Serialize;
@@ -17,7 +18,7 @@ use crate::error::corrupt;
 #[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
     /// Host id (UUID v7).
-    pub id: String,
+    pub id: SessionId,
     /// The client's own id, e.g. pi's session id.
     pub external_id: Option<String>,
     /// Absolute workspace root.
@@ -55,15 +56,15 @@ pub struct SessionRecord {
 #[serde(rename_all = "camelCase")]
 pub struct TurnRecord {
     /// Turn id.
-    pub id: String,
+    pub id: TurnId,
     /// Owning session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Who started it.
     pub origin: TurnOrigin,
     /// Running, completed or aborted.
     pub state: TurnState,
     /// For execution turns, the execution.
-    pub execution_id: Option<String>,
+    pub execution_id: Option<ExecutionId>,
     /// The shell id pinned at launch.
     pub shell_id: Option<planhost_core::ShellId>,
     /// The shell dialect pinned at launch.
@@ -81,13 +82,13 @@ pub struct TurnRecord {
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     /// Proposal id (`request_id`).
-    pub proposal_id: String,
+    pub proposal_id: ProposalId,
     /// Owning session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The SubmitPlan turn.
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// The SubmitPlan tool call.
-    pub tool_call_id: String,
+    pub tool_call_id: ToolCallId,
     /// Structured title.
     pub title: String,
     /// Structured question.
@@ -121,11 +122,11 @@ pub struct ApprovalRecord {
     /// Artifact size.
     pub artifact_size_bytes: i64,
     /// The execution approval granted.
-    pub execution_id: Option<String>,
+    pub execution_id: Option<ExecutionId>,
     /// Its state.
     pub execution_state: Option<ExecutionState>,
     /// The execution turn, once claimed.
-    pub execution_turn_id: Option<String>,
+    pub execution_turn_id: Option<TurnId>,
 }
 
 /// An audit row.
@@ -137,17 +138,36 @@ pub struct AuditRecord {
     /// When.
     pub at: Timestamp,
     /// Session, if any.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Turn, if any.
-    pub turn_id: Option<String>,
+    pub turn_id: Option<TurnId>,
     /// Tool call, if any.
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<ToolCallId>,
     /// Proposal, if any.
-    pub proposal_id: Option<String>,
+    pub proposal_id: Option<ProposalId>,
     /// What happened, e.g. `approval.approved`.
     pub action: planhost_core::AuditAction,
     /// JSON detail.
     pub detail: String,
+}
+
+/// Reads a TEXT id column into its typed id: the ids live in `planhost_core`, which knows
+/// nothing of SQLite, so the conversion is here (the column holds the id's text as is).
+pub(crate) trait IdColumn {
+    /// The id in column `idx`.
+    fn id<T: From<String>>(&self, idx: usize) -> rusqlite::Result<T>;
+    /// The id in column `idx`, or `None` for NULL.
+    fn id_opt<T: From<String>>(&self, idx: usize) -> rusqlite::Result<Option<T>>;
+}
+
+impl IdColumn for Row<'_> {
+    fn id<T: From<String>>(&self, idx: usize) -> rusqlite::Result<T> {
+        self.get::<_, String>(idx).map(T::from)
+    }
+
+    fn id_opt<T: From<String>>(&self, idx: usize) -> rusqlite::Result<Option<T>> {
+        Ok(self.get::<_, Option<String>>(idx)?.map(T::from))
+    }
 }
 
 pub(crate) fn parse<T: FromStr>(table: &'static str, value: String) -> Result<T>
@@ -177,7 +197,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
         row.get::<_, String>(6)?,
         row.get::<_, Option<String>>(10)?,
     );
-    let (id, external_id, workspace_root) = (row.get(0)?, row.get(1)?, row.get(2)?);
+    let (id, external_id, workspace_root) = (row.id(0)?, row.get(1)?, row.get(2)?);
     let (shell_id, provider, model): (Option<String>, _, _) =
         (row.get(7)?, row.get(8)?, row.get(9)?);
     let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
@@ -210,9 +230,9 @@ pub(crate) const TURN_COLUMNS: &str = "id, session_id, origin, state, execution_
 pub(crate) fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<TurnRecord>> {
     let (origin, state): (String, String) = (row.get(2)?, row.get(3)?);
     let record = (
-        row.get(0)?,
-        row.get(1)?,
-        row.get(4)?,
+        row.id(0)?,
+        row.id(1)?,
+        row.id_opt(4)?,
         row.get::<_, Option<String>>(5)?,
         row.get::<_, Option<String>>(6)?,
         row.get::<_, i64>(7)?,
@@ -249,10 +269,10 @@ pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Approv
     let error_code: Option<String> = row.get(14)?;
     let resolved_by: Option<String> = row.get(22)?;
     let mut record = ApprovalRecord {
-        proposal_id: row.get(0)?,
-        session_id: row.get(1)?,
-        turn_id: row.get(2)?,
-        tool_call_id: row.get(3)?,
+        proposal_id: row.id(0)?,
+        session_id: row.id(1)?,
+        turn_id: row.id(2)?,
+        tool_call_id: row.id(3)?,
         title: row.get(4)?,
         question: row.get(5)?,
         status: ApprovalStatus::Pending,
@@ -269,9 +289,9 @@ pub(crate) fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Approv
         artifact_relative_path: row.get(16)?,
         artifact_sha256: row.get(17)?,
         artifact_size_bytes: row.get(18)?,
-        execution_id: row.get(19)?,
+        execution_id: row.id_opt(19)?,
         execution_state: None,
-        execution_turn_id: row.get(21)?,
+        execution_turn_id: row.id_opt(21)?,
     };
     Ok((|| {
         record.status = parse(t, status)?;
@@ -289,10 +309,10 @@ pub(crate) fn audit_from_row(row: &Row<'_>) -> rusqlite::Result<Result<AuditReco
     let record = (
         row.get(0)?,
         Timestamp(row.get(1)?),
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
+        row.id_opt(2)?,
+        row.id_opt(3)?,
+        row.id_opt(4)?,
+        row.id_opt(5)?,
         row.get(7)?,
     );
     Ok(parse("audit_log", action).map(|action| AuditRecord {

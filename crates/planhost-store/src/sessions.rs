@@ -1,6 +1,8 @@
 //! Sessions: open, read, select a mode, configure while idle.
 
-use planhost_core::{Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset};
+use planhost_core::{
+    Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, SessionId,
+};
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
@@ -39,7 +41,11 @@ pub struct Configure {
 
 impl Store {
     /// Opens a session, or returns the existing one for the same external id and root.
-    pub fn open_session(&mut self, request: &OpenSession, new_id: &str) -> Result<SessionRecord> {
+    pub fn open_session(
+        &mut self,
+        request: &OpenSession,
+        new_id: &SessionId,
+    ) -> Result<SessionRecord> {
         self.transact(|t| {
             if let Some(external) = &request.external_id {
                 let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE external_id = ?1");
@@ -70,7 +76,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)",
             )?
             .execute(params![
-                new_id,
+                new_id.as_str(),
                 request.external_id,
                 request.workspace_root,
                 request.interactivity.as_str(),
@@ -93,7 +99,7 @@ impl Store {
     }
 
     /// One session by host id.
-    pub fn session(&mut self, id: &str) -> Result<SessionRecord> {
+    pub fn session(&mut self, id: &SessionId) -> Result<SessionRecord> {
         self.read(|t| t.session(id))
     }
 
@@ -132,7 +138,7 @@ impl Store {
     /// Records whether the client keeps its own session (set at open; not a policy input).
     pub fn set_client_persistence(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         persistence: planhost_core::ClientPersistence,
     ) -> Result<SessionRecord> {
         self.transact(|t| {
@@ -140,13 +146,13 @@ impl Store {
             t.tx.prepare_cached(
                 "UPDATE sessions SET client_persistence = ?2, updated_at = ?3 WHERE id = ?1",
             )?
-            .execute(params![session_id, persistence.as_str(), t.now.0])?;
+            .execute(params![session_id.as_str(), persistence.as_str(), t.now.0])?;
             t.session(session_id)
         })
     }
 
     /// A person selects Agent or Plan; accepted only while idle.
-    pub fn set_mode(&mut self, session_id: &str, mode: Mode) -> Result<SessionRecord> {
+    pub fn set_mode(&mut self, session_id: &SessionId, mode: Mode) -> Result<SessionRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             let state = planhost_core::set_mode(&view, mode)?;
@@ -165,7 +171,11 @@ impl Store {
     }
 
     /// Changes configuration; refused while a turn, approval or execution is live.
-    pub fn configure(&mut self, session_id: &str, change: &Configure) -> Result<SessionRecord> {
+    pub fn configure(
+        &mut self,
+        session_id: &SessionId,
+        change: &Configure,
+    ) -> Result<SessionRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             planhost_core::configure(&view)?;
@@ -180,7 +190,7 @@ impl Store {
                  policy_preset = ?6, updated_at = ?7 WHERE id = ?1",
             )?
             .execute(params![
-                session_id,
+                session_id.as_str(),
                 permission.as_str(),
                 shell.map(planhost_core::ShellId::as_str),
                 provider,

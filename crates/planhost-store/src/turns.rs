@@ -1,12 +1,13 @@
 //! Turns: begin, end, abort, and the agent's EnterPlanMode.
 
 use planhost_core::{
-    ApprovalStatus, BatchPosition, EventBody, ExecutionState, TurnOrigin, TurnState,
+    ApprovalStatus, BatchPosition, Dialect, EventBody, ExecutionId, ExecutionState, ProposalId,
+    SessionId, ShellId, ToolCallId, TurnId, TurnOrigin, TurnState,
 };
 use rusqlite::params;
 use serde_json::json;
 
-use crate::records::TurnRecord;
+use crate::records::{IdColumn, TurnRecord};
 use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
 
@@ -14,9 +15,9 @@ use crate::{Result, Store, StoreError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellPin {
     /// Effective shell id.
-    pub id: String,
+    pub id: ShellId,
     /// Its dialect.
-    pub dialect: String,
+    pub dialect: Dialect,
 }
 
 impl Store {
@@ -24,10 +25,10 @@ impl Store {
     /// for scheduled turns and unattended sessions.
     pub fn begin_turn(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         origin: TurnOrigin,
         shell: Option<&ShellPin>,
-        new_id: &str,
+        new_id: &TurnId,
     ) -> Result<TurnRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
@@ -50,7 +51,7 @@ impl Store {
     }
 
     /// Ends the active user or scheduled turn normally.
-    pub fn end_turn(&mut self, session_id: &str, turn_id: &str) -> Result<TurnRecord> {
+    pub fn end_turn(&mut self, session_id: &SessionId, turn_id: &TurnId) -> Result<TurnRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             let close = planhost_core::end_turn(&view, turn_id)?;
@@ -62,7 +63,7 @@ impl Store {
     }
 
     /// Aborts the active turn, interrupting an approval it raised or an execution it ran.
-    pub fn abort_turn(&mut self, session_id: &str, turn_id: &str) -> Result<TurnRecord> {
+    pub fn abort_turn(&mut self, session_id: &SessionId, turn_id: &TurnId) -> Result<TurnRecord> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             let close = planhost_core::abort_turn(&view, turn_id)?;
@@ -72,7 +73,7 @@ impl Store {
                     "UPDATE plan_approvals SET status = ?2, error_code = 'TURN_ABORTED', \
                      resolved_at = ?3, updated_at = ?3, version = version + 1 WHERE request_id = ?1",
                 )?
-                .execute(params![proposal_id, ApprovalStatus::Interrupted.as_str(), t.now.0])?;
+                .execute(params![proposal_id.as_str(), ApprovalStatus::Interrupted.as_str(), t.now.0])?;
                 let subject = AuditSubject {
                     session_id: Some(session_id),
                     turn_id: Some(turn_id),
@@ -87,7 +88,7 @@ impl Store {
                     "UPDATE plan_approvals SET execution_state = ?2, error_code = 'TURN_ABORTED', \
                      updated_at = ?3, version = version + 1 WHERE execution_id = ?1",
                 )?
-                .execute(params![execution_id, ExecutionState::Interrupted.as_str(), t.now.0])?;
+                .execute(params![execution_id.as_str(), ExecutionState::Interrupted.as_str(), t.now.0])?;
                 let subject = AuditSubject {
                     session_id: Some(session_id),
                     turn_id: Some(turn_id),
@@ -105,9 +106,9 @@ impl Store {
     /// The agent's EnterPlanMode tool call: the only call in its batch, inside the active turn.
     pub fn enter_plan(
         &mut self,
-        session_id: &str,
-        turn_id: &str,
-        tool_call_id: &str,
+        session_id: &SessionId,
+        turn_id: &TurnId,
+        tool_call_id: &ToolCallId,
         batch: BatchPosition,
     ) -> Result<crate::SessionRecord> {
         self.transact(|t| {
@@ -130,20 +131,20 @@ impl Store {
     }
 
     /// One turn by id.
-    pub fn turn(&mut self, turn_id: &str) -> Result<TurnRecord> {
+    pub fn turn(&mut self, turn_id: &TurnId) -> Result<TurnRecord> {
         self.read(|t| {
             t.turn(turn_id)?
-                .ok_or_else(|| StoreError::TurnNotFound(turn_id.into()))
+                .ok_or_else(|| StoreError::TurnNotFound(turn_id.clone()))
         })
     }
 }
 
 pub(crate) fn insert_turn(
     t: &mut Tx<'_>,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &SessionId,
+    turn_id: &TurnId,
     origin: TurnOrigin,
-    execution_id: Option<&str>,
+    execution_id: Option<&ExecutionId>,
     shell: Option<&ShellPin>,
 ) -> Result<()> {
     let pin = policy_pin(t, session_id)?;
@@ -153,12 +154,12 @@ pub(crate) fn insert_turn(
          VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
-        turn_id,
-        session_id,
+        turn_id.as_str(),
+        session_id.as_str(),
         origin.as_str(),
-        execution_id,
-        shell.map(|s| &s.id),
-        shell.map(|s| &s.dialect),
+        execution_id.map(ExecutionId::as_str),
+        shell.map(|s| s.id.as_str()),
+        shell.map(|s| s.dialect.as_str()),
         t.now.0,
         pin.mode.as_str(),
         pin.permission.as_str(),
@@ -167,7 +168,7 @@ pub(crate) fn insert_turn(
     t.emit(
         session_id,
         EventBody::TurnStarted {
-            turn_id: turn_id.into(),
+            turn_id: turn_id.clone(),
             origin,
         },
     )
@@ -177,7 +178,7 @@ pub(crate) fn insert_turn(
 /// the host defaults resolved now.
 pub type PolicyPin = planhost_core::PolicyView;
 
-fn policy_pin(t: &Tx<'_>, session_id: &str) -> Result<PolicyPin> {
+fn policy_pin(t: &Tx<'_>, session_id: &SessionId) -> Result<PolicyPin> {
     let session = t.session(session_id)?;
     let setting = |key: crate::SettingKey| crate::settings::read(&t.tx, key);
     let defaults = crate::queries::policy_defaults(
@@ -194,14 +195,14 @@ fn policy_pin(t: &Tx<'_>, session_id: &str) -> Result<PolicyPin> {
 
 pub(crate) fn close_turn(
     t: &mut Tx<'_>,
-    session_id: &str,
-    turn_id: &str,
+    session_id: &SessionId,
+    turn_id: &TurnId,
     state: TurnState,
 ) -> Result<()> {
     t.tx.prepare_cached(
         "UPDATE turns SET state = ?2, ended_at = ?3 WHERE id = ?1 AND state = 'running'",
     )?
-    .execute(params![turn_id, state.as_str(), t.now.0])?;
+    .execute(params![turn_id.as_str(), state.as_str(), t.now.0])?;
     let subject = AuditSubject {
         session_id: Some(session_id),
         turn_id: Some(turn_id),
@@ -215,14 +216,14 @@ pub(crate) fn close_turn(
     t.emit(
         session_id,
         EventBody::TurnEnded {
-            turn_id: turn_id.into(),
+            turn_id: turn_id.clone(),
             state,
         },
     )
 }
 
-pub(crate) fn proposal_of_execution(t: &Tx<'_>, execution_id: &str) -> Result<String> {
+pub(crate) fn proposal_of_execution(t: &Tx<'_>, execution_id: &ExecutionId) -> Result<ProposalId> {
     Ok(t.tx
         .prepare_cached("SELECT request_id FROM plan_approvals WHERE execution_id = ?1")?
-        .query_row([execution_id], |r| r.get(0))?)
+        .query_row([execution_id.as_str()], |r| r.id(0))?)
 }

@@ -1,14 +1,14 @@
 //! One transaction per transition: load the domain view, apply the change, emit events, audit.
 
 use planhost_core::{
-    ActiveTurn, ApprovalIdentity, ApprovalView, Event, EventBody, LiveExecution, SessionState,
-    SessionView, Timestamp,
+    ActiveTurn, ApprovalIdentity, ApprovalView, Event, EventBody, LiveExecution, ProposalId,
+    SessionId, SessionState, SessionView, Timestamp, ToolCallId, TurnId,
 };
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::records::{
-    APPROVAL_COLUMNS, ApprovalRecord, SESSION_COLUMNS, SessionRecord, TURN_COLUMNS, TurnRecord,
-    approval_from_row, parse, session_from_row, turn_from_row,
+    APPROVAL_COLUMNS, ApprovalRecord, IdColumn, SESSION_COLUMNS, SessionRecord, TURN_COLUMNS,
+    TurnRecord, approval_from_row, parse, session_from_row, turn_from_row,
 };
 use crate::{Result, StoreError};
 
@@ -25,53 +25,53 @@ pub(crate) struct Tx<'c> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AuditSubject<'a> {
     /// Session.
-    pub session_id: Option<&'a str>,
+    pub session_id: Option<&'a SessionId>,
     /// Turn.
-    pub turn_id: Option<&'a str>,
+    pub turn_id: Option<&'a TurnId>,
     /// Tool call.
-    pub tool_call_id: Option<&'a str>,
+    pub tool_call_id: Option<&'a ToolCallId>,
     /// Proposal.
-    pub proposal_id: Option<&'a str>,
+    pub proposal_id: Option<&'a ProposalId>,
 }
 
 impl Tx<'_> {
-    pub(crate) fn session(&self, id: &str) -> Result<SessionRecord> {
+    pub(crate) fn session(&self, id: &SessionId) -> Result<SessionRecord> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1");
         self.tx
             .prepare_cached(&sql)?
-            .query_row([id], session_from_row)
+            .query_row([id.as_str()], session_from_row)
             .optional()?
-            .ok_or_else(|| StoreError::SessionNotFound(id.to_owned()))?
+            .ok_or_else(|| StoreError::SessionNotFound(id.clone()))?
     }
 
-    pub(crate) fn turn(&self, id: &str) -> Result<Option<TurnRecord>> {
+    pub(crate) fn turn(&self, id: &TurnId) -> Result<Option<TurnRecord>> {
         let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1");
         self.tx
             .prepare_cached(&sql)?
-            .query_row([id], turn_from_row)
+            .query_row([id.as_str()], turn_from_row)
             .optional()?
             .transpose()
     }
 
-    pub(crate) fn approval(&self, proposal_id: &str) -> Result<Option<ApprovalRecord>> {
+    pub(crate) fn approval(&self, proposal_id: &ProposalId) -> Result<Option<ApprovalRecord>> {
         let sql = format!("SELECT {APPROVAL_COLUMNS} FROM plan_approvals WHERE request_id = ?1");
         self.tx
             .prepare_cached(&sql)?
-            .query_row([proposal_id], approval_from_row)
+            .query_row([proposal_id.as_str()], approval_from_row)
             .optional()?
             .transpose()
     }
 
     /// The domain's view of one session, read inside this transaction.
-    pub(crate) fn view(&self, session_id: &str) -> Result<SessionView> {
+    pub(crate) fn view(&self, session_id: &SessionId) -> Result<SessionView> {
         let session = self.session(session_id)?;
         let active_turn = self
             .tx
             .prepare_cached(
                 "SELECT id, origin FROM turns WHERE session_id = ?1 AND state = 'running'",
             )?
-            .query_row([session_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            .query_row([session_id.as_str()], |r| {
+                Ok((r.id::<TurnId>(0)?, r.get::<_, String>(1)?))
             })
             .optional()?
             .map(|(id, origin)| {
@@ -87,7 +87,7 @@ impl Tx<'_> {
         let pending = self
             .tx
             .prepare_cached(&sql)?
-            .query_row([session_id], approval_from_row)
+            .query_row([session_id.as_str()], approval_from_row)
             .optional()?
             .transpose()?
             .map(|a| approval_view(&a));
@@ -97,12 +97,8 @@ impl Tx<'_> {
                 "SELECT execution_id, execution_state, execution_turn_id FROM plan_approvals \
                  WHERE session_id = ?1 AND execution_state IN ('queued', 'running')",
             )?
-            .query_row([session_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                ))
+            .query_row([session_id.as_str()], |r| {
+                Ok((r.id(0)?, r.get::<_, String>(1)?, r.id_opt(2)?))
             })
             .optional()?
             .map(|(id, state, turn_id)| {
@@ -125,15 +121,15 @@ impl Tx<'_> {
     }
 
     /// Issues the session's next sequence number and queues the event.
-    pub(crate) fn emit(&mut self, session_id: &str, body: EventBody) -> Result<()> {
+    pub(crate) fn emit(&mut self, session_id: &SessionId, body: EventBody) -> Result<()> {
         let seq: i64 = self
             .tx
             .prepare_cached(
                 "UPDATE sessions SET event_seq = event_seq + 1 WHERE id = ?1 RETURNING event_seq",
             )?
-            .query_row([session_id], |r| r.get(0))?;
+            .query_row([session_id.as_str()], |r| r.get(0))?;
         self.events.push(Event {
-            session_id: session_id.into(),
+            session_id: session_id.clone(),
             seq,
             at: self.now,
             body,
@@ -151,7 +147,7 @@ impl Tx<'_> {
                 "UPDATE sessions SET mode = ?2, plan_state = ?3, updated_at = ?4 WHERE id = ?1",
             )?
             .execute(params![
-                view.id,
+                view.id.as_str(),
                 state.mode.as_str(),
                 state.plan_state.as_str(),
                 self.now.0
@@ -164,7 +160,7 @@ impl Tx<'_> {
         }
     }
 
-    pub(crate) fn emit_session(&mut self, session_id: &str) -> Result<()> {
+    pub(crate) fn emit_session(&mut self, session_id: &SessionId) -> Result<()> {
         let s = self.session(session_id)?;
         self.emit(
             session_id,
@@ -177,12 +173,12 @@ impl Tx<'_> {
     }
 
     /// Emits `approvalChanged` for the row's current status.
-    pub(crate) fn emit_approval(&mut self, proposal_id: &str) -> Result<ApprovalRecord> {
+    pub(crate) fn emit_approval(&mut self, proposal_id: &ProposalId) -> Result<ApprovalRecord> {
         let a = self.existing_approval(proposal_id)?;
         self.emit(
             &a.session_id,
             EventBody::ApprovalChanged {
-                proposal_id: a.proposal_id.as_str().into(),
+                proposal_id: a.proposal_id.clone(),
                 status: a.status,
                 expires_at: a.expires_at,
                 error_code: a.error_code,
@@ -193,14 +189,14 @@ impl Tx<'_> {
     }
 
     /// Emits `executionChanged` for the row's current execution state, if it has one.
-    pub(crate) fn emit_execution(&mut self, proposal_id: &str) -> Result<ApprovalRecord> {
+    pub(crate) fn emit_execution(&mut self, proposal_id: &ProposalId) -> Result<ApprovalRecord> {
         let a = self.existing_approval(proposal_id)?;
         if let (Some(execution_id), Some(state)) = (&a.execution_id, a.execution_state) {
             self.emit(
                 &a.session_id,
                 EventBody::ExecutionChanged {
-                    execution_id: execution_id.as_str().into(),
-                    proposal_id: a.proposal_id.as_str().into(),
+                    execution_id: execution_id.clone(),
+                    proposal_id: a.proposal_id.clone(),
                     state,
                 },
             )?;
@@ -208,7 +204,7 @@ impl Tx<'_> {
         Ok(a)
     }
 
-    fn existing_approval(&self, proposal_id: &str) -> Result<ApprovalRecord> {
+    fn existing_approval(&self, proposal_id: &ProposalId) -> Result<ApprovalRecord> {
         self.approval(proposal_id)?
             .ok_or_else(|| crate::error::corrupt("plan_approvals", "row vanished mid-transaction"))
     }
@@ -226,10 +222,10 @@ impl Tx<'_> {
             )?
             .execute(params![
                 self.now.0,
-                subject.session_id,
-                subject.turn_id,
-                subject.tool_call_id,
-                subject.proposal_id,
+                subject.session_id.map(SessionId::as_str),
+                subject.turn_id.map(TurnId::as_str),
+                subject.tool_call_id.map(ToolCallId::as_str),
+                subject.proposal_id.map(ProposalId::as_str),
                 action.as_str(),
                 detail.to_string(),
             ])?;

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use fail::FailScenario;
 use planhost_core::{
-    AuditAction, CheckpointSource, Interactivity, ManualClock, Mode, Timestamp, TurnOrigin,
+    AuditAction, CheckpointSource, EntryId, Interactivity, ManualClock, Mode, SessionId, Timestamp,
+    ToolCallId, TurnId, TurnOrigin,
 };
 use planhost_store::migrate::{backup_path, user_version};
 use planhost_store::{AuditRow, AuditWriter, OpenSession, Store};
@@ -45,7 +46,7 @@ fn session(store: &mut Store, id: &str) {
                 interactivity: Interactivity::Interactive,
                 agent: None,
             },
-            id,
+            &SessionId::from(id),
         )
         .unwrap();
 }
@@ -93,6 +94,7 @@ fn a_failed_commit_changes_nothing_and_the_next_one_works() {
     let _ = store.take_events();
     // Opening a session: no row at all.
     let before = store.dump().unwrap();
+    let s1 = SessionId::from("s-1");
     fail::cfg("store::commit", "return").unwrap();
     let err = store
         .open_session(
@@ -102,23 +104,23 @@ fn a_failed_commit_changes_nothing_and_the_next_one_works() {
                 interactivity: Interactivity::Interactive,
                 agent: None,
             },
-            "s-1",
+            &s1,
         )
         .unwrap_err();
     fail::remove("store::commit");
     assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED");
     assert_eq!(store.dump().unwrap(), before);
-    assert!(store.session("s-1").is_err());
+    assert!(store.session(&s1).is_err());
     session(&mut store, "s-1");
 
-    commit_fails_cleanly(&mut store, "set_mode", |s| s.set_mode("s-1", Mode::Plan));
+    commit_fails_cleanly(&mut store, "set_mode", |s| s.set_mode(&s1, Mode::Plan));
     let turn = commit_fails_cleanly(&mut store, "begin_turn", |s| {
-        s.begin_turn("s-1", TurnOrigin::User, None, "t-1")
+        s.begin_turn(&s1, TurnOrigin::User, None, &TurnId::from("t-1"))
     });
-    let branch = vec!["root".to_owned()];
+    let branch = vec![EntryId::from("root")];
     let saved = commit_fails_cleanly(&mut store, "save_checkpoint", |s| {
         s.save_checkpoint(
-            "s-1",
+            &s1,
             &branch,
             "# Plan\n",
             Some(0),
@@ -130,14 +132,14 @@ fn a_failed_commit_changes_nothing_and_the_next_one_works() {
     commit_fails_cleanly(&mut store, "record_audit", |s| {
         s.record_audit(
             planhost_store::AuditSubject {
-                session_id: Some("s-1"),
+                session_id: Some(&s1),
                 ..Default::default()
             },
             AuditAction::ToolAllow,
             &serde_json::json!({}),
         )
     });
-    commit_fails_cleanly(&mut store, "end_turn", |s| s.end_turn("s-1", &turn.id));
+    commit_fails_cleanly(&mut store, "end_turn", |s| s.end_turn(&s1, &turn.id));
     scenario.teardown();
 }
 
@@ -150,7 +152,12 @@ fn a_fence_whose_commit_fails_opens_nothing_and_the_next_open_fences() {
         let mut store = open(&db);
         session(&mut store, "s-1");
         store
-            .begin_turn("s-1", TurnOrigin::User, None, "t-1")
+            .begin_turn(
+                &SessionId::from("s-1"),
+                TurnOrigin::User,
+                None,
+                &TurnId::from("t-1"),
+            )
             .unwrap();
     }
     fail::cfg("store::commit", "return").unwrap();
@@ -168,7 +175,7 @@ fn a_fence_whose_commit_fails_opens_nothing_and_the_next_open_fences() {
         Arc::new(planhost_core::SequentialIds::default()),
     )
     .unwrap();
-    assert_eq!(opened.fence.aborted_turns, vec!["t-1".to_owned()]);
+    assert_eq!(opened.fence.aborted_turns, vec![TurnId::from("t-1")]);
     scenario.teardown();
 }
 
@@ -235,7 +242,10 @@ fn a_migration_whose_commit_fails_keeps_the_old_version() {
         1
     );
     let mut store = open(&db);
-    assert_eq!(store.session("s1").unwrap().mode, Mode::Plan);
+    assert_eq!(
+        store.session(&SessionId::from("s1")).unwrap().mode,
+        Mode::Plan
+    );
     scenario.teardown();
 }
 
@@ -259,7 +269,10 @@ fn a_backup_that_cannot_be_renamed_migrates_nothing() {
     assert!(!backup.exists(), "a backup at its final name");
     // Next time the stale temp copy is replaced and the migration runs.
     let mut store = open(&db);
-    assert_eq!(store.session("s1").unwrap().mode, Mode::Plan);
+    assert_eq!(
+        store.session(&SessionId::from("s1")).unwrap().mode,
+        Mode::Plan
+    );
     assert!(backup.exists());
     let names: Vec<String> = fs_err::read_dir(dir.path())
         .unwrap()
@@ -275,7 +288,7 @@ fn row(call: &str) -> AuditRow {
         at: Timestamp(2_000),
         session_id: Some("s-1".into()),
         turn_id: None,
-        tool_call_id: Some(call.into()),
+        tool_call_id: Some(ToolCallId::from(call)),
         action: AuditAction::ToolAllow,
         detail: "{}".into(),
     }
@@ -290,11 +303,11 @@ fn confirmed(sink: &planhost_store::AuditSink, call: &str) -> planhost_store::Re
 
 fn audited_calls(store: &mut Store) -> Vec<String> {
     let mut calls: Vec<String> = store
-        .audit(Some("s-1"), 1_000)
+        .audit(Some(&SessionId::from("s-1")), 1_000)
         .unwrap()
         .into_iter()
         .filter(|r| r.action == AuditAction::ToolAllow)
-        .filter_map(|r| r.tool_call_id)
+        .filter_map(|r| r.tool_call_id.map(|c| c.0))
         .collect();
     calls.sort();
     calls
@@ -319,7 +332,7 @@ fn a_failed_audit_batch_is_reported_and_never_wedges_the_writer() {
     // The failed batch's transaction is gone: the host's own connection writes at once
     // (a writer left holding the lock would make this wait out the busy timeout and fail).
     let started = Instant::now();
-    store.set_mode("s-1", Mode::Plan).unwrap();
+    store.set_mode(&SessionId::from("s-1"), Mode::Plan).unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "the host waited {:?} for the audit writer's lock",

@@ -27,7 +27,7 @@ pub(super) async fn run(
     verdict: Option<planhost_core::CommandSafety>,
     cancel: CancellationToken,
 ) -> Result<ExecuteResult> {
-    let (session_id, turn_id, tool) = (p.session_id.0.clone(), p.turn_id.0.clone(), p.tool);
+    let (session_id, turn_id, tool) = (p.session_id.clone(), p.turn_id.clone(), p.tool);
     let input = p.input.clone();
     let (root, pin, configured) = svc
         .engine(move |e| {

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
     AuditAction, AuthorizeInput, BatchPosition, CommandSafety, Decision, ErrorCode,
-    PermissionDecision, Timestamp, ToolProvenance, default_strict_allow_list,
+    PermissionDecision, SessionId, Timestamp, ToolCallId, ToolProvenance, TurnId,
+    default_strict_allow_list,
 };
 use planhost_protocol::{
     AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
@@ -46,7 +47,7 @@ pub(crate) enum GrantedBy {
 /// A tool call that was allowed, not yet executed.
 #[derive(Debug, Clone)]
 struct Grant {
-    turn_id: String,
+    turn_id: TurnId,
     tool_name: String,
     input_sha256: String,
     by: GrantedBy,
@@ -65,13 +66,13 @@ struct Ask {
 struct Running {
     cancel: CancellationToken,
     conn: u64,
-    turn_id: String,
+    turn_id: TurnId,
     tool_name: String,
     since: Timestamp,
 }
 
 /// Key of a tool call: (session, tool call).
-type CallKey = (String, String);
+type CallKey = (SessionId, ToolCallId);
 
 /// In-memory tool state. Nothing here survives a restart, by design: an ask or grant of a
 /// previous host process is gone, so its tool call is denied (fail closed).
@@ -173,10 +174,10 @@ fn merge(base: &Value, extra: Value) -> Value {
 
 fn ask_record(info: &PermissionAsk) -> AskRecord<'_> {
     AskRecord {
-        session_id: info.session_id.as_str(),
-        turn_id: info.turn_id.as_str(),
-        tool_call_id: info.tool_call_id.as_str(),
-        request_id: info.request_id.as_str(),
+        session_id: &info.session_id,
+        turn_id: &info.turn_id,
+        tool_call_id: &info.tool_call_id,
+        request_id: &info.request_id,
         tool_name: &info.tool_name,
         reason: &info.reason,
     }
@@ -204,7 +205,7 @@ pub(crate) fn domain_provenance(p: &planhost_protocol::Provenance) -> Result<Too
 fn activity(
     svc: &Inner,
     key: &CallKey,
-    turn_id: &str,
+    turn_id: &TurnId,
     tool_name: &str,
     state: Option<ToolCallState>,
 ) {
@@ -217,7 +218,7 @@ fn announce(
     fanout: &Fanout,
     at: Timestamp,
     (session_id, tool_call_id): &CallKey,
-    turn_id: &str,
+    turn_id: &TurnId,
     tool_name: &str,
     state: Option<ToolCallState>,
 ) {
@@ -226,9 +227,9 @@ fn announce(
         return;
     }
     fanout.send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
-        session_id: session_id.as_str().into(),
-        turn_id: turn_id.into(),
-        tool_call_id: tool_call_id.as_str().into(),
+        session_id: session_id.clone(),
+        turn_id: turn_id.clone(),
+        tool_call_id: tool_call_id.clone(),
         tool_name: tool_name.to_owned(),
         state,
         at,
@@ -251,12 +252,12 @@ async fn record_decision(svc: &Inner, row: AuditRow) -> Result<()> {
 
 impl ToolAuthority {
     /// The session's policy entry for `turn_id`, from the cache or (once per change) the store.
-    async fn policy_view(svc: &Inner, session_id: &str, turn_id: &str) -> Result<Entry> {
+    async fn policy_view(svc: &Inner, session_id: &SessionId, turn_id: &TurnId) -> Result<Entry> {
         let entry = match svc.policy.get(session_id) {
             Some(entry) => entry,
             None => {
                 let cache = Arc::clone(&svc.policy);
-                let id = session_id.to_owned();
+                let id = session_id.clone();
                 let (entry, generation) = svc
                     .engine(move |e| {
                         let generation = cache.generation();
@@ -271,9 +272,9 @@ impl ToolAuthority {
                 entry
             }
         };
-        if entry.active_turn.as_deref() != Some(turn_id) {
+        if entry.active_turn.as_ref() != Some(turn_id) {
             return Err(planhost_core::CoreError::TurnNotActive {
-                turn_id: turn_id.to_owned(),
+                turn_id: turn_id.clone(),
             }
             .into());
         }
@@ -287,7 +288,7 @@ impl ToolAuthority {
         p: AuthorizeParams,
     ) -> Result<AuthorizeResult> {
         let provenance = domain_provenance(&p.provenance)?;
-        let entry = Self::policy_view(svc, p.session_id.as_str(), p.turn_id.as_str()).await?;
+        let entry = Self::policy_view(svc, &p.session_id, &p.turn_id).await?;
         let view = entry.view;
         let batch = BatchPosition {
             index: p.batch_index,
@@ -295,7 +296,7 @@ impl ToolAuthority {
         };
         let verdict = OnceCell::new();
         let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input, &verdict);
-        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
         let digest = input_digest(&p.input);
         let detail = json!({
             "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
@@ -304,9 +305,9 @@ impl ToolAuthority {
         });
         let audit_row = |action: AuditAction, extra: Value| AuditRow {
             at: now(svc),
-            session_id: Some(p.session_id.0.clone()),
-            turn_id: Some(p.turn_id.0.clone()),
-            tool_call_id: Some(p.tool_call_id.0.clone()),
+            session_id: Some(p.session_id.clone()),
+            turn_id: Some(p.turn_id.clone()),
+            tool_call_id: Some(p.tool_call_id.clone()),
             action,
             detail: merge(&detail, extra).to_string(),
         };
@@ -316,7 +317,7 @@ impl ToolAuthority {
                 // a change committed while this waited still wins.
                 record_decision(svc, audit_row(AuditAction::ToolAllow, Value::Null)).await?;
                 let grant = Grant {
-                    turn_id: p.turn_id.0.clone(),
+                    turn_id: p.turn_id.clone(),
                     tool_name: p.tool_name.clone(),
                     input_sha256: digest,
                     by: GrantedBy::Policy,
@@ -327,7 +328,7 @@ impl ToolAuthority {
                 activity(
                     svc,
                     &key,
-                    p.turn_id.as_str(),
+                    &p.turn_id,
                     &p.tool_name,
                     Some(ToolCallState::Allowed),
                 );
@@ -392,7 +393,7 @@ impl ToolAuthority {
                 activity(
                     svc,
                     &key,
-                    p.turn_id.as_str(),
+                    &p.turn_id,
                     &p.tool_name,
                     Some(ToolCallState::Asking),
                 );
@@ -461,11 +462,11 @@ impl ToolAuthority {
         let answered = slot.info.clone();
         let verdict = slot.verdict.clone();
         drop(asks);
-        let key = (ask.session_id.0.clone(), ask.tool_call_id.0.clone());
+        let key = (ask.session_id.clone(), ask.tool_call_id.clone());
         let state = match p.decision {
             PermissionDecision::Allow => {
                 let grant = Grant {
-                    turn_id: ask.turn_id.0.clone(),
+                    turn_id: ask.turn_id.clone(),
                     tool_name: ask.tool_name.clone(),
                     input_sha256: digest,
                     by: GrantedBy::Person,
@@ -477,7 +478,7 @@ impl ToolAuthority {
             }
             PermissionDecision::Deny => None,
         };
-        activity(svc, &key, ask.turn_id.as_str(), &ask.tool_name, state);
+        activity(svc, &key, &ask.turn_id, &ask.tool_name, state);
         Ok(answered)
     }
 
@@ -511,22 +512,22 @@ impl ToolAuthority {
         &self,
         fanout: &Fanout,
         at: Timestamp,
-        session_id: &str,
-        turn_id: &str,
+        session_id: &SessionId,
+        turn_id: &TurnId,
     ) {
         let watched = fanout.has_tool_watchers();
         let mut void: Vec<(CallKey, String)> = Vec::new();
         lock(&self.grants).retain(|key, g| {
-            let ends = key.0 == session_id && g.turn_id == turn_id;
+            let ends = key.0 == *session_id && g.turn_id == *turn_id;
             if ends && watched {
                 void.push((key.clone(), g.tool_name.clone()));
             }
             !ends
         });
         lock(&self.asks).retain(|a| {
-            let ends = a.info.session_id == session_id && a.info.turn_id == turn_id;
+            let ends = a.info.session_id == *session_id && a.info.turn_id == *turn_id;
             if ends && watched && a.info.decision.is_none() {
-                let key = (a.info.session_id.0.clone(), a.info.tool_call_id.0.clone());
+                let key = (a.info.session_id.clone(), a.info.tool_call_id.clone());
                 void.push((key, a.info.tool_name.clone()));
             }
             !ends
@@ -537,11 +538,11 @@ impl ToolAuthority {
     }
 
     /// The session's mode or permission changed: every grant must be asked for again.
-    pub(crate) fn session_changed(&self, fanout: &Fanout, at: Timestamp, session_id: &str) {
+    pub(crate) fn session_changed(&self, fanout: &Fanout, at: Timestamp, session_id: &SessionId) {
         let watched = fanout.has_tool_watchers();
         let mut void: Vec<(CallKey, Grant)> = Vec::new();
         lock(&self.grants).retain(|key, g| {
-            let ends = key.0 == session_id;
+            let ends = key.0 == *session_id;
             if ends && watched {
                 void.push((key.clone(), g.clone()));
             }
@@ -560,11 +561,11 @@ impl ToolAuthority {
         caller: &Caller,
         p: ExecuteParams,
     ) -> Result<ExecuteResult> {
-        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
         let grant = lock(&self.grants).remove(&key);
         let grant = match grant {
             Some(g)
-                if g.turn_id == p.turn_id.as_str()
+                if g.turn_id == p.turn_id
                     && g.tool_name == p.tool.as_str()
                     && g.input_sha256 == input_digest(&p.input) =>
             {
@@ -631,9 +632,9 @@ impl ToolAuthority {
         };
         svc.audit.record(AuditRow {
             at: now(svc),
-            session_id: Some(p.session_id.0.clone()),
-            turn_id: Some(p.turn_id.0.clone()),
-            tool_call_id: Some(p.tool_call_id.0.clone()),
+            session_id: Some(p.session_id.clone()),
+            turn_id: Some(p.turn_id.clone()),
+            tool_call_id: Some(p.tool_call_id.clone()),
             action: AuditAction::ToolExecuted,
             detail: summary.to_string(),
         });
@@ -641,7 +642,7 @@ impl ToolAuthority {
     }
 
     /// A host method that is itself the tool (`plans.submit`, `plans.enter`) completed its call.
-    pub(crate) fn release(&self, svc: &Inner, key: &(String, String)) {
+    pub(crate) fn release(&self, svc: &Inner, key: &CallKey) {
         let released = lock(&self.grants).remove(key);
         if let Some(grant) = released {
             activity(svc, key, &grant.turn_id, &grant.tool_name, None);
@@ -650,11 +651,11 @@ impl ToolAuthority {
 
     /// `tools.finished`: the client ran an allowed call itself and it ended; its grant is void.
     pub(crate) fn finished(&self, svc: &Inner, p: &FinishedParams) -> FinishedResult {
-        let key = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
         let released = {
             let mut grants = lock(&self.grants);
             match grants.get(&key) {
-                Some(g) if g.turn_id == p.turn_id.as_str() => grants.remove(&key),
+                Some(g) if g.turn_id == p.turn_id => grants.remove(&key),
                 Some(_) | None => None,
             }
         };
@@ -664,9 +665,9 @@ impl ToolAuthority {
         activity(svc, &key, &grant.turn_id, &grant.tool_name, None);
         svc.audit.record(AuditRow {
             at: now(svc),
-            session_id: Some(p.session_id.0.clone()),
-            turn_id: Some(p.turn_id.0.clone()),
-            tool_call_id: Some(p.tool_call_id.0.clone()),
+            session_id: Some(p.session_id.clone()),
+            turn_id: Some(p.turn_id.clone()),
+            tool_call_id: Some(p.tool_call_id.clone()),
             action: AuditAction::ToolFinished,
             detail: json!({ "tool": grant.tool_name, "ok": !p.is_error, "ranBy": "client" })
                 .to_string(),
@@ -676,16 +677,19 @@ impl ToolAuthority {
 
     /// The unfinished tool calls of a session, oldest first: open asks, unused grants and
     /// calls the host is running.
-    pub(crate) fn in_flight(&self, session_id: &str) -> Vec<ToolCallInfo> {
-        let info = |(_, call): &CallKey, turn: &str, tool: &str, state, since| ToolCallInfo {
-            turn_id: turn.into(),
-            tool_call_id: call.as_str().into(),
+    pub(crate) fn in_flight(&self, session_id: &SessionId) -> Vec<ToolCallInfo> {
+        let info = |(_, call): &CallKey, turn: &TurnId, tool: &str, state, since| ToolCallInfo {
+            turn_id: turn.clone(),
+            tool_call_id: call.clone(),
             tool_name: tool.to_owned(),
             state,
             since,
         };
         let mut calls: Vec<ToolCallInfo> = Vec::new();
-        for (key, g) in lock(&self.grants).iter().filter(|(k, _)| k.0 == session_id) {
+        for (key, g) in lock(&self.grants)
+            .iter()
+            .filter(|(k, _)| k.0 == *session_id)
+        {
             calls.push(info(
                 key,
                 &g.turn_id,
@@ -696,7 +700,7 @@ impl ToolAuthority {
         }
         for (key, r) in lock(&self.running)
             .iter()
-            .filter(|(k, _)| k.0 == session_id)
+            .filter(|(k, _)| k.0 == *session_id)
         {
             calls.push(info(
                 key,
@@ -708,7 +712,7 @@ impl ToolAuthority {
         }
         for a in lock(&self.asks)
             .iter()
-            .filter(|a| a.info.session_id == session_id && a.info.decision.is_none())
+            .filter(|a| a.info.session_id == *session_id && a.info.decision.is_none())
         {
             calls.push(ToolCallInfo {
                 turn_id: a.info.turn_id.clone(),
@@ -727,7 +731,7 @@ impl ToolAuthority {
     /// `tools.cancel`.
     pub(crate) fn cancel(&self, p: &CancelParams) -> CancelResult {
         let cancelled = lock(&self.running)
-            .get(&(p.session_id.0.clone(), p.tool_call_id.0.clone()))
+            .get(&(p.session_id.clone(), p.tool_call_id.clone()))
             .map(|r| r.cancel.cancel())
             .is_some();
         CancelResult { cancelled }

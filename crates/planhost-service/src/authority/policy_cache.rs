@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use planhost_core::PolicyView;
+use planhost_core::{PolicyView, SessionId, TurnId};
 
 /// A cached entry: the view a tool call is held to, and the session's running turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub(crate) struct Entry {
     pub(crate) view: PolicyView,
     /// The agent the session serves: whose catalog names its tools.
     pub(crate) agent: planhost_core::Agent,
-    pub(crate) active_turn: Option<String>,
+    pub(crate) active_turn: Option<TurnId>,
     /// The dialect a shell command of the running turn is written in: its pinned shell's, else
     /// this platform's first shell's.
     pub(crate) dialect: planhost_core::Dialect,
@@ -44,7 +44,7 @@ impl Entry {
 #[derive(Default)]
 struct Inner {
     generation: u64,
-    entries: HashMap<String, Entry>,
+    entries: HashMap<SessionId, Entry>,
 }
 
 /// The cache.
@@ -59,7 +59,7 @@ impl PolicyCache {
     }
 
     /// The cached entry, if still valid.
-    pub(crate) fn get(&self, session_id: &str) -> Option<Entry> {
+    pub(crate) fn get(&self, session_id: &SessionId) -> Option<Entry> {
         self.lock().entries.get(session_id).cloned()
     }
 
@@ -69,15 +69,15 @@ impl PolicyCache {
     }
 
     /// Inserts an entry read at `generation`, unless something was invalidated since.
-    pub(crate) fn insert_if_current(&self, session_id: &str, entry: Entry, generation: u64) {
+    pub(crate) fn insert_if_current(&self, session_id: &SessionId, entry: Entry, generation: u64) {
         let mut inner = self.lock();
         if inner.generation == generation {
-            inner.entries.insert(session_id.to_owned(), entry);
+            inner.entries.insert(session_id.clone(), entry);
         }
     }
 
     /// A session changed.
-    pub(crate) fn invalidate(&self, session_id: &str) {
+    pub(crate) fn invalidate(&self, session_id: &SessionId) {
         let mut inner = self.lock();
         inner.generation += 1;
         inner.entries.remove(session_id);
@@ -113,14 +113,15 @@ mod tests {
     #[test]
     fn a_read_that_raced_an_invalidation_is_not_cached() {
         let cache = PolicyCache::default();
+        let s = SessionId::from("s");
         let read_at = cache.generation();
-        cache.invalidate("s");
-        cache.insert_if_current("s", entry(Mode::Agent), read_at);
-        assert_eq!(cache.get("s"), None);
+        cache.invalidate(&s);
+        cache.insert_if_current(&s, entry(Mode::Agent), read_at);
+        assert_eq!(cache.get(&s), None);
         let now = cache.generation();
-        cache.insert_if_current("s", entry(Mode::Plan), now);
-        assert_eq!(cache.get("s"), Some(entry(Mode::Plan)));
+        cache.insert_if_current(&s, entry(Mode::Plan), now);
+        assert_eq!(cache.get(&s), Some(entry(Mode::Plan)));
         cache.clear();
-        assert_eq!(cache.get("s"), None);
+        assert_eq!(cache.get(&s), None);
     }
 }

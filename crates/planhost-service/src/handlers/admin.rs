@@ -92,12 +92,7 @@ pub(crate) async fn set_settings(svc: &Inner, p: SettingsPatch) -> Result<Settin
 pub(crate) async fn audit(svc: &Inner, p: AuditFilter) -> Result<AuditLog> {
     let limit = u32::try_from(super::limit(p.limit)).unwrap_or(u32::MAX);
     let rows = svc
-        .engine(move |e| {
-            Ok(e.store().audit(
-                p.session_id.as_ref().map(planhost_core::SessionId::as_str),
-                limit,
-            )?)
-        })
+        .engine(move |e| Ok(e.store().audit(p.session_id.as_ref(), limit)?))
         .await?;
     Ok(AuditLog {
         items: rows.into_iter().map(convert::audit).collect(),

@@ -101,11 +101,11 @@ enum BaseText {
     /// A checkpoint's, read with its record.
     Read(Arc<str>),
     /// A previous plan's, read only when its diff has to be made.
-    Plan(String),
+    Plan(planhost_core::ProposalId),
 }
 
 /// A submitted plan's exact text.
-async fn plan_text(svc: &Inner, proposal_id: String) -> Result<Arc<str>> {
+async fn plan_text(svc: &Inner, proposal_id: planhost_core::ProposalId) -> Result<Arc<str>> {
     svc.engine(move |e| Ok(e.store().submitted_plan(&proposal_id)?.markdown.into()))
         .await
 }
@@ -113,7 +113,7 @@ async fn plan_text(svc: &Inner, proposal_id: String) -> Result<Arc<str>> {
 pub(crate) async fn changes(svc: &Inner, p: ProposalRef) -> Result<PlanChanges> {
     let (proposal_id, plan_sha256, mut bases) = svc
         .engine(move |e| {
-            let id = resolve_proposal_id(e, p.proposal_id.as_str())?;
+            let id = resolve_proposal_id(e, &p.proposal_id)?;
             let a = e.store().approval(&id)?;
             let mut bases = Vec::new();
             let earlier = e
@@ -133,7 +133,7 @@ pub(crate) async fn changes(svc: &Inner, p: ProposalRef) -> Result<PlanChanges> 
                     kind: ChangeBaseKind::Previous,
                     sha256: b.artifact_sha256,
                     text: BaseText::Plan(b.proposal_id.clone()),
-                    proposal_id: Some(b.proposal_id.into()),
+                    proposal_id: Some(b.proposal_id),
                     checkpoint: None,
                     known_at: b.created_at,
                 });
@@ -182,7 +182,7 @@ pub(crate) async fn changes(svc: &Inner, p: ProposalRef) -> Result<PlanChanges> 
         });
     }
     Ok(PlanChanges {
-        proposal_id: proposal_id.into(),
+        proposal_id,
         bases: out,
     })
 }

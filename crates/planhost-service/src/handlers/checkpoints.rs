@@ -21,15 +21,11 @@ use crate::convert;
 use crate::service::Inner;
 use crate::{Result, ServiceError};
 
-fn branch(path: Vec<planhost_core::EntryId>) -> Vec<String> {
-    path.into_iter().map(|id| id.0).collect()
-}
-
 pub(crate) async fn save(svc: &Inner, p: SaveCheckpointParams) -> Result<SavedCheckpoint> {
     svc.engine(move |e| {
         let saved = e.store().save_checkpoint(
-            p.session_id.as_str(),
-            &branch(p.branch_path),
+            &p.session_id,
+            &p.branch_path,
             &p.markdown,
             Some(p.expected_revision),
             CheckpointSource::Draft,
@@ -53,16 +49,16 @@ pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResu
     };
     svc.engine(move |e| {
         let session_id = p.session_id.clone();
-        let branch_path = branch(p.branch_path.clone());
+        let branch_path = p.branch_path.clone();
         let mut result = capture_in(e, p, nothing)?;
         // What the client would ask for next, read in the same step: after the capture, on the
         // same branch, with the event seq it is current at. Only a convenience: a failed read
         // must not turn a saved capture into an error.
-        match e.projection(session_id.as_str(), &branch_path) {
+        match e.projection(&session_id, &branch_path) {
             Ok((text, revision)) => result.projection = Some(ProjectionResult { text, revision }),
             Err(error) => tracing::warn!(%error, "reading the projection after a capture"),
         }
-        result.event_seq = e.store().session(session_id.as_str())?.event_seq;
+        result.event_seq = e.store().session(&session_id)?.event_seq;
         Ok(result)
     })
     .await
@@ -73,16 +69,13 @@ fn capture_in(
     p: CaptureParams,
     nothing: impl Fn(ErrorCode, String) -> CaptureResult,
 ) -> Result<CaptureResult> {
-    let turn = e.store().turn(p.turn_id.as_str())?;
-    if turn.session_id != p.session_id.as_str() {
-        return Err(planhost_core::CoreError::TurnNotActive {
-            turn_id: p.turn_id.0,
-        }
-        .into());
+    let turn = e.store().turn(&p.turn_id)?;
+    if turn.session_id != p.session_id {
+        return Err(planhost_core::CoreError::TurnNotActive { turn_id: p.turn_id }.into());
     }
-    let mode = e.store().session(p.session_id.as_str())?.mode;
+    let mode = e.store().session(&p.session_id)?.mode;
     let message = AssistantMessage {
-        entry_id: p.message.entry_id.0,
+        entry_id: p.message.entry_id,
         content: p.message.content,
         stop_reason: p.message.stop_reason,
         started_in_planning: began_in_planning(
@@ -112,8 +105,8 @@ fn capture_in(
         end: i64::try_from(capture.body_end).unwrap_or(i64::MAX),
     };
     let saved = e.store().save_checkpoint(
-        p.session_id.as_str(),
-        &branch(p.branch_path),
+        &p.session_id,
+        &p.branch_path,
         &capture.markdown,
         None,
         CheckpointSource::Capture,
@@ -133,7 +126,7 @@ pub(crate) async fn latest(svc: &Inner, p: BranchRef) -> Result<CheckpointDetail
     svc.engine(move |e| {
         let (c, markdown) = e
             .store()
-            .latest_checkpoint(p.session_id.as_str(), &branch(p.branch_path))?
+            .latest_checkpoint(&p.session_id, &p.branch_path)?
             .ok_or(ServiceError::NoCheckpoint)?;
         Ok(CheckpointDetail {
             checkpoint: convert::checkpoint(c),
@@ -150,9 +143,9 @@ pub(crate) async fn seen(
 ) -> Result<CheckpointInfo> {
     let by = caller.by.clone();
     svc.engine(move |e| {
-        let c =
-            e.store()
-                .checkpoint_seen(p.session_id.as_str(), p.checkpoint_id.0, &p.sha256, &by)?;
+        let c = e
+            .store()
+            .checkpoint_seen(&p.session_id, p.checkpoint_id, &p.sha256, &by)?;
         Ok(convert::checkpoint(c))
     })
     .await
@@ -160,7 +153,7 @@ pub(crate) async fn seen(
 
 pub(crate) async fn projection(svc: &Inner, p: BranchRef) -> Result<ProjectionResult> {
     svc.engine(move |e| {
-        let (text, revision) = e.projection(p.session_id.as_str(), &branch(p.branch_path))?;
+        let (text, revision) = e.projection(&p.session_id, &p.branch_path)?;
         Ok(ProjectionResult { text, revision })
     })
     .await
@@ -168,8 +161,8 @@ pub(crate) async fn projection(svc: &Inner, p: BranchRef) -> Result<ProjectionRe
 
 pub(crate) async fn status(svc: &Inner, p: BranchRef) -> Result<PlanStatusResult> {
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
-        let s = e.plan_status(id, &branch(p.branch_path))?;
+        let id = &p.session_id;
+        let s = e.plan_status(id, &p.branch_path)?;
         let persisted = e.store().session(id)?.client_persistence == ClientPersistence::Persisted;
         Ok(PlanStatusResult {
             active: s.active,
@@ -177,7 +170,7 @@ pub(crate) async fn status(svc: &Inner, p: BranchRef) -> Result<PlanStatusResult
             sha256: s.sha256,
             publication: s.publication,
             path: s.path,
-            plan_id: s.identity.plan_id.into(),
+            plan_id: s.identity.plan_id,
             phase: s.identity.phase,
             persisted,
             tool_conflict: s.identity.tool_conflict,
@@ -191,7 +184,7 @@ pub(crate) async fn status(svc: &Inner, p: BranchRef) -> Result<PlanStatusResult
 pub(crate) async fn exit_options(svc: &Inner, p: BranchRef) -> Result<ExitOptions> {
     svc.engine(move |e| {
         Ok(ExitOptions {
-            offer: e.exit_offer(p.session_id.as_str(), &branch(p.branch_path))?,
+            offer: e.exit_offer(&p.session_id, &p.branch_path)?,
         })
     })
     .await
@@ -199,7 +192,7 @@ pub(crate) async fn exit_options(svc: &Inner, p: BranchRef) -> Result<ExitOption
 
 pub(crate) async fn exit(svc: &Inner, p: ExitPlanParams) -> Result<ExitPlanResult> {
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
+        let id = &p.session_id;
         let revoked = e.exit_plan(id)?;
         let restore_tools = match &p.available_tools {
             Some(available) => Some(e.store().tools_exit(id, available)?),
@@ -208,7 +201,7 @@ pub(crate) async fn exit(svc: &Inner, p: ExitPlanParams) -> Result<ExitPlanResul
         Ok(ExitPlanResult {
             session: super::sessions::info(e, id)?,
             restore_tools,
-            revoked_publications: revoked.into_iter().map(Into::into).collect(),
+            revoked_publications: revoked,
         })
     })
     .await
@@ -247,12 +240,12 @@ pub(crate) fn parse_command(p: &ParseCommandParams) -> ParsedCommand {
 
 pub(crate) async fn switch_branch(svc: &Inner, p: SessionRef) -> Result<SwitchBranchResult> {
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
+        let id = &p.session_id;
         let before = e.store().plan_identity(id)?.phase;
         let revoked = e.store().branch_switched(id)?;
         let after = e.store().plan_identity(id)?.phase;
         Ok(SwitchBranchResult {
-            revoked_publications: revoked.into_iter().map(Into::into).collect(),
+            revoked_publications: revoked,
             handoff_cleared: before != after,
         })
     })
@@ -269,10 +262,10 @@ fn handoff_info(identity: PlanIdentity) -> HandoffInfo {
 
 pub(crate) async fn handoff_approve(svc: &Inner, p: BranchRef) -> Result<HandoffInfo> {
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
+        let id = &p.session_id;
         let (c, _) = e
             .store()
-            .latest_checkpoint(id, &branch(p.branch_path))?
+            .latest_checkpoint(id, &p.branch_path)?
             .ok_or(ServiceError::NoCheckpoint)?;
         let request = HandoffRequest::Approve {
             checkpoint_id: c.id,
@@ -286,9 +279,7 @@ pub(crate) async fn handoff_approve(svc: &Inner, p: BranchRef) -> Result<Handoff
 pub(crate) async fn handoff_accept(svc: &Inner, p: AcceptHandoffParams) -> Result<HandoffInfo> {
     svc.engine(move |e| {
         let request = HandoffRequest::Accept { token: p.token };
-        Ok(handoff_info(
-            e.store().handoff(p.session_id.as_str(), &request)?,
-        ))
+        Ok(handoff_info(e.store().handoff(&p.session_id, &request)?))
     })
     .await
 }
@@ -296,8 +287,7 @@ pub(crate) async fn handoff_accept(svc: &Inner, p: AcceptHandoffParams) -> Resul
 pub(crate) async fn handoff_cancel(svc: &Inner, p: SessionRef) -> Result<HandoffInfo> {
     svc.engine(move |e| {
         Ok(handoff_info(
-            e.store()
-                .handoff(p.session_id.as_str(), &HandoffRequest::Cancel)?,
+            e.store().handoff(&p.session_id, &HandoffRequest::Cancel)?,
         ))
     })
     .await
@@ -306,9 +296,7 @@ pub(crate) async fn handoff_cancel(svc: &Inner, p: SessionRef) -> Result<Handoff
 pub(crate) async fn handoff_retry(svc: &Inner, p: SessionRef) -> Result<HandoffInfo> {
     svc.engine(move |e| {
         let request = HandoffRequest::Retry { token: new_id() };
-        Ok(handoff_info(
-            e.store().handoff(p.session_id.as_str(), &request)?,
-        ))
+        Ok(handoff_info(e.store().handoff(&p.session_id, &request)?))
     })
     .await
 }
@@ -327,7 +315,7 @@ pub(crate) async fn toolset_apply(svc: &Inner, p: ApplyToolsetParams) -> Result<
         offered.push((tool.name.clone(), domain_provenance(&tool.provenance)?));
     }
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
+        let id = &p.session_id;
         let snapshot = e.store().policy_snapshot(id)?;
         let live = snapshot.live;
         if live.mode != planhost_core::Mode::Plan {
@@ -357,7 +345,7 @@ pub(crate) async fn toolset_restore(
     p: RestoreToolsetParams,
 ) -> Result<RestoredToolset> {
     svc.engine(move |e| {
-        let id = p.session_id.as_str();
+        let id = &p.session_id;
         let identity = e.store().plan_identity(id)?;
         // In Plan the tool set stays Plan's, except for the run a person handed the plan to
         // (seed 004: the first tool snapshot is the execution's while the gate stays in place;
@@ -395,7 +383,7 @@ pub(crate) async fn toolset_restore(
 pub(crate) async fn toolset_observe(svc: &Inner, p: ToolsetParams) -> Result<ToolsetInfo> {
     svc.engine(move |e| {
         Ok(toolset_info(
-            e.store().tools_observe(p.session_id.as_str(), &p.tools)?,
+            e.store().tools_observe(&p.session_id, &p.tools)?,
         ))
     })
     .await
@@ -404,7 +392,7 @@ pub(crate) async fn toolset_observe(svc: &Inner, p: ToolsetParams) -> Result<Too
 pub(crate) async fn toolset_accept(svc: &Inner, p: ToolsetParams) -> Result<ToolsetInfo> {
     svc.engine(move |e| {
         Ok(toolset_info(
-            e.store().tools_resolve(p.session_id.as_str(), &p.tools)?,
+            e.store().tools_resolve(&p.session_id, &p.tools)?,
         ))
     })
     .await

@@ -1,7 +1,10 @@
 //! `plans.enter`, `plans.submit`, `plans.list`, `plans.get`, `plans.resolve` (seed 000) and the
 //! executions an approval queues.
 
-use planhost_core::{BatchPosition, ErrorCode, IdMatch, ResolveRequest, SubmitPlanInput, match_id};
+use planhost_core::{
+    BatchPosition, ErrorCode, ExecutionId, IdMatch, ProposalId, ResolveRequest, SessionId,
+    SubmitPlanInput, match_id,
+};
 use planhost_fs::ArtifactOnDisk;
 use planhost_protocol::{
     ApprovalInfo, ApprovalList, CheckpointDetail, ClaimedExecution, EndExecutionParams,
@@ -26,36 +29,32 @@ pub(crate) fn approval_info(
 }
 
 /// A full proposal id, or a unique prefix or suffix of one (people type them).
-pub(crate) fn resolve_proposal_id(e: &mut Engine, typed: &str) -> Result<String> {
+pub(crate) fn resolve_proposal_id(e: &mut Engine, typed: &ProposalId) -> Result<ProposalId> {
     if e.store().approval(typed).is_ok() {
-        return Ok(typed.to_owned());
+        return Ok(typed.clone());
     }
     let all = e.store().approvals_matching(&ApprovalQuery::default())?;
-    match match_id(typed, all.iter().map(|a| a.proposal_id.as_str())) {
-        IdMatch::One(id) => Ok(id),
-        IdMatch::None => Err(planhost_core::CoreError::ApprovalNotFound(typed.to_owned()).into()),
+    match match_id(typed.as_str(), all.iter().map(|a| a.proposal_id.as_str())) {
+        IdMatch::One(id) => Ok(id.into()),
+        IdMatch::None => Err(planhost_core::CoreError::ApprovalNotFound(typed.clone()).into()),
         IdMatch::Ambiguous(candidates) => Err(ServiceError::IdAmbiguous {
-            typed: typed.to_owned(),
+            typed: typed.to_string(),
             candidates,
         }),
     }
 }
 
 pub(crate) async fn enter(svc: &Inner, p: EnterPlanParams) -> Result<SessionInfo> {
-    let call = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+    let call = (p.session_id.clone(), p.tool_call_id.clone());
     let info = svc
         .engine(move |e| {
             let batch = BatchPosition {
                 index: p.batch_index,
                 size: p.batch_size,
             };
-            e.store().enter_plan(
-                p.session_id.as_str(),
-                p.turn_id.as_str(),
-                p.tool_call_id.as_str(),
-                batch,
-            )?;
-            super::sessions::info(e, p.session_id.as_str())
+            e.store()
+                .enter_plan(&p.session_id, &p.turn_id, &p.tool_call_id, batch)?;
+            super::sessions::info(e, &p.session_id)
         })
         .await?;
     // The EnterPlanMode call is done (entering Plan voided the session's grants anyway).
@@ -64,13 +63,13 @@ pub(crate) async fn enter(svc: &Inner, p: EnterPlanParams) -> Result<SessionInfo
 }
 
 pub(crate) async fn submit(svc: &Inner, p: SubmitPlanParams) -> Result<ApprovalInfo> {
-    let call = (p.session_id.0.clone(), p.tool_call_id.0.clone());
+    let call = (p.session_id.clone(), p.tool_call_id.clone());
     let submitted = svc
         .engine(move |e| {
             let ctx = SubmitContext {
-                session_id: p.session_id.0,
-                turn_id: p.turn_id.0,
-                tool_call_id: p.tool_call_id.0,
+                session_id: p.session_id,
+                turn_id: p.turn_id,
+                tool_call_id: p.tool_call_id,
                 batch: BatchPosition {
                     index: p.batch_index,
                     size: p.batch_size,
@@ -81,10 +80,7 @@ pub(crate) async fn submit(svc: &Inner, p: SubmitPlanParams) -> Result<ApprovalI
                 markdown: p.markdown,
                 question: p.question,
             };
-            let branch: Option<Vec<String>> = p
-                .branch_path
-                .map(|b| b.into_iter().map(|id| id.0).collect());
-            let a = e.submit_plan(&ctx, &input, branch.as_deref())?;
+            let a = e.submit_plan(&ctx, &input, p.branch_path.as_deref())?;
             approval_info(e, a)
         })
         .await?;
@@ -97,7 +93,7 @@ pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
     let limit = super::limit(p.limit);
     svc.engine(move |e| {
         let rows = e.store().approvals_matching(&ApprovalQuery {
-            session_id: p.session_id.as_ref().map(planhost_core::SessionId::as_str),
+            session_id: p.session_id.as_ref(),
             statuses: p.status.as_deref(),
             execution: planhost_store::ExecutionFilter::Any,
             limit,
@@ -113,7 +109,7 @@ pub(crate) async fn list(svc: &Inner, p: PlansFilter) -> Result<ApprovalList> {
 
 pub(crate) async fn get(svc: &Inner, p: ProposalRef) -> Result<PlanDetail> {
     svc.engine(move |e| {
-        let id = resolve_proposal_id(e, p.proposal_id.as_str())?;
+        let id = resolve_proposal_id(e, &p.proposal_id)?;
         let a = e.store().approval(&id)?;
         let markdown = e.store().submitted_plan(&id)?.markdown;
         let artifact_intact = matches!(e.artifact_on_disk(&a), Ok(ArtifactOnDisk::Intact));
@@ -156,10 +152,10 @@ pub(crate) async fn resolve(
     let by = caller.by.clone();
     svc.engine(move |e| {
         let request = ResolveRequest {
-            proposal_id: p.proposal_id.0,
-            session_id: p.session_id.0,
-            turn_id: p.turn_id.0,
-            tool_call_id: p.tool_call_id.0,
+            proposal_id: p.proposal_id,
+            session_id: p.session_id,
+            turn_id: p.turn_id,
+            tool_call_id: p.tool_call_id,
             version: p.version,
             artifact_sha256: p.artifact_sha256,
             action: p.action,
@@ -174,7 +170,7 @@ pub(crate) async fn resolve(
 pub(crate) async fn claim(svc: &Inner, p: ExecutionRef) -> Result<ClaimedExecution> {
     let shells = svc.shells;
     svc.engine(move |e| {
-        let (session, execution) = (p.session_id.as_str(), p.execution_id.as_str());
+        let (session, execution) = (&p.session_id, &p.execution_id);
         let pin = shells.pin_for(e, session)?;
         let turn = e.claim_execution(session, execution, pin.as_ref())?;
         let approval = find_execution(e, session, execution)?;
@@ -199,8 +195,8 @@ pub(crate) async fn claim(svc: &Inner, p: ExecutionRef) -> Result<ClaimedExecuti
 
 fn find_execution(
     e: &mut Engine,
-    session: &str,
-    execution: &str,
+    session: &SessionId,
+    execution: &ExecutionId,
 ) -> Result<planhost_store::ApprovalRecord> {
     e.store()
         .approvals_matching(&ApprovalQuery {
@@ -208,7 +204,7 @@ fn find_execution(
             ..ApprovalQuery::default()
         })?
         .into_iter()
-        .find(|a| a.execution_id.as_deref() == Some(execution))
+        .find(|a| a.execution_id.as_ref() == Some(execution))
         .ok_or_else(|| {
             ServiceError::refused(
                 ErrorCode::ExecutionNotFound,
@@ -219,8 +215,9 @@ fn find_execution(
 
 pub(crate) async fn end_execution(svc: &Inner, p: EndExecutionParams) -> Result<ExecutionInfo> {
     svc.engine(move |e| {
-        let (session, execution) = (p.session_id.as_str(), p.execution_id.as_str());
-        let a = e.store().finish_execution(session, execution, p.outcome)?;
+        let a = e
+            .store()
+            .finish_execution(&p.session_id, &p.execution_id, p.outcome)?;
         let turn = match &a.execution_turn_id {
             Some(t) => Some(e.store().turn(t)?),
             None => None,

@@ -1,6 +1,6 @@
 //! `publications.*`: `/plan save` and a person's answer (seed 003).
 
-use planhost_core::{ApprovalAction, IdMatch, match_id};
+use planhost_core::{ApprovalAction, IdMatch, PublicationId, match_id};
 use planhost_protocol::{
     PublicationList, PublicationRequest, PublicationResolution, PublicationsFilter, RequestOutcome,
     RequestPublicationParams, ResolveOutcome, ResolvePublicationParams,
@@ -14,16 +14,16 @@ use crate::service::Inner;
 use crate::{Result, ServiceError};
 
 /// A full publication id, or a unique prefix or suffix of one.
-fn resolve_id(e: &mut Engine, typed: &str) -> Result<String> {
+fn resolve_id(e: &mut Engine, typed: &PublicationId) -> Result<PublicationId> {
     if e.store().publication(typed).is_ok() {
-        return Ok(typed.to_owned());
+        return Ok(typed.clone());
     }
     let all = e.store().publications_matching(None, None, 0)?;
-    match match_id(typed, all.iter().map(|p| p.id.as_str())) {
-        IdMatch::One(id) => Ok(id),
-        IdMatch::None => Err(planhost_store::StoreError::PublicationNotFound(typed.into()).into()),
+    match match_id(typed.as_str(), all.iter().map(|p| p.id.as_str())) {
+        IdMatch::One(id) => Ok(id.into()),
+        IdMatch::None => Err(planhost_store::StoreError::PublicationNotFound(typed.clone()).into()),
         IdMatch::Ambiguous(candidates) => Err(ServiceError::IdAmbiguous {
-            typed: typed.to_owned(),
+            typed: typed.to_string(),
             candidates,
         }),
     }
@@ -38,9 +38,8 @@ pub(crate) async fn request(
     } else {
         Overwrite::Refuse
     };
-    let branch: Vec<String> = p.branch_path.into_iter().map(|e| e.0).collect();
     let start = svc
-        .engine(move |e| e.start_publication(p.session_id.as_str(), &branch, overwrite))
+        .engine(move |e| e.start_publication(&p.session_id, &p.branch_path, overwrite))
         .await?;
     Ok(match start {
         PublishStart::Synced(_) => PublicationRequest {
@@ -60,7 +59,7 @@ pub(crate) async fn list(svc: &Inner, p: PublicationsFilter) -> Result<Publicati
         .engine(move |e| {
             e.settle_stale_publications();
             Ok(e.store().publications_matching(
-                p.session_id.as_ref().map(planhost_core::SessionId::as_str),
+                p.session_id.as_ref(),
                 p.status.as_deref(),
                 limit,
             )?)
@@ -80,7 +79,7 @@ pub(crate) async fn resolve(
     let approve = p.action == ApprovalAction::Approve;
     let outcome = svc
         .engine(move |e| {
-            let id = resolve_id(e, p.publication_id.as_str())?;
+            let id = resolve_id(e, &p.publication_id)?;
             e.resolve_publication(&id, approve, &by)
         })
         .await?;

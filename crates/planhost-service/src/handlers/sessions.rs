@@ -1,6 +1,6 @@
 //! `sessions.*` and `turns.*`.
 
-use planhost_core::TurnOrigin;
+use planhost_core::{SessionId, TurnOrigin};
 use planhost_protocol::{
     BeginOrigin, BeginTurnParams, ConfigureParams, EndTurnParams, OpenSessionParams, SessionInfo,
     SessionList, SessionsFilter, SetModeParams, TurnInfo, TurnOutcome,
@@ -13,7 +13,7 @@ use crate::service::Inner;
 use crate::{Result, ServiceError};
 
 /// The session with its running turn, pending approval and live execution, read on the engine.
-pub(crate) fn info(e: &mut Engine, id: &str) -> Result<SessionInfo> {
+pub(crate) fn info(e: &mut Engine, id: &SessionId) -> Result<SessionInfo> {
     let store = e.store();
     let s = store.session(id)?;
     let turn = store.active_turn(id)?;
@@ -57,7 +57,7 @@ pub(crate) fn with_tool_calls(svc: &Inner, mut info: SessionInfo) -> SessionInfo
     info.tool_calls = match &info.active_turn {
         Some(turn) => svc
             .tools
-            .in_flight(info.id.as_str())
+            .in_flight(&info.id)
             .into_iter()
             .filter(|c| c.turn_id == turn.id)
             .collect(),
@@ -66,7 +66,7 @@ pub(crate) fn with_tool_calls(svc: &Inner, mut info: SessionInfo) -> SessionInfo
     info
 }
 
-pub(crate) async fn get(svc: &Inner, id: String) -> Result<SessionInfo> {
+pub(crate) async fn get(svc: &Inner, id: SessionId) -> Result<SessionInfo> {
     let info = svc.engine(move |e| info(e, &id)).await?;
     Ok(with_tool_calls(svc, info))
 }
@@ -110,8 +110,8 @@ pub(crate) async fn list(svc: &Inner, p: SessionsFilter) -> Result<SessionList> 
 
 pub(crate) async fn set_mode(svc: &Inner, p: SetModeParams) -> Result<SessionInfo> {
     svc.engine(move |e| {
-        e.store().set_mode(p.session_id.as_str(), p.mode)?;
-        info(e, p.session_id.as_str())
+        e.store().set_mode(&p.session_id, p.mode)?;
+        info(e, &p.session_id)
     })
     .await
     .map(|info| with_tool_calls(svc, info))
@@ -129,8 +129,8 @@ pub(crate) async fn configure(svc: &Inner, p: ConfigureParams) -> Result<Session
         policy_preset: p.policy_preset,
     };
     svc.engine(move |e| {
-        e.store().configure(p.session_id.as_str(), &change)?;
-        info(e, p.session_id.as_str())
+        e.store().configure(&p.session_id, &change)?;
+        info(e, &p.session_id)
     })
     .await
     .map(|info| with_tool_calls(svc, info))
@@ -144,8 +144,8 @@ pub(crate) async fn begin_turn(svc: &Inner, p: BeginTurnParams) -> Result<TurnIn
     let shells = svc.shells;
     let turn = svc
         .engine(move |e| {
-            let pin = shells.pin_for(e, p.session_id.as_str())?;
-            e.begin_turn(p.session_id.as_str(), origin, pin.as_ref())
+            let pin = shells.pin_for(e, &p.session_id)?;
+            e.begin_turn(&p.session_id, origin, pin.as_ref())
         })
         .await?;
     Ok(convert::turn(turn))
@@ -154,7 +154,7 @@ pub(crate) async fn begin_turn(svc: &Inner, p: BeginTurnParams) -> Result<TurnIn
 pub(crate) async fn end_turn(svc: &Inner, p: EndTurnParams) -> Result<TurnInfo> {
     let turn = svc
         .engine(move |e| {
-            let (session, turn) = (p.session_id.as_str(), p.turn_id.as_str());
+            let (session, turn) = (&p.session_id, &p.turn_id);
             Ok::<_, ServiceError>(match p.outcome {
                 TurnOutcome::Completed => e.store().end_turn(session, turn)?,
                 TurnOutcome::Aborted => e.store().abort_turn(session, turn)?,

@@ -47,31 +47,35 @@ fn wrong_state_and_unknown_ids() {
     refused(&mut f, ErrorCode::PlanModeNotActive, |f| {
         code(
             f.engine()
-                .submit_plan(&ctx(&agent, &turn, "c"), &input("# p\n"), None),
+                .submit_plan(&ctx(&agent, &turn, &"c".into()), &input("# p\n"), None),
         )
     });
     refused(&mut f, ErrorCode::TurnNotActive, |f| {
-        scode(f.store().end_turn(&agent, "no-such-turn"))
+        scode(f.store().end_turn(&agent, &"no-such-turn".into()))
     });
     refused(&mut f, ErrorCode::TurnNotActive, |f| {
+        code(f.engine().submit_plan(
+            &ctx(&agent, &"other".into(), &"c".into()),
+            &input("# p\n"),
+            None,
+        ))
+    });
+    refused(&mut f, ErrorCode::SessionNotFound, |f| {
+        scode(f.store().set_mode(&"nope".into(), Mode::Plan))
+    });
+    refused(&mut f, ErrorCode::SessionNotFound, |f| {
         code(
             f.engine()
-                .submit_plan(&ctx(&agent, "other", "c"), &input("# p\n"), None),
+                .begin_turn(&"nope".into(), TurnOrigin::User, None),
         )
     });
-    refused(&mut f, ErrorCode::SessionNotFound, |f| {
-        scode(f.store().set_mode("nope", Mode::Plan))
-    });
-    refused(&mut f, ErrorCode::SessionNotFound, |f| {
-        code(f.engine().begin_turn("nope", TurnOrigin::User, None))
-    });
     refused(&mut f, ErrorCode::ExecutionNotFound, |f| {
-        code(f.engine().claim_execution(&agent, "e", None))
+        code(f.engine().claim_execution(&agent, &"e".into(), None))
     });
     refused(&mut f, ErrorCode::ExecutionNotFound, |f| {
         scode(
             f.store()
-                .finish_execution(&agent, "e", ExecutionOutcome::Completed),
+                .finish_execution(&agent, &"e".into(), ExecutionOutcome::Completed),
         )
     });
     refused(&mut f, ErrorCode::PlanApprovalNotFound, |f| {
@@ -81,11 +85,14 @@ fn wrong_state_and_unknown_ids() {
     });
 }
 
-fn f_pending_shape(session: &str, turn: &str) -> planhost_store::ApprovalRecord {
+fn f_pending_shape(
+    session: &planhost_core::SessionId,
+    turn: &planhost_core::TurnId,
+) -> planhost_store::ApprovalRecord {
     planhost_store::ApprovalRecord {
         proposal_id: "p".into(),
-        session_id: session.into(),
-        turn_id: turn.into(),
+        session_id: session.clone(),
+        turn_id: turn.clone(),
         tool_call_id: "c".into(),
         title: String::new(),
         question: String::new(),
@@ -153,19 +160,20 @@ fn second_pending_approval_and_batch_rules() {
     let turn = f.turn(&session);
     let shared = BatchPosition { index: 0, size: 2 };
     refused(&mut f, ErrorCode::ToolNotAloneInBatch, |f| {
-        let mut c = ctx(&session, &turn, "c");
+        let mut c = ctx(&session, &turn, &"c".into());
         c.batch = shared;
         code(f.engine().submit_plan(&c, &input("# p\n"), None))
     });
     refused(&mut f, ErrorCode::ToolNotAloneInBatch, |f| {
-        scode(f.store().enter_plan(&session, &turn, "e", shared))
+        scode(f.store().enter_plan(&session, &turn, &"e".into(), shared))
     });
     f.submit(&session, &turn, "# first\n").unwrap();
     refused(&mut f, ErrorCode::PlanApprovalAlreadyPending, |f| {
-        code(
-            f.engine()
-                .submit_plan(&ctx(&session, &turn, "c2"), &input("# second\n"), None),
-        )
+        code(f.engine().submit_plan(
+            &ctx(&session, &turn, &"c2".into()),
+            &input("# second\n"),
+            None,
+        ))
     });
 }
 
@@ -230,7 +238,7 @@ fn bad_plan_input() {
         refused(&mut f, expected, |f| {
             code(
                 f.engine()
-                    .submit_plan(&ctx(&session, &turn, "c"), &bad, None),
+                    .submit_plan(&ctx(&session, &turn, &"c".into()), &bad, None),
             )
         });
     }
@@ -298,7 +306,7 @@ fn artifact_path_failures_create_no_approval_row() {
     refused(&mut f, ErrorCode::PlanArtifactSymlink, |f| {
         code(
             f.engine()
-                .submit_plan(&ctx(&session, &turn, "c"), &input("# p\n"), None),
+                .submit_plan(&ctx(&session, &turn, &"c".into()), &input("# p\n"), None),
         )
     });
     assert_eq!(
@@ -314,7 +322,7 @@ fn artifact_path_failures_create_no_approval_row() {
     refused(&mut f, ErrorCode::PlanArtifactSymlink, |f| {
         code(
             f.engine()
-                .submit_plan(&ctx(&session, &turn, "c"), &input("# p\n"), None),
+                .submit_plan(&ctx(&session, &turn, &"c".into()), &input("# p\n"), None),
         )
     });
     fs_err::remove_file(root.join(".pi/plan")).unwrap();
@@ -324,7 +332,7 @@ fn artifact_path_failures_create_no_approval_row() {
     refused(&mut f, ErrorCode::PlanArtifactPathInvalid, |f| {
         code(
             f.engine()
-                .submit_plan(&ctx(&session, &turn, "c"), &input("# p\n"), None),
+                .submit_plan(&ctx(&session, &turn, &"c".into()), &input("# p\n"), None),
         )
     });
     fs_err::remove_file(root.join(".pi/plan")).unwrap();

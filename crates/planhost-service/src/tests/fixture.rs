@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use planhost_core::{
-    ApprovalAction, BatchPosition, Interactivity, ManualClock, ResolveRequest, Resolver, Role,
-    SubmitPlanInput, TargetPermissionMode, Timestamp, TurnOrigin,
+    ApprovalAction, BatchPosition, Interactivity, ManualClock, PublicationId, ResolveRequest,
+    Resolver, Role, SessionId, SubmitPlanInput, TargetPermissionMode, Timestamp, ToolCallId,
+    TurnId, TurnOrigin,
 };
 use planhost_store::{ApprovalRecord, FenceReport, Store, SubmitContext};
 
@@ -82,13 +83,13 @@ impl Fixture {
     /// `engine.resolve_publication` answered by [`person`].
     pub(crate) fn resolve_publication(
         &mut self,
-        id: &str,
+        id: &PublicationId,
         approve: bool,
     ) -> crate::Result<PublishOutcome> {
         self.engine().resolve_publication(id, approve, &person())
     }
 
-    pub(crate) fn session(&mut self, interactivity: Interactivity) -> String {
+    pub(crate) fn session(&mut self, interactivity: Interactivity) -> SessionId {
         let root = self.workspace.path().to_owned();
         self.engine()
             .open_session(&root, None, interactivity, None, None)
@@ -96,7 +97,7 @@ impl Fixture {
             .id
     }
 
-    pub(crate) fn plan_session(&mut self) -> String {
+    pub(crate) fn plan_session(&mut self) -> SessionId {
         let id = self.session(Interactivity::Interactive);
         self.store()
             .set_mode(&id, planhost_core::Mode::Plan)
@@ -104,7 +105,7 @@ impl Fixture {
         id
     }
 
-    pub(crate) fn turn(&mut self, session: &str) -> String {
+    pub(crate) fn turn(&mut self, session: &SessionId) -> TurnId {
         self.engine()
             .begin_turn(session, TurnOrigin::User, None)
             .unwrap()
@@ -113,11 +114,11 @@ impl Fixture {
 
     pub(crate) fn submit(
         &mut self,
-        session: &str,
-        turn: &str,
+        session: &SessionId,
+        turn: &TurnId,
         markdown: &str,
     ) -> crate::Result<ApprovalRecord> {
-        let ctx = ctx(session, turn, "call-1");
+        let ctx = ctx(session, turn, &"call-1".into());
         self.engine().submit_plan(&ctx, &input(markdown), None)
     }
 
@@ -151,11 +152,11 @@ impl Fixture {
     }
 }
 
-pub(crate) fn ctx(session: &str, turn: &str, call: &str) -> SubmitContext {
+pub(crate) fn ctx(session: &SessionId, turn: &TurnId, call: &ToolCallId) -> SubmitContext {
     SubmitContext {
-        session_id: session.into(),
-        turn_id: turn.into(),
-        tool_call_id: call.into(),
+        session_id: session.clone(),
+        turn_id: turn.clone(),
+        tool_call_id: call.clone(),
         batch: ALONE,
     }
 }

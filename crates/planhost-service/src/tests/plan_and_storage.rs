@@ -16,7 +16,7 @@ fn one_agent_identity_across_agent_plan_approval_queue_and_execution() {
     // Agent → the agent's own EnterPlanMode → SubmitPlan → approve → claim → finish.
     let turn = f.turn(&session);
     f.store()
-        .enter_plan(&session, &turn, "enter-1", ALONE)
+        .enter_plan(&session, &turn, &"enter-1".into(), ALONE)
         .unwrap();
     let approval = f.submit(&session, &turn, "# Plan\n").unwrap();
     f.store().end_turn(&session, &turn).unwrap();
@@ -42,7 +42,7 @@ fn one_agent_identity_across_agent_plan_approval_queue_and_execution() {
         assert_eq!(s, &session);
     }
     assert_eq!(exec_turn.origin, TurnOrigin::Execution);
-    assert_eq!(exec_turn.execution_id.as_deref(), Some(execution.as_str()));
+    assert_eq!(exec_turn.execution_id.as_ref(), Some(&execution));
     assert_eq!(done.execution_state, Some(ExecutionState::Completed));
     assert_eq!(
         f.store().turn(&exec_turn.id).unwrap().state,
@@ -112,7 +112,7 @@ fn title_and_question_stored_structurally_and_artifact_opener_resolves_the_file(
     let (title, question): (String, String) = conn
         .query_row(
             "SELECT title, question FROM plan_approvals WHERE request_id = ?1",
-            [&a.proposal_id],
+            [a.proposal_id.as_str()],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .unwrap();
@@ -149,7 +149,7 @@ fn approve_reject_only_schema_and_ask_default() {
     let err = conn
         .execute(
             "UPDATE plan_approvals SET action = 'request-changes' WHERE request_id = ?1",
-            [&a.proposal_id],
+            [a.proposal_id.as_str()],
         )
         .unwrap_err();
     assert!(err.to_string().contains("CHECK"), "{err}");
@@ -233,7 +233,11 @@ fn one_active_turn_one_pending_approval_and_one_queued_or_running_execution() {
     let a = f.submit(&session, &turn, "# one\n").unwrap();
     let second = f
         .engine()
-        .submit_plan(&ctx(&session, &turn, "call-2"), &input("# two\n"), None)
+        .submit_plan(
+            &ctx(&session, &turn, &"call-2".into()),
+            &input("# two\n"),
+            None,
+        )
         .unwrap_err();
     assert_eq!(second.code(), ErrorCode::PlanApprovalAlreadyPending);
     assert_eq!(
@@ -473,7 +477,7 @@ fn scheduled_plan_rejection_before_provider_artifact_or_queue_work() {
     let after_turn = f.dump();
     let err = f
         .store()
-        .enter_plan(&unattended, &turn, "enter", ALONE)
+        .enter_plan(&unattended, &turn, &"enter".into(), ALONE)
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::PlanRequiresInteractiveSession);
     assert_eq!(f.dump(), after_turn);
@@ -499,7 +503,7 @@ fn scheduled_plan_rejection_before_provider_artifact_or_queue_work() {
     let before = f.dump();
     let err = f
         .engine()
-        .submit_plan(&ctx(&agent, &turn, "c"), &input("# x\n"), None)
+        .submit_plan(&ctx(&agent, &turn, &"c".into()), &input("# x\n"), None)
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::PlanRequiresInteractiveSession);
     assert_eq!(f.dump(), before);

@@ -4,20 +4,21 @@
 use std::path::Path;
 
 use planhost_core::{
-    ErrorCode, ExitChoice, ExitOffer, HandoffPhase, PublicationState, PublicationStatus,
+    EntryId, ErrorCode, ExitChoice, ExitOffer, HandoffPhase, PublicationState, PublicationStatus,
+    SessionId,
 };
 use planhost_store::{CaptureBinding, CheckpointSource, HandoffRequest, StatusChange};
 
 use super::fixture::*;
 use crate::publish::{Overwrite, PublishOutcome, PublishStart};
 
-pub(crate) fn path(ids: &[&str]) -> Vec<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
+pub(crate) fn path(ids: &[&str]) -> Vec<EntryId> {
+    ids.iter().map(|s| EntryId::from(*s)).collect()
 }
 
 pub(crate) fn draft(
     f: &mut Fixture,
-    s: &str,
+    s: &SessionId,
     branch: &[&str],
     md: &str,
     expected: i64,
@@ -52,7 +53,7 @@ pub(crate) const V1: &str = "# Plan: Add login\n\n1. Form.\n";
 const V2: &str = "# Plan: Add login\n\n1. Form.\n2. Session cookie.\n";
 
 /// A session in Plan with one published plan (V1) on branch root → a.
-fn published(f: &mut Fixture) -> (String, planhost_store::PublicationRecord) {
+fn published(f: &mut Fixture) -> (SessionId, planhost_store::PublicationRecord) {
     let s = f.plan_session();
     draft(f, &s, &["root", "a"], V1, 0);
     let p = pending(
@@ -527,7 +528,10 @@ fn preview_status_and_exit_without_a_checkpoint() {
         ]
     );
     assert_eq!(default, ExitChoice::ExitWithoutPublishing);
-    assert_eq!(f.engine().exit_plan(&s).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        f.engine().exit_plan(&s).unwrap(),
+        Vec::<planhost_core::PublicationId>::new()
+    );
     assert!(!f.engine().plan_status(&s, &path(&["root"])).unwrap().active);
 }
 
@@ -597,7 +601,7 @@ fn a_pending_handoff_after_restart_is_never_accepted_without_a_retry() {
 fn tool_drift_is_a_conflict_that_blocks_approval_until_resolved() {
     let mut f = Fixture::new();
     let s = f.plan_session();
-    let tools = |v: &[&str]| path(v);
+    let tools = |v: &[&str]| -> Vec<String> { v.iter().map(|s| (*s).to_owned()).collect() };
     assert_eq!(
         f.store().plan_identity(&s).unwrap().phase,
         HandoffPhase::Planning
@@ -706,7 +710,7 @@ fn a_submitted_plan_is_also_a_checkpoint_in_the_same_transaction() {
     let branch = path(&["root", "a"]);
     let a = f
         .engine()
-        .submit_plan(&ctx(&s, &turn, "c"), &input(V1), Some(&branch))
+        .submit_plan(&ctx(&s, &turn, &"c".into()), &input(V1), Some(&branch))
         .unwrap();
     let (checkpoint, text) = f.store().latest_checkpoint(&s, &branch).unwrap().unwrap();
     assert_eq!(
@@ -718,7 +722,7 @@ fn a_submitted_plan_is_also_a_checkpoint_in_the_same_transaction() {
     let before = f.artifact_files();
     let err = f
         .engine()
-        .submit_plan(&ctx(&s, &turn, "c2"), &input(V2), Some(&[]))
+        .submit_plan(&ctx(&s, &turn, &"c2".into()), &input(V2), Some(&[]))
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::CheckpointBranchInvalid);
     assert_eq!(f.artifact_files(), before);

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use planhost_core::{
-    APPROVAL_TTL_MS, ApprovalStatus, BatchPosition, ExecutionOutcome, ExecutionState,
-    Interactivity, Mode, PlanState, TargetPermissionMode, TurnOrigin,
+    APPROVAL_TTL_MS, ApprovalStatus, BatchPosition, ExecutionId, ExecutionOutcome, ExecutionState,
+    Interactivity, Mode, PlanState, ProposalId, SessionId, TargetPermissionMode, TurnId,
+    TurnOrigin,
 };
 use planhost_store::ApprovalFilter;
 use proptest::prelude::*;
@@ -61,10 +62,10 @@ fn op() -> impl Strategy<Value = Op> {
 
 struct World {
     f: Fixture,
-    sessions: Vec<String>,
+    sessions: Vec<SessionId>,
     /// Terminal statuses seen so far: they must never change (no replay, no revival).
-    terminal: HashMap<String, ApprovalStatus>,
-    finished: HashMap<String, ExecutionState>,
+    terminal: HashMap<ProposalId, ApprovalStatus>,
+    finished: HashMap<ProposalId, ExecutionState>,
 }
 
 impl World {
@@ -83,34 +84,35 @@ impl World {
         }
     }
 
-    fn active_turn(&self, session: &str) -> Option<String> {
+    fn active_turn(&self, session: &SessionId) -> Option<TurnId> {
         Connection::open(self.f.db())
             .unwrap()
             .query_row(
                 "SELECT id FROM turns WHERE session_id = ?1 AND state = 'running'",
-                [session],
-                |r| r.get(0),
+                [session.as_str()],
+                |r| r.get::<_, String>(0),
             )
             .ok()
+            .map(TurnId::from)
     }
 
-    fn pending(&mut self, session: &str) -> Option<planhost_store::ApprovalRecord> {
+    fn pending(&mut self, session: &SessionId) -> Option<planhost_store::ApprovalRecord> {
         self.f
             .store()
             .approvals(ApprovalFilter::Pending)
             .unwrap()
             .into_iter()
-            .find(|a| a.session_id == session)
+            .find(|a| a.session_id == *session)
     }
 
-    fn live_execution(&mut self, session: &str) -> Option<String> {
+    fn live_execution(&mut self, session: &SessionId) -> Option<ExecutionId> {
         self.f
             .store()
             .approvals(ApprovalFilter::All)
             .unwrap()
             .into_iter()
             .find(|a| {
-                a.session_id == session && a.execution_state.is_some_and(ExecutionState::is_live)
+                a.session_id == *session && a.execution_state.is_some_and(ExecutionState::is_live)
             })
             .and_then(|a| a.execution_id)
     }
@@ -121,7 +123,8 @@ impl World {
         let before = self.f.dump();
         let sessions = self.sessions.clone();
         let session = |i: &usize| sessions[*i].clone();
-        let turn_of = |w: &World, s: &str| w.active_turn(s).unwrap_or_else(|| "no-turn".into());
+        let turn_of =
+            |w: &World, s: &SessionId| w.active_turn(s).unwrap_or_else(|| "no-turn".into());
         let result: Result<(), String> = match op {
             Op::Begin(i, origin) => {
                 let s = session(i);
@@ -158,7 +161,7 @@ impl World {
                 };
                 self.f
                     .store()
-                    .enter_plan(&s, &t, "enter", batch)
+                    .enter_plan(&s, &t, &"enter".into(), batch)
                     .map(drop)
                     .map_err(|e| e.code().as_str().into())
             }
@@ -173,7 +176,7 @@ impl World {
             Op::Submit(i, size) => {
                 let s = session(i);
                 let t = turn_of(self, &s);
-                let mut c = ctx(&s, &t, "submit");
+                let mut c = ctx(&s, &t, &"submit".into());
                 c.batch = BatchPosition {
                     index: 0,
                     size: *size,
@@ -290,7 +293,7 @@ impl World {
             let running: i64 = conn
                 .query_row(
                     "SELECT count(*) FROM turns WHERE session_id = ?1 AND state = 'running'",
-                    [&s.id],
+                    [s.id.as_str()],
                     |r| r.get(0),
                 )
                 .unwrap();

@@ -10,7 +10,7 @@ use super::plans::{V1, completed, draft, path, pending};
 use crate::publish::{Overwrite, PublishOutcome};
 
 /// A new session of the fixture's workspace, in Plan with `V1` checkpointed on root → a.
-fn planning(f: &mut Fixture) -> String {
+fn planning(f: &mut Fixture) -> planhost_core::SessionId {
     let s = f.session(Interactivity::Interactive);
     f.store().set_mode(&s, Mode::Plan).unwrap();
     draft(f, &s, &["root", "a"], V1, 0);

@@ -1,11 +1,14 @@
 //! Publication approvals: persisted bindings of revision, digest, path and base digest, so a
 //! write that completed just before a crash is reconciled, not repeated (seed 003).
 
-use planhost_core::{ErrorCode, EventBody, PublicationStatus, Resolver, plan_title};
+use planhost_core::{
+    ErrorCode, EventBody, PublicationId, PublicationStatus, Resolver, SessionId, plan_title,
+};
 use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 
 use super::{CheckpointRecord, PUBLICATION_COLUMNS, PublicationRecord, publication_from_row};
+use crate::records::IdColumn;
 use crate::tx::{AuditSubject, Tx};
 use crate::{Result, Store, StoreError};
 
@@ -29,16 +32,16 @@ impl Tx<'_> {
     /// either (a new checkpoint, a branch switch, leaving Plan) voids it.
     pub(crate) fn revoke_pending_publications(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         code: planhost_core::ErrorCode,
-    ) -> Result<Vec<String>> {
-        let revoked: Vec<String> = self
+    ) -> Result<Vec<PublicationId>> {
+        let revoked: Vec<PublicationId> = self
             .tx
             .prepare_cached(
                 "UPDATE publication_approvals SET status = 'revoked', error_code = ?2, updated_at = ?3 \
                  WHERE session_id = ?1 AND status = 'pending' RETURNING id",
             )?
-            .query_map(params![session_id, code.as_str(), self.now.0], |r| r.get(0))?
+            .query_map(params![session_id.as_str(), code.as_str(), self.now.0], |r| r.id(0))?
             .collect::<rusqlite::Result<_>>()?;
         for id in &revoked {
             let subject = AuditSubject {
@@ -53,7 +56,7 @@ impl Tx<'_> {
             self.emit(
                 session_id,
                 EventBody::PublicationChanged {
-                    publication_id: id.as_str().into(),
+                    publication_id: id.clone(),
                     status: PublicationStatus::Revoked,
                 },
             )?;
@@ -61,18 +64,18 @@ impl Tx<'_> {
         Ok(revoked)
     }
 
-    pub(crate) fn publication(&self, id: &str) -> Result<PublicationRecord> {
+    pub(crate) fn publication(&self, id: &PublicationId) -> Result<PublicationRecord> {
         let sql = format!("SELECT {PUBLICATION_COLUMNS} FROM publication_approvals WHERE id = ?1");
         self.tx
             .prepare_cached(&sql)?
-            .query_row([id], publication_from_row)
+            .query_row([id.as_str()], publication_from_row)
             .optional()?
-            .ok_or_else(|| StoreError::PublicationNotFound(id.to_owned()))?
+            .ok_or_else(|| StoreError::PublicationNotFound(id.clone()))?
     }
 
     fn publication_status(
         &mut self,
-        id: &str,
+        id: &PublicationId,
         change: &StatusChange<'_>,
     ) -> Result<PublicationRecord> {
         let current = self.publication(id)?;
@@ -90,7 +93,7 @@ impl Tx<'_> {
                  resolved_by = COALESCE(?5, resolved_by) WHERE id = ?1",
             )?
             .execute(params![
-                id,
+                id.as_str(),
                 change.to.as_str(),
                 change.code.map(ErrorCode::as_str),
                 self.now.0,
@@ -108,7 +111,7 @@ impl Tx<'_> {
         self.emit(
             &current.session_id,
             EventBody::PublicationChanged {
-                publication_id: id.into(),
+                publication_id: id.clone(),
                 status: change.to,
             },
         )?;
@@ -121,18 +124,18 @@ impl Store {
     /// one is pending or being written.
     pub fn open_publication(
         &mut self,
-        id: &str,
+        id: &PublicationId,
         checkpoint: &CheckpointRecord,
         relative_path: &str,
         base_sha256: Option<&str>,
     ) -> Result<PublicationRecord> {
         self.transact(|t| {
-            let open: Option<String> = t
+            let open: Option<PublicationId> = t
                 .tx
                 .prepare_cached(
                     "SELECT id FROM publication_approvals WHERE session_id = ?1 AND status IN ('pending', 'approved')",
                 )?
-                .query_row([&checkpoint.session_id], |r| r.get(0))
+                .query_row([checkpoint.session_id.as_str()], |r| r.id(0))
                 .optional()?;
             if let Some(open) = open {
                 return Err(StoreError::PublicationOpen(open));
@@ -142,9 +145,9 @@ impl Store {
                  base_sha256, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8)",
             )?
             .execute(params![
-                id,
-                checkpoint.session_id,
-                checkpoint.id,
+                id.as_str(),
+                checkpoint.session_id.as_str(),
+                checkpoint.id.0,
                 checkpoint.revision,
                 checkpoint.sha256,
                 relative_path,
@@ -160,14 +163,14 @@ impl Store {
             )?;
             t.emit(
                 &checkpoint.session_id,
-                EventBody::PublicationChanged { publication_id: id.into(), status: PublicationStatus::Pending },
+                EventBody::PublicationChanged { publication_id: id.clone(), status: PublicationStatus::Pending },
             )?;
             t.publication(id)
         })
     }
 
     /// One publication approval.
-    pub fn publication(&mut self, id: &str) -> Result<PublicationRecord> {
+    pub fn publication(&mut self, id: &PublicationId) -> Result<PublicationRecord> {
         self.read(|t| t.publication(id))
     }
 
@@ -194,7 +197,7 @@ impl Store {
     /// given; at most `limit` (0: all).
     pub fn publications_matching(
         &mut self,
-        session_id: Option<&str>,
+        session_id: Option<&SessionId>,
         statuses: Option<&[PublicationStatus]>,
         limit: usize,
     ) -> Result<Vec<PublicationRecord>> {
@@ -215,8 +218,10 @@ impl Store {
                  ORDER BY created_at DESC, id DESC LIMIT ?3"
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
-            let rows =
-                stmt.query_map(params![session_id, statuses, limit], publication_from_row)?;
+            let rows = stmt.query_map(
+                params![session_id.map(SessionId::as_str), statuses, limit],
+                publication_from_row,
+            )?;
             rows.collect::<rusqlite::Result<Vec<_>>>()?
                 .into_iter()
                 .collect()
@@ -239,7 +244,7 @@ impl Store {
     /// Moves a publication approval from one of `change.from` to `change.to`, durably.
     pub fn set_publication_status(
         &mut self,
-        id: &str,
+        id: &PublicationId,
         change: &StatusChange<'_>,
     ) -> Result<PublicationRecord> {
         self.transact(|t| t.publication_status(id, change))
@@ -248,7 +253,11 @@ impl Store {
     /// Records a completed write: the approval is `completed` and the identity now points at the
     /// published path and digest. The first publication also names the session from the plan's
     /// `# Plan: <title>` heading.
-    pub fn complete_publication(&mut self, id: &str, markdown: &str) -> Result<PublicationRecord> {
+    pub fn complete_publication(
+        &mut self,
+        id: &PublicationId,
+        markdown: &str,
+    ) -> Result<PublicationRecord> {
         self.transact(|t| {
             let p = t.publication_status(
                 id,
@@ -268,7 +277,7 @@ impl Store {
                 "UPDATE plan_identities SET published_path = ?2, published_sha256 = ?3, published_revision = ?4, \
                  session_name = ?5, updated_at = ?6 WHERE session_id = ?1",
             )?
-            .execute(params![p.session_id, p.relative_path, p.sha256, p.revision, name, t.now.0])?;
+            .execute(params![p.session_id.as_str(), p.relative_path, p.sha256, p.revision, name, t.now.0])?;
             Ok(p)
         })
     }

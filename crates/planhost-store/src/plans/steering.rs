@@ -1,7 +1,8 @@
 //! The handoff phase (seed 004) and the tool baseline with drift detection.
 
 use planhost_core::{
-    HandoffPhase, HandoffStep, ToolsConflict, handoff_next, tools_drifted, tools_to_restore,
+    CheckpointId, HandoffPhase, HandoffStep, PublicationId, SessionId, ToolsConflict, handoff_next,
+    tools_drifted, tools_to_restore,
 };
 use rusqlite::params;
 use serde_json::json;
@@ -16,7 +17,7 @@ pub enum HandoffRequest {
     /// A person approved the latest checkpoint for execution; binds it and issues a token.
     Approve {
         /// The checkpoint approved.
-        checkpoint_id: i64,
+        checkpoint_id: CheckpointId,
         /// The new in-process capability.
         token: String,
     },
@@ -36,7 +37,11 @@ pub enum HandoffRequest {
 
 impl Store {
     /// Applies one handoff step and returns the identity after it.
-    pub fn handoff(&mut self, session_id: &str, request: &HandoffRequest) -> Result<PlanIdentity> {
+    pub fn handoff(
+        &mut self,
+        session_id: &SessionId,
+        request: &HandoffRequest,
+    ) -> Result<PlanIdentity> {
         self.transact(|t| {
             let id = t.identity(session_id)?;
             let conflict = if id.tool_conflict { ToolsConflict::Unresolved } else { ToolsConflict::None };
@@ -62,7 +67,7 @@ impl Store {
                         "UPDATE plan_identities SET handoff_token = ?2, handoff_restarted = 0, updated_at = ?3 \
                          WHERE session_id = ?1",
                     )?
-                    .execute(params![session_id, token, t.now.0])?;
+                    .execute(params![session_id.as_str(), token, t.now.0])?;
                     let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
                     t.audit(subject, planhost_core::AuditAction::HandoffRetry, &json!({}))?;
                     return t.identity(session_id);
@@ -82,10 +87,10 @@ impl Store {
                  handoff_restarted = ?5, updated_at = ?6 WHERE session_id = ?1",
             )?
             .execute(params![
-                session_id,
+                session_id.as_str(),
                 phase.as_str(),
                 if keep_binding { token.or(id.handoff_token.clone()) } else { None },
-                if keep_binding { checkpoint.or(id.handoff_checkpoint) } else { None },
+                if keep_binding { checkpoint.or(id.handoff_checkpoint).map(|c| c.0) } else { None },
                 i64::from(restarted),
                 t.now.0,
             ])?;
@@ -99,7 +104,7 @@ impl Store {
     /// Records the tool set at plan entry (`baseline`) and what Plan mode applied.
     pub fn tools_enter(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         baseline: &[String],
         applied: &[String],
     ) -> Result<PlanIdentity> {
@@ -114,7 +119,11 @@ impl Store {
 
     /// Compares the observed tool set with the applied one; a difference is a conflict that
     /// blocks approval until resolved. Returns the identity (its `tool_conflict`).
-    pub fn tools_observe(&mut self, session_id: &str, observed: &[String]) -> Result<PlanIdentity> {
+    pub fn tools_observe(
+        &mut self,
+        session_id: &SessionId,
+        observed: &[String],
+    ) -> Result<PlanIdentity> {
         let id = self.plan_identity(session_id)?;
         let Some(applied) = id.tool_applied.clone() else {
             return Ok(id);
@@ -132,7 +141,11 @@ impl Store {
     }
 
     /// A person accepts the observed set as the applied one; the conflict clears.
-    pub fn tools_resolve(&mut self, session_id: &str, observed: &[String]) -> Result<PlanIdentity> {
+    pub fn tools_resolve(
+        &mut self,
+        session_id: &SessionId,
+        observed: &[String],
+    ) -> Result<PlanIdentity> {
         let id = self.plan_identity(session_id)?;
         self.set_tools(
             session_id,
@@ -147,7 +160,7 @@ impl Store {
     /// baseline is cleared (re-entering records a new one).
     pub fn tools_exit(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         available_now: &[String],
     ) -> Result<Vec<String>> {
         let id = self.plan_identity(session_id)?;
@@ -168,7 +181,7 @@ impl Store {
 
     fn set_tools(
         &mut self,
-        session_id: &str,
+        session_id: &SessionId,
         baseline: Option<&[String]>,
         applied: Option<&[String]>,
         conflict: bool,
@@ -184,7 +197,7 @@ impl Store {
                 "UPDATE plan_identities SET tool_baseline = ?2, tool_applied = ?3, tool_conflict = ?4, updated_at = ?5 \
                  WHERE session_id = ?1",
             )?
-            .execute(params![session_id, baseline, applied, i64::from(conflict), t.now.0])?;
+            .execute(params![session_id.as_str(), baseline, applied, i64::from(conflict), t.now.0])?;
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
             t.audit(subject, action, &json!({ "baseline": baseline, "applied": applied, "conflict": conflict }))?;
             t.identity(session_id)
@@ -196,7 +209,7 @@ impl Store {
     /// The client moved to another branch (`/tree`): every approval bound to the old position is
     /// cleared — a pending publication is revoked, a pending handoff goes back to ready (seed
     /// 003: "/tree always clears approval"). Returns the revoked publication ids.
-    pub fn branch_switched(&mut self, session_id: &str) -> Result<Vec<String>> {
+    pub fn branch_switched(&mut self, session_id: &SessionId) -> Result<Vec<PublicationId>> {
         self.transact(|t| {
             let identity = t.identity(session_id)?;
             let revoked = t.revoke_pending_publications(session_id, planhost_core::ErrorCode::BranchSwitched)?;
@@ -205,7 +218,7 @@ impl Store {
                     "UPDATE plan_identities SET phase = 'ready', handoff_token = NULL, handoff_checkpoint = NULL, \
                      handoff_restarted = 0, updated_at = ?2 WHERE session_id = ?1",
                 )?
-                .execute(params![session_id, t.now.0])?;
+                .execute(params![session_id.as_str(), t.now.0])?;
                 t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase: HandoffPhase::Ready })?;
             }
             let subject = AuditSubject { session_id: Some(session_id), ..AuditSubject::default() };
@@ -219,7 +232,7 @@ impl Store {
     /// Leaves Plan mode in one transaction: the session goes to Agent (idle only) and the handoff
     /// phase to off; checkpoints and the plan identity stay for a later `/plan`.
     /// Returns the publication approvals it revoked.
-    pub fn exit_plan(&mut self, session_id: &str) -> Result<Vec<String>> {
+    pub fn exit_plan(&mut self, session_id: &SessionId) -> Result<Vec<PublicationId>> {
         self.transact(|t| {
             let view = t.view(session_id)?;
             let state = planhost_core::set_mode(&view, planhost_core::Mode::Agent)?;
@@ -233,7 +246,7 @@ impl Store {
                 "UPDATE plan_identities SET phase = ?2, handoff_token = NULL, handoff_checkpoint = NULL, \
                  handoff_restarted = 0, updated_at = ?3 WHERE session_id = ?1",
             )?
-            .execute(params![session_id, phase.as_str(), t.now.0])?;
+            .execute(params![session_id.as_str(), phase.as_str(), t.now.0])?;
             if phase != identity.phase {
                 t.emit(session_id, planhost_core::EventBody::HandoffChanged { phase })?;
             }

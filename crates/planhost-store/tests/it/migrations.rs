@@ -304,7 +304,10 @@ fn production_v1_database_migrates_to_current_with_a_backup() {
         }
     );
     let mut store = opened.store;
-    assert_eq!(store.session("s1").unwrap().mode, planhost_core::Mode::Plan);
+    assert_eq!(
+        store.session(&"s1".into()).unwrap().mode,
+        planhost_core::Mode::Plan
+    );
     drop(store);
     let conn = Connection::open(&db).unwrap();
     assert_eq!(
@@ -357,11 +360,11 @@ fn migrated_turns_table_gains_policy_pins() {
                 interactivity: planhost_core::Interactivity::Interactive,
                 agent: None,
             },
-            "s",
+            &"s".into(),
         )
         .unwrap();
     store
-        .begin_turn(&s.id, planhost_core::TurnOrigin::User, None, "t")
+        .begin_turn(&s.id, planhost_core::TurnOrigin::User, None, &"t".into())
         .unwrap();
     let pin = store.policy_snapshot(&s.id).unwrap().turn_pin.unwrap();
     assert_eq!(pin.permission, planhost_core::EffectivePermission::Ask);
@@ -397,8 +400,11 @@ fn migrated_sessions_serve_pi_and_new_ones_record_their_agent() {
     )
     .unwrap()
     .store;
-    assert_eq!(store.session("old").unwrap().agent, Agent::Pi);
-    assert_eq!(store.policy_snapshot("old").unwrap().agent, Agent::Pi);
+    assert_eq!(store.session(&"old".into()).unwrap().agent, Agent::Pi);
+    assert_eq!(
+        store.policy_snapshot(&"old".into()).unwrap().agent,
+        Agent::Pi
+    );
     let open = |external: &str, agent| OpenSession {
         workspace_root: "/w".into(),
         external_id: Some(external.into()),
@@ -408,32 +414,38 @@ fn migrated_sessions_serve_pi_and_new_ones_record_their_agent() {
     // The pi session reopened by a client that names pi, or names nothing.
     assert_eq!(
         store
-            .open_session(&open("pi-1", Some(Agent::Pi)), "x")
+            .open_session(&open("pi-1", Some(Agent::Pi)), &"x".into())
             .unwrap()
             .id,
         "old"
     );
     assert_eq!(
-        store.open_session(&open("pi-1", None), "x").unwrap().id,
+        store
+            .open_session(&open("pi-1", None), &"x".into())
+            .unwrap()
+            .id,
         "old"
     );
     let codex = store
-        .open_session(&open("codex-1", Some(Agent::Codex)), "new")
+        .open_session(&open("codex-1", Some(Agent::Codex)), &"new".into())
         .unwrap();
     assert_eq!(codex.agent, Agent::Codex);
-    assert_eq!(store.policy_snapshot("new").unwrap().agent, Agent::Codex);
+    assert_eq!(
+        store.policy_snapshot(&"new".into()).unwrap().agent,
+        Agent::Codex
+    );
     assert_eq!(
         store
-            .open_session(&open("codex-1", None), "y")
+            .open_session(&open("codex-1", None), &"y".into())
             .unwrap()
             .agent,
         Agent::Codex
     );
     let err = store
-        .open_session(&open("codex-1", Some(Agent::ClaudeCode)), "z")
+        .open_session(&open("codex-1", Some(Agent::ClaudeCode)), &"z".into())
         .unwrap_err();
     assert_eq!(err.code().as_str(), "SESSION_AGENT_MISMATCH");
-    assert_eq!(store.session("new").unwrap().agent, Agent::Codex);
+    assert_eq!(store.session(&"new".into()).unwrap().agent, Agent::Codex);
     drop(store);
     let conn = Connection::open(&db).unwrap();
     let refused = conn.execute("UPDATE sessions SET agent = 'cursor' WHERE id = 'new'", []);
