@@ -117,7 +117,16 @@ impl Client {
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             roles: roles.to_vec(),
             tool_activity: false,
+            agent_process: None,
         })
+    }
+
+    /// The handshake with every field given (e.g. `agentProcess` for a hook).
+    pub fn initialize_with(
+        &mut self,
+        hello: InitializeParams,
+    ) -> Result<InitializeResult, ClientError> {
+        self.call::<methods::Initialize>(hello)
     }
 
     /// One typed call: its params and result are the method's own. Notifications that arrive

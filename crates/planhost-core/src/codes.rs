@@ -122,6 +122,7 @@ error_codes! {
     NotInitialized = "NOT_INITIALIZED", NotInitialized, "A request arrived before `initialize`.";
     AlreadyInitialized = "ALREADY_INITIALIZED", Refused, "`initialize` was sent twice on one connection.";
     RolesInvalid = "ROLES_INVALID", InvalidParams, "`initialize` declared no role.";
+    AgentProcessInvalid = "AGENT_PROCESS_INVALID", Refused, "`initialize`'s `agentProcess` is not the connecting process, its parent or its grandparent, or came without the agent role.";
     RoleForbidden = "ROLE_FORBIDDEN", Forbidden, "The connection's roles do not allow this method (for example resolving without `approver`).";
     RoleApproverRefused = "ROLE_APPROVER_REFUSED", Forbidden, "`initialize` declared `approver` from a process that runs under an agent (a run of this host, or a child of a process with an `agent` connection): a model cannot approve its own plan.";
     // Storage.

@@ -31,6 +31,13 @@ pub struct InitializeParams {
     /// as they are allowed, asked, run and finished). Needs the `observer` role.
     #[serde(default)]
     pub tool_activity: bool,
+    /// With the `agent` role: the agent's own process, when the connecting process is a
+    /// short-lived helper acting for it (a hook Claude Code runs for one event). It must be the
+    /// connecting process, its parent or its grandparent. Like the process of every agent connection,
+    /// it becomes an agent root: no process below it may be an approver, so the model's own
+    /// commands cannot answer for a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_process: Option<u32>,
 }
 
 result! {

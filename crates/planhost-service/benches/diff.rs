@@ -114,6 +114,7 @@ fn main() {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
             tool_activity: false,
+            agent_process: None,
         };
         let (conn, _events, _) = host.service().connect(&hello, Peer::Embedded).unwrap();
         for (n, (label, before, after)) in rows.into_iter().enumerate() {

@@ -76,6 +76,43 @@ impl AgentRoots {
         let _ = (peer, &self.roots);
     }
 
+    /// Records `agent`, which an `agent` connection declared as the agent it acts for
+    /// (`initialize`'s `agentProcess`), as an agent root. It must be the peer itself, its parent
+    /// or its grandparent (a hook runs as the agent's child, or through its shell): a helper
+    /// cannot name a process it does not run under, nor one far above it (init, the person's
+    /// login shell), which would take the approver role away from everything below. Elsewhere
+    /// than Linux the declaration stands, like the declared roles.
+    pub(crate) fn add_declared(&self, peer: Peer, agent: u32) -> Result<(), String> {
+        let Ok(agent) = i32::try_from(agent) else {
+            return Err(format!("agentProcess {agent} is not a pid"));
+        };
+        #[cfg(target_os = "linux")]
+        {
+            use planhost_exec::lineage::{ProcessIdentity, is_ancestor_within};
+            let Some(root) = ProcessIdentity::of(agent) else {
+                return Err(format!("agentProcess {agent} is not a running process"));
+            };
+            let under = match peer {
+                Peer::Embedded => true,
+                Peer::Process(Some(pid)) => agent > 1 && is_ancestor_within(root, pid, 2),
+                Peer::Process(None) | Peer::WebClient(_) => false,
+            };
+            if !under {
+                return Err(format!(
+                    "agentProcess {agent} is not the connecting process, its parent or its grandparent"
+                ));
+            }
+            let mut roots = self.roots.lock().unwrap_or_else(PoisonError::into_inner);
+            roots.retain(|r| r.alive());
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (peer, agent, &self.roots);
+        Ok(())
+    }
+
     /// Why `peer` may not be an approver; `None` when it may.
     pub(crate) fn refuses(&self, peer: Peer) -> Option<Refusal> {
         let (pid, runs_only) = match peer {

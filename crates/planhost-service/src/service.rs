@@ -267,6 +267,20 @@ impl Service {
                 refusal.message,
             ));
         }
+        if let Some(agent) = hello.agent_process {
+            if !roles.contains(&Role::Agent) {
+                return Err(ServiceError::refused(
+                    planhost_core::ErrorCode::AgentProcessInvalid,
+                    "agentProcess names the agent a connection acts for: it needs the agent role",
+                ));
+            }
+            self.inner
+                .agent_roots
+                .add_declared(peer, agent)
+                .map_err(|message| {
+                    ServiceError::refused(planhost_core::ErrorCode::AgentProcessInvalid, message)
+                })?;
+        }
         if roles.contains(&Role::Agent) {
             self.inner.agent_roots.add(peer);
         }

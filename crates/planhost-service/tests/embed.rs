@@ -45,6 +45,7 @@ fn hello() -> InitializeParams {
         client_version: None,
         roles: vec![Role::Agent, Role::Approver, Role::Observer],
         tool_activity: false,
+        agent_process: None,
     }
 }
 

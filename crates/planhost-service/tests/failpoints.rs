@@ -68,6 +68,7 @@ impl Host {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
             tool_activity: false,
+            agent_process: None,
         };
         let (conn, _events, _) = rt
             .block_on(async { service.connect(&hello, planhost_service::Peer::Embedded) })

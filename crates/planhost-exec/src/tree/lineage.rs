@@ -197,6 +197,26 @@ pub fn agent_lineage(pid: i32, roots: &[ProcessIdentity]) -> Option<Why> {
     Some(Why::Unknown { pid })
 }
 
+/// Whether `ancestor` is `pid` itself or one of its ancestors at most `hops` generations up
+/// (1: the parent; 2: the grandparent), by pid and start time, following `/proc/<pid>/stat`'s
+/// parent chain. A process that cannot be read ends the walk with `false`.
+pub fn is_ancestor_within(ancestor: ProcessIdentity, pid: i32, hops: usize) -> bool {
+    let mut next = pid;
+    for _ in 0..=hops {
+        let Some(st) = procfs::read_stat(next) else {
+            return false;
+        };
+        if st.pid == ancestor.pid && st.start == ancestor.start {
+            return true;
+        }
+        if st.ppid <= 0 {
+            return false;
+        }
+        next = st.ppid;
+    }
+    false
+}
+
 /// Whether `pid` carries a run marker that names this host (a marker is the host's pid and
 /// start time: another host's runs, or a host nested inside one of them, are not ours).
 fn carries_our_marker(pid: i32, host: Option<HostIdentity>) -> bool {

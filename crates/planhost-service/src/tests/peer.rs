@@ -15,6 +15,7 @@ fn hello(roles: &[Role]) -> InitializeParams {
         client_version: None,
         roles: roles.to_vec(),
         tool_activity: false,
+        agent_process: None,
     }
 }
 

@@ -50,9 +50,27 @@ fn connect_or_start(paths: &Paths) -> Result<SocketHost, HostError> {
     };
     let mut client = client;
     client
-        .initialize(CLIENT_NAME, HOOK_ROLES)
+        .initialize_with(planhost_protocol::InitializeParams {
+            protocol_version: planhost_protocol::PROTOCOL_VERSION,
+            client_name: CLIENT_NAME.into(),
+            client_version: Some(env!("CARGO_PKG_VERSION").into()),
+            roles: HOOK_ROLES.to_vec(),
+            tool_activity: false,
+            agent_process: claude_process(),
+        })
         .map_err(host_error)?;
     Ok(SocketHost(client))
+}
+
+/// The Claude Code process this hook runs for: `CLAUDE_PID`, which Claude Code gives its hooks,
+/// else the hook's parent. The host makes it an agent root, so that nothing Claude Code runs —
+/// the model's Bash above all — can connect as an approver and answer its own plan. (The host
+/// checks that it is an ancestor of this process.)
+fn claude_process() -> Option<u32> {
+    std::env::var("CLAUDE_PID")
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .or_else(|| Some(std::os::unix::process::parent_id()))
 }
 
 fn start_host(paths: &Paths) -> Result<Client, HostError> {

@@ -30,6 +30,7 @@ pub(super) async fn events(State(web): Shared, headers: HeaderMap) -> Response {
         client_version: Some(env!("CARGO_PKG_VERSION").into()),
         roles: vec![Role::Observer],
         tool_activity: true,
+        agent_process: None,
     };
     let (conn, notes, _) = match web.svc.connect(&hello, planhost_service::Peer::Embedded) {
         Ok(c) => c,

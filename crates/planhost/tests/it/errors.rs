@@ -264,6 +264,7 @@ fn handshake_errors() {
         client_version: None,
         roles: roles.to_vec(),
         tool_activity: false,
+        agent_process: None,
     };
     let mut early = host.connect_raw();
     let e = early.call_err::<methods::AppHealth>(Empty {});

@@ -152,3 +152,70 @@ fn a_child_of_an_agent_process_cannot_approve_and_a_person_elsewhere_can() {
         "{now:?}"
     );
 }
+
+/// The shape of Claude Code: the agent (here `sh`, standing in for `claude`) holds no
+/// connection of its own; a hook it runs connects for one event and names it
+/// (`agentProcess`, from `CLAUDE_PID`). From then on a command the agent runs — the model's
+/// Bash — is refused the approver role, although it is the hook's sibling, not its child.
+/// Without the hook, the same command from the same kind of process approves: the refusal is
+/// the declaration's doing.
+#[test]
+fn a_hook_makes_its_agent_a_root_so_the_agents_commands_cannot_approve() {
+    let env = home();
+    let host = SocketHost::start(&env);
+    let mut c = host.connect("e2e-agent");
+    let planning = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let (turn, pending) = c.submit_plan(&planning, "Approve me from beside the hook");
+    c.end_turn(&planning, &turn);
+    let id = pending.proposal_id.as_str().to_owned();
+    let event = json!({
+        "session_id": "cc-session-1",
+        "cwd": env.workspace().display().to_string(),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    })
+    .to_string();
+    let base = format!(
+        "{} --state-dir {} --socket {}",
+        quoted(std::path::Path::new(bin())),
+        quoted(&env.state_dir()),
+        quoted(&env.socket())
+    );
+    // `sh` plays Claude Code: its hook runs with CLAUDE_PID=$$, then it runs the model's
+    // command. Detached, so that nothing of this test (an agent root itself) is above it.
+    let script = format!(
+        "printf '%s' '{event}' | CLAUDE_PID=$$ {base} hook claude-code >/dev/null && {base} approve {id}"
+    );
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c").arg(&script);
+    let run = planhost_test_support::run_detached(&sh, BOUND);
+    assert_ne!(run.code, Some(0), "the model's command approved: {run:?}");
+    assert!(
+        run.stderr.contains("ROLE_APPROVER_REFUSED"),
+        "refused as below an agent: {run:?}"
+    );
+    assert_eq!(
+        approval(&mut c, &pending.proposal_id).status,
+        ApprovalStatus::Pending
+    );
+    let row = refused_row(&mut c);
+    assert_eq!(row.detail["why"], "agent_root", "{row:?}");
+
+    // A hook cannot name a process far above it (init: everything runs under it).
+    let mut stranger = host.connect_raw();
+    let error = stranger
+        .try_call::<methods::Initialize>(planhost_protocol::InitializeParams {
+            protocol_version: planhost_protocol::PROTOCOL_VERSION,
+            client_name: "e2e-hook".into(),
+            client_version: None,
+            roles: vec![Role::Agent],
+            tool_activity: false,
+            agent_process: Some(1),
+        })
+        .unwrap_err();
+    assert_refused(&error, "AGENT_PROCESS_INVALID");
+
+    // The control: the same command from a process no hook named approves.
+    let person = cli(&env, &["approve", &id]);
+    assert_eq!(person.code, Some(0), "{person:?}");
+}
