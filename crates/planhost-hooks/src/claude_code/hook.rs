@@ -329,7 +329,7 @@ fn prompt<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostErr
                     pending.title, short(pending.proposal_id.as_str()), short(pending.proposal_id.as_str())
                 ),
             },
-            "systemMessage": waiting_message(pending),
+            "systemMessage": format!("planhost: {}", waiting_message(pending)),
         })));
     }
     let turn = begin_turn(host, &session.id)?;
@@ -368,11 +368,11 @@ fn short(id: &str) -> &str {
         .unwrap_or(id)
 }
 
-/// What the person is told while a plan waits.
+/// What the person is told while a plan waits: how to answer it, and where.
 fn waiting_message(pending: &ApprovalInfo) -> String {
     let id = short(pending.proposal_id.as_str());
     format!(
-        "planhost: the plan \"{}\" waits for your answer (until its deadline, 30 minutes after it was submitted). Approve it with `planhost approve {id}` (add `--mode accept-edits` or `--mode auto` to let it edit without asking) or reject it with `planhost reject {id} --feedback \"…\"`, or answer on planhost's web page (`planhost web`); then tell Claude to continue.",
+        "the plan \"{}\" waits for your answer in planhost, for 30 minutes from when it was submitted. Approve it with `planhost approve {id}` (add `--mode accept-edits` or `--mode auto` to let the work edit without asking), reject it with `planhost reject {id} --feedback \"…\"`, or answer on planhost's web page (`planhost web`); then tell Claude to continue.",
         pending.title
     )
 }
@@ -544,7 +544,7 @@ fn exit_plan_mode<H: Host>(
     if let Some(pending) = &session.pending_approval {
         return Ok(if env.attended {
             deny(&format!(
-                "planhost already holds the plan \"{}\" for the person's answer; stop and wait for it. {}",
+                "planhost already holds the plan \"{}\" for a person's answer: stop here and wait for them. For the person: {}",
                 pending.title,
                 waiting_message(pending)
             ))
@@ -577,7 +577,7 @@ fn exit_plan_mode<H: Host>(
     })?;
     Ok(if env.attended {
         deny(&format!(
-            "planhost saved this plan as {} and holds it for the person's approval. Stop here and wait: do not edit anything. {}",
+            "planhost saved this plan as {} and holds it for a person's approval: stop here, edit nothing, and wait for them. For the person: {}",
             approval.artifact_relative_path,
             waiting_message(&approval)
         ))
@@ -610,7 +610,7 @@ fn answer_of<H: Host>(
         .unwrap_or_default();
     Ok(match approval.status {
         ApprovalStatus::Pending if env.attended => deny(&format!(
-            "planhost holds this plan for the person's answer; stop and wait. {}",
+            "planhost holds this plan for a person's answer: stop here and wait for them. For the person: {}",
             waiting_message(approval)
         )),
         ApprovalStatus::Pending => defer(),
@@ -712,4 +712,79 @@ fn post_tool_use<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, 
         is_error,
     })?;
     Ok(HookReply::nothing())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_is_titled_by_its_first_heading() {
+        assert_eq!(title_of("# Plan: greet\n\n1. x\n"), "greet");
+        assert_eq!(title_of("intro\n## Tidy the logs\n"), "Tidy the logs");
+        assert_eq!(title_of("just text\nmore\n"), "just text");
+        assert_eq!(title_of("#\n"), "Plan");
+        assert_eq!(
+            title_of(&format!("# {}", "x".repeat(200))).chars().count(),
+            80
+        );
+    }
+
+    #[test]
+    fn ids_are_shown_by_their_random_end() {
+        assert_eq!(short("01a234e9-596b-7446-8335-44f4e93670c6"), "e93670c6");
+        assert_eq!(short("abc"), "abc");
+    }
+
+    #[test]
+    fn bad_input_blocks_a_gate_and_says_why() {
+        let reply = handle::<Never>(b"not json", &HookEnv { attended: true }, || {
+            unreachable!("no host is reached for input that cannot be read")
+        });
+        assert_eq!(reply.exit, 2);
+        assert!(
+            reply.stderr.as_deref().is_some_and(
+                |e| e.contains("INVALID_PARAMS") && e.contains("planhost setup claude-code")
+            ),
+            "{reply:?}"
+        );
+    }
+
+    #[test]
+    fn no_host_blocks_a_tool_and_only_warns_on_a_prompt() {
+        let unreachable = || {
+            Err::<Never, _>(HostError {
+                code: ErrorCode::HostUnreachable,
+                message: "no planhost answers on /x.sock".into(),
+            })
+        };
+        let event = |name: &str| {
+            serde_json::json!({
+                "session_id": "s", "cwd": "/w", "hook_event_name": name,
+                "tool_name": "Write", "tool_use_id": "t1", "tool_input": {},
+            })
+            .to_string()
+        };
+        let env = HookEnv { attended: true };
+        let gate = handle(event("PreToolUse").as_bytes(), &env, unreachable);
+        assert_eq!(gate.exit, 2);
+        assert!(gate.stderr.unwrap_or_default().contains("HOST_UNREACHABLE"));
+        let prompt = handle(event("UserPromptSubmit").as_bytes(), &env, unreachable);
+        assert_eq!(prompt.exit, 0);
+        assert!(
+            prompt
+                .stdout
+                .unwrap_or_default()
+                .contains("HOST_UNREACHABLE")
+        );
+    }
+
+    /// A host that is never reached.
+    struct Never;
+
+    impl Host for Never {
+        fn call<M: Method>(&mut self, _: M::Params) -> Result<M::Result, HostError> {
+            unreachable!("never called")
+        }
+    }
 }

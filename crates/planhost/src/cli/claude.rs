@@ -300,3 +300,68 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// `planhost doctor`'s line for Claude Code: in which settings files planhost's hooks are, and
+/// whether each runs this binary. Not installed anywhere is fine (Claude Code is optional); hooks
+/// that run another binary, or only some of the events, fail: a moved binary blocks every tool.
+pub(crate) fn doctor_check() -> (bool, String) {
+    let Ok(home) = home() else {
+        return (
+            true,
+            "HOME is not set: no Claude Code settings to look at".into(),
+        );
+    };
+    let project = std::env::current_dir().unwrap_or_default();
+    let this = std::env::current_exe()
+        .map(|exe| settings::hook_command(&exe))
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    let mut ok = true;
+    for scope in [Scope::User, Scope::Project, Scope::Local] {
+        let path = scope.path(&home, &project);
+        let Ok(text) = fs_err::read_to_string(&path) else {
+            continue;
+        };
+        match settings::installed(&text) {
+            Ok(hooks) if hooks.is_empty() => {}
+            Ok(hooks) => {
+                let elsewhere: Vec<&str> = hooks
+                    .iter()
+                    .filter(|(_, command)| *command != this)
+                    .map(|(_, command)| command.as_str())
+                    .collect();
+                if let Some(other) = elsewhere.first() {
+                    ok = false;
+                    found.push(format!(
+                        "{} runs `{other}`, not this binary: run `planhost setup claude-code` again",
+                        path.display()
+                    ));
+                } else if hooks.len() < settings::EVENTS.len() {
+                    ok = false;
+                    found.push(format!(
+                        "{} has {} of planhost's {} hooks: run `planhost setup claude-code` again",
+                        path.display(),
+                        hooks.len(),
+                        settings::EVENTS.len()
+                    ));
+                } else {
+                    found.push(format!("{}: every hook runs this binary", path.display()));
+                }
+            }
+            Err(e) => {
+                ok = false;
+                found.push(format!(
+                    "{} cannot be read as settings: {e}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    if found.is_empty() {
+        return (
+            true,
+            "not set up (`planhost setup claude-code` puts planhost behind Claude Code)".into(),
+        );
+    }
+    (ok, found.join("; "))
+}

@@ -129,6 +129,12 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             },
         });
     }
+    let (ok, detail) = super::claude::doctor_check();
+    checks.push(Check {
+        name: "Claude Code",
+        ok,
+        detail,
+    });
     let effective = diagnostics::effective_shell();
     checks.push(Check {
         name: "shells",

@@ -43,6 +43,9 @@ pub(crate) fn cli(env: &Env, args: &[&str]) -> Run {
         .arg("--socket")
         .arg(env.socket())
         .args(args)
+        // A HOME of the test's own: what the CLI reads there (Claude Code's settings, for
+        // `doctor`) is the test's, not the machine's.
+        .env("HOME", env.root())
         .env_remove("PLANHOST_LOG")
         .env_remove("PLANHOST_STATE_DIR");
     let run = planhost_test_support::run_detached(&cmd, BOUND);
