@@ -18,8 +18,8 @@ use planhost_core::{
 use planhost_protocol::{
     ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, DecisionKind,
     EndExecutionParams, EndTurnParams, EnterPlanParams, ExecutionRef, FinishedParams, Method,
-    OpenSessionParams, PlansFilter, Provenance, SessionInfo, SubmitPlanParams, TurnOutcome,
-    methods,
+    OpenSessionParams, PlansFilter, ProposalRef, Provenance, SessionInfo, SubmitPlanParams,
+    TurnOutcome, methods,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -175,10 +175,7 @@ fn dispatch<H: Host>(
     env: &HookEnv,
 ) -> Result<HookReply, HostError> {
     match input.hook_event_name.as_str() {
-        "SessionStart" => {
-            open(host, input)?;
-            Ok(HookReply::nothing())
-        }
+        "SessionStart" => session_start(host, input),
         "UserPromptSubmit" => prompt(host, input),
         "PreToolUse" => pre_tool_use(host, input, env),
         "PermissionRequest" => permission_request(host, input),
@@ -199,6 +196,82 @@ fn dispatch<H: Host>(
         // An event planhost did not install a hook for: nothing to say.
         _ => Ok(HookReply::nothing()),
     }
+}
+
+/// A session starts, resumes, or was compacted. After a compaction or on resume the model has
+/// lost (or may never have had) what planhost holds, so it is told: the mode, and the plan that
+/// matters now — the one it is carrying out, the one waiting for the person, or the last one,
+/// labelled with its status. Plans survive compaction this way.
+fn session_start<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
+    let session = open(host, input)?;
+    if !matches!(input.source.as_deref(), Some("compact" | "resume")) {
+        return Ok(HookReply::nothing());
+    }
+    let Some(context) = context_of(host, &session)? else {
+        return Ok(HookReply::nothing());
+    };
+    Ok(HookReply::json(&json!({
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": context,
+        },
+    })))
+}
+
+/// What the model is told of the session's plan after a compaction or on resume.
+fn context_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<Option<String>, HostError> {
+    let markdown_of = |host: &mut H, approval: &ApprovalInfo| {
+        host.call::<methods::PlansGet>(ProposalRef {
+            proposal_id: approval.proposal_id.clone(),
+        })
+        .map(|detail| detail.markdown)
+    };
+    if let Some(execution) = &session.live_execution {
+        let detail = host.call::<methods::PlansGet>(ProposalRef {
+            proposal_id: execution.proposal_id.clone(),
+        })?;
+        return Ok(Some(format!(
+            "planhost: you are carrying out the plan \"{}\", which the person approved (permission mode {}). It is, exactly:\n\n{}",
+            detail.approval.title,
+            execution.permission_mode.as_str(),
+            detail.markdown
+        )));
+    }
+    if session.mode != Mode::Plan {
+        return Ok(None);
+    }
+    if let Some(pending) = &session.pending_approval {
+        let markdown = markdown_of(host, pending)?;
+        return Ok(Some(format!(
+            "planhost: this session is in Plan mode, and the plan \"{}\" waits for the person's answer in planhost. It is not approved: do not act on it, and edit nothing. It is, exactly:\n\n{markdown}",
+            pending.title
+        )));
+    }
+    let latest = host
+        .call::<methods::PlansList>(PlansFilter {
+            session_id: Some(session.id.clone()),
+            status: None,
+            limit: Some(1),
+        })?
+        .items
+        .into_iter()
+        .next();
+    Ok(Some(match latest {
+        Some(last) => {
+            let markdown = markdown_of(host, &last)?;
+            let note = last
+                .feedback
+                .as_deref()
+                .map(|f| format!(", with the note: {f}"))
+                .unwrap_or_default();
+            format!(
+                "planhost: this session is in Plan mode: explore, edit nothing, and present a plan with ExitPlanMode. The last plan, \"{}\", was {}{note}; it is not approved. It was, exactly:\n\n{markdown}",
+                last.title,
+                last.status.as_str()
+            )
+        }
+        None => PLAN_STILL_ON.replace("still has", "has"),
+    }))
 }
 
 /// Opens (or reopens) the host session of this Claude Code session and workspace.
@@ -401,6 +474,16 @@ fn pre_tool_use<H: Host>(
         return Ok(allow(&format!(
             "planhost admits Claude Code's own plan file in Plan ({}); what a person approves is planhost's immutable copy",
             file.display()
+        )));
+    }
+    if session.active_turn.is_none()
+        && let Some(pending) = &session.pending_approval
+    {
+        return Ok(deny(&format!(
+            "planhost holds the plan \"{}\" for a person's answer, and nothing runs until they give it [{}]: stop here and wait. For the person: {}",
+            pending.title,
+            ErrorCode::SessionNotIdle.as_str(),
+            waiting_message(pending)
         )));
     }
     let turn = turn_of(host, &session)?;

@@ -176,6 +176,9 @@ pub(crate) fn text(out: &Output) -> String {
 pub(crate) struct Asked {
     pub(crate) results: Vec<(String, String)>,
     pub(crate) plan_file: Option<String>,
+    /// The text the person typed last, and whether it is still unanswered (no assistant message
+    /// after it).
+    pub(crate) last_user: Option<(String, bool)>,
 }
 
 impl Asked {
@@ -215,6 +218,37 @@ impl Asked {
                 }
             }
         }
+        let typed = |m: &Value| {
+            m["role"] == "user"
+                && match &m["content"] {
+                    Value::String(_) => true,
+                    Value::Array(blocks) => blocks.iter().all(|b| b["type"] == "text"),
+                    Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => false,
+                }
+        };
+        let last_user = messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| typed(m))
+            .map(|(i, m)| {
+                let text = m["content"].as_str().map_or_else(
+                    || {
+                        m["content"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|b| b["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    },
+                    str::to_owned,
+                );
+                // Unanswered when no assistant message follows it (Claude Code may put a
+                // `system` message last).
+                let answered = messages[i + 1..].iter().any(|m| m["role"] == "assistant");
+                (text, !answered)
+            });
         let body = request.body.to_string();
         let plan_file = ["create your plan at ", "plan file exists at "]
             .iter()
@@ -224,7 +258,11 @@ impl Asked {
                 let end = rest.find(".md")? + 3;
                 Some(rest[..end].to_owned())
             });
-        Self { results, plan_file }
+        Self {
+            results,
+            plan_file,
+            last_user,
+        }
     }
 
     /// The text of the last result of `tool`, if any.
@@ -234,5 +272,152 @@ impl Asked {
             .rev()
             .find(|(n, _)| n == tool)
             .map(|(_, t)| t.as_str())
+    }
+}
+
+/// Numbers the tmux sessions of one test process.
+static NEXT_TUI: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Claude Code's interactive TUI in a detached tmux session of its own, read with
+/// `capture-pane` and typed into with `send-keys`, as a person would. Killed on drop.
+pub(crate) struct Tui {
+    name: String,
+}
+
+impl Tui {
+    /// Starts `claude <args>` in the workspace with this fixture's environment, past the
+    /// first-run screens (onboarding, folder trust, the API key) that a person answers once.
+    pub(crate) fn start(fx: &Fixture, args: &[&str]) -> Self {
+        let key = "scripted-key-for-planhost-e2e";
+        let tail: String = key
+            .chars()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let state = serde_json::json!({
+            "hasCompletedOnboarding": true,
+            "theme": "dark",
+            "customApiKeyResponses": { "approved": [tail], "rejected": [] },
+            "projects": { fx.workspace().display().to_string(): {
+                "hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true } },
+        });
+        fs_err::write(fx.home().join(".claude.json"), state.to_string()).unwrap();
+        let name = format!(
+            "phcc-{}-{}",
+            std::process::id(),
+            NEXT_TUI.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let mut env = vec![
+            ("HOME".to_owned(), fx.home().display().to_string()),
+            ("ANTHROPIC_BASE_URL".to_owned(), fx.model.anthropic_url()),
+            ("ANTHROPIC_API_KEY".to_owned(), key.to_owned()),
+            (
+                "PLANHOST_STATE_DIR".to_owned(),
+                fx.dirs.state_dir().display().to_string(),
+            ),
+            (
+                "PLANHOST_SOCKET".to_owned(),
+                fx.dirs.socket().display().to_string(),
+            ),
+            ("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned()),
+            ("DISABLE_TELEMETRY".to_owned(), "1".to_owned()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
+                "1".to_owned(),
+            ),
+        ];
+        env.push(("TERM".to_owned(), "xterm-256color".to_owned()));
+        let mut line = String::from("exec env -u CLAUDECODE");
+        for (k, v) in &env {
+            line.push_str(&format!(" {k}='{v}'"));
+        }
+        line.push_str(&format!(" '{}'", fx.claude.bin.display()));
+        for arg in args {
+            line.push_str(&format!(" '{arg}'"));
+        }
+        let out = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "160",
+                "-y",
+                "50",
+                "-c",
+            ])
+            .arg(fx.workspace())
+            .arg(&line)
+            .output()
+            .expect("tmux (the TUI tests drive Claude Code in tmux: apt-get install tmux)");
+        assert!(out.status.success(), "tmux new-session: {}", text(&out));
+        let tui = Self { name };
+        tui.wait_for("the prompt", |s| {
+            s.contains("plan mode on") || s.contains("? for shortcuts")
+        });
+        tui
+    }
+
+    /// What the screen shows now.
+    pub(crate) fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-J", "-S", "-200", "-t", &self.name])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (bounded) until the screen satisfies `pred`; the panic shows the screen.
+    pub(crate) fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + RUN_BOUND;
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "Claude Code's screen never showed {what}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Types `line` and presses Enter.
+    pub(crate) fn type_line(&self, line: &str) {
+        let send = |args: &[&str]| {
+            let out = Command::new("tmux")
+                .arg("send-keys")
+                .arg("-t")
+                .arg(&self.name)
+                .args(args)
+                .output()
+                .expect("tmux send-keys");
+            assert!(out.status.success(), "tmux send-keys: {}", text(&out));
+        };
+        send(&["-l", line]);
+        std::thread::sleep(Duration::from_millis(300));
+        send(&["Enter"]);
+    }
+
+    /// Presses a key (`Escape`, …), then lets the terminal settle: a character typed right
+    /// after Escape would arrive as Alt+that character.
+    pub(crate) fn key(&self, key: &str) {
+        let _ = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name, key])
+            .output();
+        std::thread::sleep(Duration::from_millis(800));
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .output();
     }
 }

@@ -10,3 +10,4 @@ mod harness;
 mod plans;
 mod scenarios;
 mod setup;
+mod tui;

@@ -177,6 +177,15 @@ fn a_rejected_plan_keeps_plan_and_writes_stay_denied() {
         second.dump()
     );
     assert!(!fx.workspace().join("hello.txt").exists());
+    // Resumed, the model was told the mode and the last plan, labelled as rejected.
+    let told = fx.model.requests().iter().any(|r| {
+        r.to_string()
+            .contains("The last plan, \\\"greet\\\", was rejected, with the note: greet in French")
+    });
+    assert!(
+        told,
+        "the resumed session's context names the rejected plan"
+    );
 }
 
 /// (7) Nobody answers before the deadline: resumed, Claude Code is told the plan expired
