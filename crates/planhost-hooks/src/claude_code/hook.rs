@@ -12,14 +12,14 @@
 use std::path::PathBuf;
 
 use planhost_core::{
-    Agent, ApprovalStatus, ErrorCode, ExecutionOutcome, ExecutionState, Interactivity, Mode,
-    SessionId, TurnId, TurnOrigin,
+    Agent, ApprovalStatus, EntryId, ErrorCode, ExecutionOutcome, ExecutionState, Interactivity,
+    Mode, SessionId, TurnId, TurnOrigin,
 };
 use planhost_protocol::{
-    ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, DecisionKind,
+    ApprovalInfo, AuthorizeParams, AuthorizeResult, BeginTurnParams, BranchRef, DecisionKind,
     EndExecutionParams, EndTurnParams, EnterPlanParams, ExecutionRef, FinishedParams, Method,
-    OpenSessionParams, PlansFilter, ProposalRef, Provenance, SessionInfo, SubmitPlanParams,
-    TurnOutcome, methods,
+    OpenSessionParams, PlansFilter, ProposalRef, Provenance, SaveCheckpointParams, SessionInfo,
+    SubmitPlanParams, TurnOutcome, methods,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -207,7 +207,7 @@ fn session_start<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, 
     if !matches!(input.source.as_deref(), Some("compact" | "resume")) {
         return Ok(HookReply::nothing());
     }
-    let Some(context) = context_of(host, &session)? else {
+    let Some(context) = context_of(host, &session, input)? else {
         return Ok(HookReply::nothing());
     };
     Ok(HookReply::json(&json!({
@@ -219,7 +219,11 @@ fn session_start<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, 
 }
 
 /// What the model is told of the session's plan after a compaction or on resume.
-fn context_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<Option<String>, HostError> {
+fn context_of<H: Host>(
+    host: &mut H,
+    session: &SessionInfo,
+    input: &HookInput,
+) -> Result<Option<String>, HostError> {
     let markdown_of = |host: &mut H, approval: &ApprovalInfo| {
         host.call::<methods::PlansGet>(ProposalRef {
             proposal_id: approval.proposal_id.clone(),
@@ -256,6 +260,18 @@ fn context_of<H: Host>(host: &mut H, session: &SessionInfo) -> Result<Option<Str
         .items
         .into_iter()
         .next();
+    // A draft written after the last plan was submitted (or with none submitted) is where the
+    // model was.
+    if let Some(draft) = latest_draft(host, session, input)?
+        && latest
+            .as_ref()
+            .is_none_or(|last| draft.checkpoint.created_at > last.created_at)
+    {
+        return Ok(Some(format!(
+            "planhost: this session is in Plan mode: explore, edit nothing but your plan file, and present the plan with ExitPlanMode. Your latest draft (revision {}), not approved, is, exactly:\n\n{}",
+            draft.checkpoint.revision, draft.markdown
+        )));
+    }
     Ok(Some(match latest {
         Some(last) => {
             let markdown = markdown_of(host, &last)?;
@@ -656,7 +672,8 @@ fn exit_plan_mode<H: Host>(
         title: title_of(&markdown),
         markdown,
         question: "Shall I implement this plan?".into(),
-        branch_path: None,
+        // Also this branch's next checkpoint, in the same transaction as the approval.
+        branch_path: Some(branch_of(input)),
     })?;
     Ok(if env.attended {
         deny(&format!(
@@ -766,6 +783,55 @@ fn title_of(markdown: &str) -> String {
     }
 }
 
+/// Claude Code's conversation as planhost's checkpoint branch: one line of history per Claude
+/// Code session (its id as the only entry).
+fn branch_of(input: &HookInput) -> Vec<EntryId> {
+    vec![EntryId::from(format!("claude-code:{}", input.session_id))]
+}
+
+/// Saves the plan file's text as the branch's next checkpoint (unchanged text saves nothing).
+fn save_draft<H: Host>(
+    host: &mut H,
+    session: &SessionInfo,
+    input: &HookInput,
+    markdown: String,
+) -> Result<(), HostError> {
+    let branch = branch_of(input);
+    let latest = host.call::<methods::CheckpointsLatest>(BranchRef {
+        session_id: session.id.clone(),
+        branch_path: branch.clone(),
+    });
+    let expected = match latest {
+        Ok(detail) if detail.markdown == markdown => return Ok(()),
+        Ok(detail) => detail.checkpoint.revision,
+        Err(e) if e.code == ErrorCode::CheckpointNone => 0,
+        Err(e) => return Err(e),
+    };
+    host.call::<methods::CheckpointsSave>(SaveCheckpointParams {
+        session_id: session.id.clone(),
+        branch_path: branch,
+        markdown,
+        expected_revision: expected,
+    })
+    .map(drop)
+}
+
+/// The latest draft of the plan (its checkpoint), if Claude Code wrote one in this session.
+fn latest_draft<H: Host>(
+    host: &mut H,
+    session: &SessionInfo,
+    input: &HookInput,
+) -> Result<Option<planhost_protocol::CheckpointDetail>, HostError> {
+    match host.call::<methods::CheckpointsLatest>(BranchRef {
+        session_id: session.id.clone(),
+        branch_path: branch_of(input),
+    }) {
+        Ok(detail) => Ok(Some(detail)),
+        Err(e) if e.code == ErrorCode::CheckpointNone => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Claude Code is about to show its permission dialog. planhost decided in `PreToolUse`; the
 /// dialog only appears for a call planhost asked about, and the person answers it there.
 fn permission_request<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
@@ -773,12 +839,25 @@ fn permission_request<H: Host>(host: &mut H, input: &HookInput) -> Result<HookRe
     Ok(HookReply::nothing())
 }
 
-/// A tool Claude Code ran has finished: its grant is void.
+/// A tool Claude Code ran has finished: its grant is void. A write of Claude Code's own plan
+/// file in Plan is kept as a checkpoint (the draft's exact bytes, in planhost's database), so
+/// the draft survives whatever happens to that editable file and to the conversation.
 fn post_tool_use<H: Host>(host: &mut H, input: &HookInput) -> Result<HookReply, HostError> {
     let Some(call) = &input.tool_use_id else {
         return Ok(HookReply::nothing());
     };
     let session = open(host, input)?;
+    if session.mode == Mode::Plan
+        && let Some(file) = input
+            .tool_name
+            .as_deref()
+            .and_then(|tool| plan_file_target(tool, input.tool_input.as_ref()))
+        && let Ok(markdown) = fs_err::read_to_string(&file)
+        && !markdown.trim().is_empty()
+    {
+        save_draft(host, &session, input, markdown)?;
+        return Ok(HookReply::nothing());
+    }
     let Some(turn) = session.active_turn else {
         return Ok(HookReply::nothing());
     };

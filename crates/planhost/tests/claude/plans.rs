@@ -93,6 +93,12 @@ fn a_deferred_plan_approved_from_the_cli_resumes_and_runs_once() {
     let approval = pending(&mut watcher);
     let artifact = fs_err::read_to_string(&approval.artifact_path).unwrap();
     assert_eq!(artifact, PLAN, "the artifact holds the exact plan");
+    // The draft Claude Code wrote to its plan file is kept as a checkpoint of this session.
+    let draft = watcher.call::<methods::CheckpointsLatest>(planhost_protocol::BranchRef {
+        session_id: approval.session_id.clone(),
+        branch_path: vec![format!("claude-code:{}", session_id(&first)).into()],
+    });
+    assert_eq!(draft.markdown, PLAN);
     assert!(!fx.workspace().join("hello.txt").exists());
 
     let id = approval.proposal_id.as_str().to_owned();

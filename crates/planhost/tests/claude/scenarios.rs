@@ -151,3 +151,30 @@ fn a_missing_hook_binary_blocks_every_tool() {
         run.dump()
     );
 }
+
+/// (9) The hook crashes (here a binary that kills itself with SIGSEGV in place of planhost):
+/// because setup wrote `onFailure: "block"`, the tool is blocked, not run.
+#[test]
+fn a_crashing_hook_blocks_every_tool() {
+    let fx = Fixture::new();
+    let copy = fx.dirs.root().join("planhost-crashing");
+    fs_err::copy(crate::harness::planhost_bin(), &copy).unwrap();
+    let out = fx.planhost_at(&copy, &["setup", "claude-code"]);
+    assert!(out.status.success(), "{}", text(&out));
+    fs_err::write(&copy, "#!/bin/sh\nkill -SEGV $$\n").unwrap();
+    let target = fx.workspace().join("e.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "x\n" }),
+    ));
+    fx.model.push(Reply::text("Blocked."));
+    let run = fx.claude("write e.txt", &["--permission-mode", "acceptEdits"]);
+    let results = run.tool_results();
+    assert_eq!(results.len(), 1, "{}", run.dump());
+    assert!(results[0].1, "{}", run.dump());
+    assert!(
+        !target.exists(),
+        "the file was written past a crashed hook: {}",
+        run.dump()
+    );
+}
