@@ -538,7 +538,10 @@ fn decision_reply(decision: &AuthorizeResult, plan: bool) -> HookReply {
         ),
         DecisionKind::Ask if plan => (
             "ask",
-            format!("planhost asks a person: {}", decision.reason),
+            format!(
+                "planhost, Plan mode: {}. Plan mode runs unasked only what planhost can prove read-only; answer Yes only if you want it to run now.",
+                decision.reason.trim_end_matches('.')
+            ),
         ),
         DecisionKind::Ask => return HookReply::nothing(),
     };

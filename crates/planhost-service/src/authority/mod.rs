@@ -650,7 +650,53 @@ impl ToolAuthority {
     }
 
     /// `tools.finished`: the client ran an allowed call itself and it ended; its grant is void.
-    pub(crate) fn finished(&self, svc: &Inner, p: &FinishedParams) -> FinishedResult {
+    ///
+    /// A call the host asked about and nobody answered in planhost, which the client then ran,
+    /// was answered in the client's own dialog (Claude Code's permission dialog, whose answer
+    /// no hook reports): its ask is closed as allowed there, recorded with the client that says
+    /// so, so that no surface offers to answer a call that already ran. It grants nothing.
+    pub(crate) async fn finished(
+        &self,
+        svc: &Inner,
+        caller: &Caller,
+        p: &FinishedParams,
+    ) -> Result<FinishedResult> {
+        let open_ask = lock(&self.asks)
+            .iter()
+            .find(|a| {
+                a.info.session_id == p.session_id
+                    && a.info.tool_call_id == p.tool_call_id
+                    && a.info.turn_id == p.turn_id
+                    && a.info.decision.is_none()
+            })
+            .map(|a| a.info.clone());
+        if let Some(ask) = open_ask {
+            let record = ask.clone();
+            let by = caller.by.clone();
+            svc.engine(move |e| {
+                Ok(e.store().record_ask_answer(
+                    &ask_record(&record),
+                    PermissionDecision::Allow,
+                    Some("answered in the agent's own dialog: the agent ran the tool"),
+                    &by,
+                )?)
+            })
+            .await?;
+            if let Some(slot) = lock(&self.asks)
+                .iter_mut()
+                .find(|a| a.info.request_id == ask.request_id)
+            {
+                slot.info.decision = Some(PermissionDecision::Allow);
+                slot.info.resolved_by = Some(caller.by.clone());
+            }
+            let key = (p.session_id.clone(), p.tool_call_id.clone());
+            activity(svc, &key, &ask.turn_id, &ask.tool_name, None);
+        }
+        Ok(self.release_grant(svc, p))
+    }
+
+    /// Drops the call's unused grant, recording that the client ran it.
+    fn release_grant(&self, svc: &Inner, p: &FinishedParams) -> FinishedResult {
         let key = (p.session_id.clone(), p.tool_call_id.clone());
         let released = {
             let mut grants = lock(&self.grants);

@@ -87,7 +87,7 @@ fn find_delete_is_asked_and_not_run_in_plan() {
     let (said, is_error) = &results[0];
     assert!(*is_error, "not run: {}", run.dump());
     assert!(
-        said.contains("planhost asks a person"),
+        said.contains("planhost, Plan mode:"),
         "planhost asked (it did not deny outright): {said}"
     );
     assert_eq!(

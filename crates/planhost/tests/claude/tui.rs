@@ -115,16 +115,99 @@ fn an_attended_plan_waits_for_the_person_and_an_interrupt_grants_nothing() {
         "hello\n",
         "{screen}"
     );
-    let session = watcher
-        .call::<methods::SessionsList>(SessionsFilter {
-            workspace_root: None,
+    // Claude Code runs its Stop hook, which ends the execution, just after it shows the answer.
+    planhost_test_support::poll_until(
+        "the approved plan's execution to complete",
+        planhost_test_support::BOUND,
+        || {
+            let session = watcher
+                .call::<methods::SessionsList>(SessionsFilter {
+                    workspace_root: None,
+                    limit: None,
+                })
+                .items
+                .remove(0);
+            session
+                .last_execution
+                .filter(|e| e.state == ExecutionState::Completed)
+        },
+    );
+}
+
+/// A command planhost asks about in Plan is put to the person in Claude Code's own dialog; the
+/// person's yes there runs it, and planhost closes its ask as answered in that dialog (no page
+/// or CLI offers to answer a call that already ran), with the client that said so.
+#[test]
+fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
+    let fx = Fixture::new();
+    fx.setup();
+    let victim = fx.workspace().join("old.log");
+    fs_err::write(&victim, "old\n").unwrap();
+    let _model = Responder::start(&fx.model, move |request| {
+        let asked = Asked::of(request);
+        match asked.results.last() {
+            None => Reply::tool(
+                "Bash",
+                json!({ "command": "find . -name old.log -delete", "description": "Remove the old log" }),
+            ),
+            Some(_) => Reply::text("Removed."),
+        }
+    });
+    let tui = Tui::start(&fx, &["--permission-mode", "plan"]);
+    tui.type_line("tidy the old log");
+    let screen = tui.wait_for("Claude Code's own dialog", |s| {
+        s.contains("find . -name old.log -delete") && s.contains("Yes")
+    });
+    assert!(
+        victim.exists(),
+        "nothing ran before the person answered:\n{screen}"
+    );
+    let host = fx.adopt_host();
+    let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
+    let open = |w: &mut planhost_test_support::host::Conn| {
+        w.call::<methods::PermissionsList>(planhost_protocol::AsksFilter {
+            session_id: None,
+            status: Some(vec![planhost_protocol::AskStatus::Open]),
             limit: None,
         })
         .items
-        .remove(0);
-    let execution = session
-        .last_execution
-        .or(session.live_execution)
-        .expect("the approved plan's execution");
-    assert_eq!(execution.state, ExecutionState::Completed, "{screen}");
+    };
+    assert_eq!(
+        open(&mut watcher).len(),
+        1,
+        "planhost's ask is open while the dialog is"
+    );
+    assert!(
+        screen.contains("answer Yes only if you want it to run now"),
+        "the dialog says what Yes does in Plan:\n{screen}"
+    );
+    // The dialog takes keys once it is drawn and focused.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    tui.key("Enter");
+    tui.wait_for("the command's end", |s| s.contains("Removed."));
+    assert!(!victim.exists(), "the person's yes ran it");
+    assert!(
+        open(&mut watcher).is_empty(),
+        "the ask is closed once the call ran"
+    );
+    let answered = watcher
+        .call::<methods::AuditList>(planhost_protocol::AuditFilter {
+            session_id: None,
+            limit: Some(1000),
+        })
+        .items
+        .into_iter()
+        .find(|row| row.action == planhost_core::AuditAction::ToolAskAnswered)
+        .expect("the answer is on record");
+    assert_eq!(answered.detail["decision"], "allow", "{answered:?}");
+    assert_eq!(
+        answered.detail["by"]["client"], "planhost-hook-claude-code",
+        "{answered:?}"
+    );
+    assert!(
+        answered.detail["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("agent's own dialog")),
+        "{answered:?}"
+    );
 }
