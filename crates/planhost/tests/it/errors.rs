@@ -14,39 +14,18 @@ use planhost_core::{
 use planhost_protocol::{
     ApprovalInfo, AuthorizeParams, BeginOrigin, BeginTurnParams, ConfigureParams, DecisionKind,
     Empty, HealthStatus, InitializeParams, InitializeResult, Method, ProposalRef,
-    ResolvePlanParams, RpcError, SessionInfo, SessionsFilter, SettingsPatch, SubmitPlanParams,
-    TurnOutcome, codes, methods,
+    ResolvePlanParams, RpcError, SessionsFilter, SettingsPatch, SubmitPlanParams, TurnOutcome,
+    codes, methods,
 };
 use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use crate::steps::Steps as _;
 use crate::support::*;
 
 /// The plan every submission here carries.
 const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
-
-fn open_session(c: &mut Conn, env: &Env, interactivity: Interactivity) -> SessionId {
-    c.call::<methods::SessionsOpen>(params::open_as(&env.workspace(), interactivity))
-        .id
-}
-
-fn get_session(c: &mut Conn, sid: &SessionId) -> SessionInfo {
-    c.call::<methods::SessionsGet>(params::session(sid))
-}
-
-fn set_mode(c: &mut Conn, sid: &SessionId, mode: Mode) {
-    c.call::<methods::SessionsSetMode>(params::set_mode(sid, mode));
-}
-
-fn begin_turn(c: &mut Conn, sid: &SessionId) -> TurnId {
-    c.call::<methods::TurnsBegin>(params::begin(sid)).id
-}
-
-/// Ends the running turn normally.
-fn end_turn(c: &mut Conn, sid: &SessionId, turn: &TurnId) {
-    c.call::<methods::TurnsEnd>(params::end(sid, turn, TurnOutcome::Completed));
-}
 
 /// `app.health`'s status.
 fn health(c: &mut Conn) -> HealthStatus {
@@ -83,8 +62,8 @@ fn submit_batch(
 
 /// Plan mode, a turn, SubmitPlan allowed and submitted; returns (turn, approval).
 fn submit_plan(c: &mut Conn, sid: &SessionId, title: &str) -> (TurnId, ApprovalInfo) {
-    set_mode(c, sid, Mode::Plan);
-    let turn = begin_turn(c, sid);
+    c.set_mode(sid, Mode::Plan);
+    let turn = c.begin_turn(sid);
     let allowed =
         c.call::<methods::ToolsAuthorize>(authorize_batch(sid, &turn, "submit-1", "SubmitPlan", 1));
     assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
@@ -125,10 +104,10 @@ fn failed_unchanged(
     numeric: i64,
     stable: &str,
 ) -> RpcError {
-    let before = get_session(c, sid);
+    let before = c.get_session(sid);
     let error = call(c);
     assert_code(&error, numeric, stable);
-    let after = get_session(c, sid);
+    let after = c.get_session(sid);
     assert_eq!(
         before, after,
         "{method} failed with {stable} but changed the session"
@@ -198,8 +177,8 @@ fn invalid_params_name_the_field() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let turn = c.begin_turn(&sid);
     let field = |e: &RpcError| e.data.as_ref().and_then(|d| d.field.clone());
 
     // Raw: params that do not parse (a missing, an unknown, a mistyped and an out-of-vocabulary
@@ -233,7 +212,7 @@ fn invalid_params_name_the_field() {
     );
     assert_code(&bad_enum, codes::INVALID_PARAMS, "INVALID_PARAMS");
     assert_eq!(field(&bad_enum).as_deref(), Some("mode"), "{bad_enum:?}");
-    end_turn(&mut c, &sid, &turn);
+    c.end_turn(&sid, &turn);
 }
 
 #[test]
@@ -241,8 +220,8 @@ fn invalid_params_name_a_nested_field() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-params");
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    let turn = c.begin_turn(&sid);
     // Raw: a nested field of the wrong type cannot be typed.
     let mut params = serde_json::to_value(authorize_batch(&sid, &turn, "ext-1", "my_tool", 1))
         .expect("params as JSON");
@@ -352,7 +331,7 @@ fn session_and_turn_refusals_change_nothing() {
     };
     assert!(c.call::<methods::SessionsList>(all).items.is_empty());
 
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
     // A catalog id of another platform is refused; a name outside every catalog does not
     // even parse (v2 shell ids are typed), so that call is raw JSON.
     refused_unchanged::<methods::SessionsConfigure>(
@@ -382,7 +361,7 @@ fn session_and_turn_refusals_change_nothing() {
         Some("shellId"),
         "{e:?}"
     );
-    let turn = begin_turn(&mut c, &sid);
+    let turn = c.begin_turn(&sid);
     refused_unchanged::<methods::TurnsBegin>(&mut c, &sid, params::begin(&sid), "SESSION_BUSY");
     refused_unchanged::<methods::SessionsSetMode>(
         &mut c,
@@ -433,7 +412,7 @@ fn session_and_turn_refusals_change_nothing() {
         ),
         "TOOL_NOT_AUTHORIZED",
     );
-    end_turn(&mut c, &sid, &turn);
+    c.end_turn(&sid, &turn);
 
     // v2 settings are typed: a value outside the vocabulary does not parse (raw JSON), and a
     // shell of another platform's catalog is refused. Nothing changes either way.
@@ -466,9 +445,9 @@ fn plan_refusals_change_nothing() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-plan-refusals");
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
-    set_mode(&mut c, &sid, Mode::Plan);
-    let turn = begin_turn(&mut c, &sid);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&sid, Mode::Plan);
+    let turn = c.begin_turn(&sid);
 
     let decision = c.call::<methods::ToolsAuthorize>(authorize_batch(
         &sid,
@@ -502,7 +481,7 @@ fn plan_refusals_change_nothing() {
         "PLAN_APPROVAL_ALREADY_PENDING",
     );
     assert_eq!(plan_files(&env), 1);
-    end_turn(&mut c, &sid, &turn);
+    c.end_turn(&sid, &turn);
 
     let stale = ResolvePlanParams {
         version: Some(approval.version + 1),
@@ -539,7 +518,7 @@ fn plan_refusals_change_nothing() {
         ..approve_auto(&approval)
     };
     refused_unchanged::<methods::PlansResolve>(&mut c, &sid, again, "PLAN_APPROVAL_NOT_PENDING");
-    let s = get_session(&mut c, &sid);
+    let s = c.get_session(&sid);
     assert_eq!((s.mode, s.plan_state), (Mode::Plan, PlanState::Stopped));
 }
 
@@ -550,9 +529,9 @@ fn an_artifact_changed_on_disk_cannot_be_approved() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-artifact");
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
     let (turn, approval) = submit_plan(&mut c, &sid, "Tampered");
-    end_turn(&mut c, &sid, &turn);
+    c.end_turn(&sid, &turn);
     let artifact = approval.artifact_path.as_str();
     let plan = ProposalRef {
         proposal_id: approval.proposal_id.clone(),
@@ -584,25 +563,25 @@ fn plan_needs_an_interactive_session() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-unattended");
-    let unattended = open_session(&mut c, &env, Interactivity::Unattended);
+    let unattended = c.open_session(&env.workspace(), Interactivity::Unattended);
     refused_unchanged::<methods::SessionsSetMode>(
         &mut c,
         &unattended,
         params::set_mode(&unattended, Mode::Plan),
         "PLAN_REQUIRES_INTERACTIVE_SESSION",
     );
-    let turn = begin_turn(&mut c, &unattended);
+    let turn = c.begin_turn(&unattended);
     refused_unchanged::<methods::PlansEnter>(
         &mut c,
         &unattended,
         params::enter(&unattended, &turn, "enter-1"),
         "PLAN_REQUIRES_INTERACTIVE_SESSION",
     );
-    end_turn(&mut c, &unattended, &turn);
+    c.end_turn(&unattended, &turn);
 
     // A scheduled turn of an interactive Plan session has nobody to approve either.
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
-    set_mode(&mut c, &sid, Mode::Plan);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&sid, Mode::Plan);
     refused_unchanged::<methods::TurnsBegin>(
         &mut c,
         &sid,
@@ -620,12 +599,12 @@ fn bash_input_errors() {
     let env = home();
     let host = SocketHost::start(&env);
     let mut c = host.connect("e2e-bash");
-    let sid = open_session(&mut c, &env, Interactivity::Interactive);
+    let sid = c.open_session(&env.workspace(), Interactivity::Interactive);
     c.call::<methods::SessionsConfigure>(ConfigureParams {
         permission_mode: Some(PermissionMode::Auto),
         ..params::configure(&sid)
     });
-    let turn = begin_turn(&mut c, &sid);
+    let turn = c.begin_turn(&sid);
     let input = json!({ "command": "touch ran.txt", "timeoutMs": 5 });
     let allowed = c.call::<methods::ToolsAuthorize>(params::authorize(
         &sid,

@@ -13,12 +13,13 @@ use planhost_protocol::{
     ConfigureParams, DecisionKind, Empty, ExecutionRef, Method, PlansFilter, ProposalRef,
     PublicationInfo, PublicationList, PublicationsFilter, RequestOutcome, RequestPublicationParams,
     ResolvePermissionParams, ResolvePlanParams, ResolvePublicationParams, SaveCheckpointParams,
-    SessionList, SessionsFilter, Settings, TurnOutcome, codes, methods,
+    SessionList, SessionsFilter, Settings, codes, methods,
 };
 use planhost_test_support::host::params;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use crate::steps::Steps as _;
 use crate::support::*;
 
 /// The methods only an approver may call, as the four refusals below exercise them.
@@ -31,24 +32,6 @@ const APPROVER_ONLY: [&str; 4] = [
 
 /// The plan every submission here carries.
 const PLAN: &str = "# Plan: e2e\n\n1. Write `out.txt`.\n2. Run Bash.\n";
-
-fn open_session(c: &mut Conn, env: &Env) -> SessionId {
-    c.call::<methods::SessionsOpen>(params::open(&env.workspace()))
-        .id
-}
-
-fn set_mode(c: &mut Conn, sid: &SessionId, mode: Mode) {
-    c.call::<methods::SessionsSetMode>(params::set_mode(sid, mode));
-}
-
-fn begin_turn(c: &mut Conn, sid: &SessionId) -> TurnId {
-    c.call::<methods::TurnsBegin>(params::begin(sid)).id
-}
-
-/// Ends the running turn normally.
-fn end_turn(c: &mut Conn, sid: &SessionId, turn: &TurnId) {
-    c.call::<methods::TurnsEnd>(params::end(sid, turn, TurnOutcome::Completed));
-}
 
 /// SubmitPlan allowed and submitted in the running turn `turn`: the pending approval.
 fn submit(c: &mut Conn, sid: &SessionId, turn: &TurnId, title: &str) -> ApprovalInfo {
@@ -93,19 +76,19 @@ struct Waiting {
 
 fn set_up(c: &mut Conn, env: &Env) -> Waiting {
     // A plan awaiting approval.
-    let planning = open_session(c, env);
-    set_mode(c, &planning, Mode::Plan);
-    let turn = begin_turn(c, &planning);
+    let planning = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&planning, Mode::Plan);
+    let turn = c.begin_turn(&planning);
     let approval = submit(c, &planning, &turn, "Needs a person");
-    end_turn(c, &planning, &turn);
+    c.end_turn(&planning, &turn);
 
     // An open ask: Bash under `ask`, in a turn that keeps running.
-    let asking = open_session(c, env);
+    let asking = c.open_session(&env.workspace(), Interactivity::Interactive);
     c.call::<methods::SessionsConfigure>(ConfigureParams {
         permission_mode: Some(PermissionMode::Ask),
         ..params::configure(&asking)
     });
-    let turn = begin_turn(c, &asking);
+    let turn = c.begin_turn(&asking);
     let input = json!({ "command": "touch asked.txt" });
     let ask = c.call::<methods::ToolsAuthorize>(params::authorize(
         &asking, &turn, "bash-1", "Bash", input,
@@ -114,8 +97,8 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
     let ask = ask.request_id.expect("an ask has its id");
 
     // A pending publication of a checkpoint.
-    let publishing = open_session(c, env);
-    set_mode(c, &publishing, Mode::Plan);
+    let publishing = c.open_session(&env.workspace(), Interactivity::Interactive);
+    c.set_mode(&publishing, Mode::Plan);
     let branch: Vec<EntryId> = vec!["root".into(), "p1".into()];
     c.call::<methods::CheckpointsSave>(SaveCheckpointParams {
         session_id: publishing.clone(),
@@ -131,7 +114,7 @@ fn set_up(c: &mut Conn, env: &Env) -> Waiting {
     assert_eq!(requested.outcome, RequestOutcome::Pending, "{requested:?}");
     let publication = requested.publication.expect("a pending publication");
 
-    let idle = open_session(c, env);
+    let idle = c.open_session(&env.workspace(), Interactivity::Interactive);
     Waiting {
         approval,
         ask,
@@ -357,11 +340,11 @@ fn who_answered_is_recorded_by_client_and_roles() {
     // Events and audit details are untyped JSON: compared with the resolver as JSON.
     let by_json = json!({ "client": "web-approver", "roles": ["approver", "observer"] });
 
-    let sid = open_session(&mut agent, &env);
-    set_mode(&mut web, &sid, Mode::Plan);
-    let turn = begin_turn(&mut agent, &sid);
+    let sid = agent.open_session(&env.workspace(), Interactivity::Interactive);
+    web.set_mode(&sid, Mode::Plan);
+    let turn = agent.begin_turn(&sid);
     let approval = submit(&mut agent, &sid, &turn, "Recorded");
-    end_turn(&mut agent, &sid, &turn);
+    agent.end_turn(&sid, &turn);
     assert_eq!(approval.resolved_by, None, "{approval:?}");
 
     let approved =
