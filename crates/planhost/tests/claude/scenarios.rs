@@ -178,3 +178,49 @@ fn a_crashing_hook_blocks_every_tool() {
         run.dump()
     );
 }
+
+/// A fork (`claude -p --resume <id> --fork-session`) is a new Claude Code session id, so it
+/// opens a new host session with a plan identity of its own; the original is untouched.
+#[test]
+fn a_fork_opens_a_new_host_session() {
+    let fx = Fixture::new();
+    fx.setup();
+    fx.model.push(Reply::text("First."));
+    let first = fx.claude("hello", &["--permission-mode", "plan"]);
+    let sid = first
+        .events
+        .iter()
+        .find_map(|e| e["session_id"].as_str())
+        .expect("a session id")
+        .to_owned();
+    fx.model.push(Reply::text("Forked."));
+    let forked = fx.claude("again", &["--resume", &sid, "--fork-session"]);
+    let fork_id = forked
+        .events
+        .iter()
+        .find_map(|e| e["session_id"].as_str())
+        .expect("a session id")
+        .to_owned();
+    assert_ne!(
+        fork_id,
+        sid,
+        "Claude Code gave the fork its own id: {}",
+        forked.dump()
+    );
+    let host = fx.adopt_host();
+    let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
+    let sessions = watcher
+        .call::<methods::SessionsList>(SessionsFilter {
+            workspace_root: None,
+            limit: None,
+        })
+        .items;
+    let mut external: Vec<String> = sessions
+        .iter()
+        .filter_map(|s| s.external_id.clone())
+        .collect();
+    external.sort();
+    let mut expected = vec![sid, fork_id];
+    expected.sort();
+    assert_eq!(external, expected, "{sessions:#?}");
+}
