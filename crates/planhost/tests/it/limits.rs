@@ -165,7 +165,11 @@ fn unfinished_lines_are_bounded_across_connections_and_their_memory_is_given_bac
     health(&mut first);
 
     drop(streams);
-    let after = poll_until("the memory to be given back", BOUND, || {
+    // The host notices 32 closed connections and trims after each large buffer it frees; on a
+    // machine busy with the rest of the suite that has taken longer than 10 s once (RSS alone:
+    // 40–55 MB within 3 s), so the wait is longer than the usual bound. How much comes back is
+    // what is checked, not how fast.
+    let after = poll_until("the memory to be given back", 3 * BOUND, || {
         let rss = status_kib(pid, "VmRSS:");
         (rss < base + 48 * 1024).then_some(rss)
     });
