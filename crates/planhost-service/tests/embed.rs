@@ -53,12 +53,26 @@ fn hello() -> InitializeParams {
 /// have.
 #[cfg(target_os = "linux")]
 fn dead_hosts_run() -> std::process::Child {
-    std::process::Command::new("sleep")
+    let child = std::process::Command::new("sleep")
         .arg("60")
         .env(planhost_exec::RUN_MARKER_VAR, "2147483646.1-embed-test")
         .spawn()
-        .unwrap()
+        .unwrap();
+    // Until the child has exec'd, its environment is still this test's, without the marker:
+    // a sweep that ran now would not know it for a run (on a busy machine it did).
+    let environ = format!("/proc/{}/environ", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !fs_err::read(&environ)
+        .is_ok_and(|env| env.windows(RUN_MARKER.len()).any(|w| w == RUN_MARKER))
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
 }
+
+/// The marker of the dead host's run, as it appears in the run's environment.
+const RUN_MARKER: &[u8] = b"2147483646.1-embed-test";
 
 #[test]
 fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pending() {
