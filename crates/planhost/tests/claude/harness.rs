@@ -121,6 +121,22 @@ impl Fixture {
     }
 }
 
+impl Drop for Fixture {
+    /// The host Claude Code's hooks started (when a test did not adopt it) goes with the test:
+    /// killed by the pid its lock file names, while it still holds that lock.
+    fn drop(&mut self) {
+        let lock = self.dirs.lock_file();
+        if planhost_test_support::host::lock_held(&lock)
+            && let Some(pid) = fs_err::read_to_string(&lock)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+                .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// What one `claude -p` run printed.
 #[derive(Debug)]
 pub(crate) struct Run {
@@ -282,6 +298,8 @@ static NEXT_TUI: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 /// `capture-pane` and typed into with `send-keys`, as a person would. Killed on drop.
 pub(crate) struct Tui {
     name: String,
+    /// Claude Code's pid (the pane's process: it is exec'd).
+    pid: Option<i32>,
 }
 
 impl Tui {
@@ -355,7 +373,12 @@ impl Tui {
             .output()
             .expect("tmux (the TUI tests drive Claude Code in tmux: apt-get install tmux)");
         assert!(out.status.success(), "tmux new-session: {}", text(&out));
-        let tui = Self { name };
+        let pid = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &name, "#{pane_pid}"])
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
+        let tui = Self { name, pid };
         tui.wait_for("the prompt", |s| {
             s.contains("plan mode on") || s.contains("? for shortcuts")
         });
@@ -415,9 +438,23 @@ impl Tui {
 }
 
 impl Drop for Tui {
+    /// Ends the session and waits for Claude Code to be gone: its `SessionEnd` hook runs as it
+    /// exits and may start a host, which the fixture then stops.
     fn drop(&mut self) {
         let _ = Command::new("tmux")
             .args(["kill-session", "-t", &self.name])
             .output();
+        if let Some(pid) = self.pid {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while std::time::Instant::now() < deadline
+                && fs_err::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+                    !st.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
     }
 }
