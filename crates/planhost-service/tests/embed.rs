@@ -74,14 +74,27 @@ fn dead_hosts_run() -> std::process::Child {
 /// The marker of the dead host's run, as it appears in the run's environment.
 const RUN_MARKER: &[u8] = b"2147483646.1-embed-test";
 
+/// Every host's start ends what dead hosts left running, on the whole machine: the tests of
+/// this file start hosts one at a time, so that the sweep test's planted run is its own host's
+/// to find (another test's start, in parallel, took it first once).
+static STARTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn starting() -> std::sync::MutexGuard<'static, ()> {
+    STARTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pending() {
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
+    let start = starting();
     #[cfg(target_os = "linux")]
     let mut leftover = dead_hosts_run();
 
     let host = Host::start(config(state.path())).unwrap();
+    drop(start);
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::ExitStatusExt as _;
@@ -136,7 +149,10 @@ fn a_library_host_sweeps_a_dead_hosts_runs_takes_the_lock_and_fences_what_was_pe
     host.shutdown();
 
     // The next host's fence interrupts it: never replayed, never approvable.
-    let host = Host::start(config(state.path())).unwrap();
+    let host = {
+        let _start = starting();
+        Host::start(config(state.path())).unwrap()
+    };
     assert_eq!(host.report().fence.interrupted_approvals.len(), 1);
     rt.block_on(async {
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
@@ -174,7 +190,10 @@ fn a_stream_is_served_with_the_sockets_framing_and_the_connection_limit() {
         max_connections: 1,
         ..Limits::default()
     };
-    let host = Arc::new(Host::start(config).unwrap());
+    let host = {
+        let _start = starting();
+        Arc::new(Host::start(config).unwrap())
+    };
     let rt = runtime();
     rt.block_on(async {
         let (ours, theirs) = tokio::io::duplex(64 * 1024);
@@ -300,7 +319,10 @@ fn what_changed_between_two_plans_is_bounded_whatever_the_agent_submits() {
     use planhost_protocol::{ChangeBaseKind, DiffStatus, DiffTag};
     let state = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let host = Host::start(config(state.path())).unwrap();
+    let host = {
+        let _start = starting();
+        Host::start(config(state.path())).unwrap()
+    };
     let rt = runtime();
     rt.block_on(async {
         let (conn, _events, _) = host.service().connect(&hello(), Peer::Embedded).unwrap();
