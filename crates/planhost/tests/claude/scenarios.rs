@@ -125,16 +125,16 @@ fn an_unreachable_host_blocks_every_tool() {
     assert!(!target.exists(), "the file was written without planhost");
 }
 
-/// (9) The hook's binary is gone (moved, uninstalled): Claude Code cannot run the hook, and
-/// because setup wrote `onFailure: "block"`, the tool is blocked, not run.
-#[test]
-fn a_missing_hook_binary_blocks_every_tool() {
+/// Sets the hooks up with a copy of planhost, spoils the copy with `spoil`, and asks for a
+/// Write that planhost would allow (`acceptEdits`): with `onFailure: "block"` from setup, the
+/// tool is blocked, not run, whatever became of the hook.
+fn blocked_when_the_hook_fails(spoil: impl FnOnce(&std::path::Path)) {
     let fx = Fixture::new();
     let copy = fx.dirs.root().join("planhost-copy");
     fs_err::copy(crate::harness::planhost_bin(), &copy).unwrap();
     let out = fx.planhost_at(&copy, &["setup", "claude-code"]);
     assert!(out.status.success(), "{}", text(&out));
-    fs_err::remove_file(&copy).unwrap();
+    spoil(&copy);
     let target = fx.workspace().join("d.txt");
     fx.model.push(Reply::tool(
         "Write",
@@ -147,36 +147,23 @@ fn a_missing_hook_binary_blocks_every_tool() {
     assert!(results[0].1, "{}", run.dump());
     assert!(
         !target.exists(),
-        "the file was written without its hook: {}",
+        "the file was written past a failed hook: {}",
         run.dump()
     );
 }
 
-/// (9) The hook crashes (here a binary that kills itself with SIGSEGV in place of planhost):
-/// because setup wrote `onFailure: "block"`, the tool is blocked, not run.
+/// (9) The hook's binary is gone (moved, uninstalled): Claude Code cannot run the hook.
+#[test]
+fn a_missing_hook_binary_blocks_every_tool() {
+    blocked_when_the_hook_fails(|copy| fs_err::remove_file(copy).unwrap());
+}
+
+/// (9) The hook crashes (a binary that kills itself with SIGSEGV in place of planhost).
 #[test]
 fn a_crashing_hook_blocks_every_tool() {
-    let fx = Fixture::new();
-    let copy = fx.dirs.root().join("planhost-crashing");
-    fs_err::copy(crate::harness::planhost_bin(), &copy).unwrap();
-    let out = fx.planhost_at(&copy, &["setup", "claude-code"]);
-    assert!(out.status.success(), "{}", text(&out));
-    fs_err::write(&copy, "#!/bin/sh\nkill -SEGV $$\n").unwrap();
-    let target = fx.workspace().join("e.txt");
-    fx.model.push(Reply::tool(
-        "Write",
-        json!({ "file_path": target.display().to_string(), "content": "x\n" }),
-    ));
-    fx.model.push(Reply::text("Blocked."));
-    let run = fx.claude("write e.txt", &["--permission-mode", "acceptEdits"]);
-    let results = run.tool_results();
-    assert_eq!(results.len(), 1, "{}", run.dump());
-    assert!(results[0].1, "{}", run.dump());
-    assert!(
-        !target.exists(),
-        "the file was written past a crashed hook: {}",
-        run.dump()
-    );
+    blocked_when_the_hook_fails(|copy| {
+        fs_err::write(copy, "#!/bin/sh\nkill -SEGV $$\n").unwrap();
+    });
 }
 
 /// A fork (`claude -p --resume <id> --fork-session`) is a new Claude Code session id, so it
