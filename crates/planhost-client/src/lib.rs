@@ -69,9 +69,70 @@ pub enum Incoming {
 /// A connection to planhost.
 pub struct Client {
     writer: Box<dyn Write + Send>,
-    incoming: mpsc::Receiver<Incoming>,
+    incoming: Source,
     pending: VecDeque<Notification>,
     next_id: i64,
+}
+
+/// Where a client's messages come from.
+enum Source {
+    /// A thread reads every message as it arrives, so the host never waits on this client.
+    Thread(mpsc::Receiver<Incoming>),
+    /// The caller's thread reads, only while it waits: for a short-lived caller (a hook) that
+    /// makes a few calls and exits, one thread and one hand-off per message fewer.
+    Inline {
+        reader: BufReader<UnixStream>,
+        /// A line read in part when a wait timed out.
+        partial: Vec<u8>,
+    },
+}
+
+impl Source {
+    /// The next message, waiting up to `timeout` (`None`: as long as it takes). `Err` when
+    /// the connection has ended.
+    fn next(&mut self, timeout: Option<Duration>) -> Result<Option<Incoming>, ClientError> {
+        match self {
+            Source::Thread(rx) => match timeout {
+                None => rx.recv().map(Some).map_err(|_| ClientError::Closed),
+                Some(t) => match rx.recv_timeout(t) {
+                    Ok(m) => Ok(Some(m)),
+                    Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
+                    Err(mpsc::RecvTimeoutError::Disconnected) => Err(ClientError::Closed),
+                },
+            },
+            Source::Inline { reader, partial } => {
+                let deadline = timeout.map(|t| std::time::Instant::now() + t);
+                loop {
+                    let wait = match deadline {
+                        None => None,
+                        Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                            Some(left) if !left.is_zero() => Some(left),
+                            _ => return Ok(None),
+                        },
+                    };
+                    reader.get_ref().set_read_timeout(wait)?;
+                    match reader.read_until(b'\n', partial) {
+                        Ok(0) => return Err(ClientError::Closed),
+                        Ok(_) if partial.ends_with(b"\n") => {
+                            let line = std::mem::take(partial);
+                            if let Some(message) = parse_incoming(&line) {
+                                return Ok(Some(message));
+                            }
+                        }
+                        // The end of input in the middle of a line.
+                        Ok(_) => return Err(ClientError::Closed),
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -90,6 +151,23 @@ impl Client {
         Ok(Self::from_streams(reader, stream))
     }
 
+    /// Connects to a host's unix socket, reading in the caller's thread (no reader thread).
+    /// For a short-lived caller that makes a few calls and exits, such as a hook: the host's
+    /// notifications are read only while a call or [`Client::next_message`] waits.
+    pub fn connect_socket_inline(path: &Path) -> Result<Self, ClientError> {
+        let stream = UnixStream::connect(path)?;
+        let reader = stream.try_clone()?;
+        Ok(Self {
+            writer: Box::new(stream),
+            incoming: Source::Inline {
+                reader: BufReader::new(reader),
+                partial: Vec::new(),
+            },
+            pending: VecDeque::new(),
+            next_id: 1,
+        })
+    }
+
     /// Wraps any pair of streams, e.g. a child's stdout and stdin.
     pub fn from_streams(
         reader: impl Read + Send + 'static,
@@ -99,7 +177,7 @@ impl Client {
         std::thread::spawn(move || read_loop(reader, &tx));
         Self {
             writer: Box::new(writer),
-            incoming: rx,
+            incoming: Source::Thread(rx),
             pending: VecDeque::new(),
             next_id: 1,
         }
@@ -152,16 +230,47 @@ impl Client {
         &mut self,
         method: &str,
         params: &P,
-        mut on_note: impl FnMut(&Notification),
+        on_note: impl FnMut(&Notification),
     ) -> Result<R, ClientError> {
+        let id = self.send_request(method, params)?;
+        self.response_with(id, on_note)
+    }
+
+    /// Sends a request without waiting for its answer, and returns its id for
+    /// [`Client::response`]. The host answers a connection's `initialize` before it reads
+    /// the next line, so a caller can send its first call right behind the handshake and save
+    /// a round trip.
+    pub fn send_request<P: Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+    ) -> Result<i64, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let request = serde_json::json!({
             "jsonrpc": "2.0", "id": id, "method": method, "params": params,
         });
         self.send_raw(&serde_json::to_string(&request)?)?;
+        Ok(id)
+    }
+
+    /// Waits for the answer to a request [`Client::send_request`] sent. Notifications that
+    /// arrive meanwhile are kept for [`Client::next_notification`]; answers to other requests
+    /// are dropped.
+    pub fn response<R: DeserializeOwned>(&mut self, id: i64) -> Result<R, ClientError> {
+        let mut kept = VecDeque::new();
+        let result = self.response_with(id, |n| kept.push_back(n.clone()));
+        self.pending.extend(kept);
+        result
+    }
+
+    fn response_with<R: DeserializeOwned>(
+        &mut self,
+        id: i64,
+        mut on_note: impl FnMut(&Notification),
+    ) -> Result<R, ClientError> {
         loop {
-            match self.incoming.recv().map_err(|_| ClientError::Closed)? {
+            match self.incoming.next(None)?.ok_or(ClientError::Closed)? {
                 Incoming::Notification(n) => on_note(&n),
                 Incoming::Response(r) if r.id == Some(RequestId::Number(id)) => {
                     return match (r.result, r.error) {
@@ -177,8 +286,11 @@ impl Client {
 
     /// Sends one raw line (tests use it for malformed input).
     pub fn send_raw(&mut self, line: &str) -> Result<(), ClientError> {
-        self.writer.write_all(line.as_bytes())?;
-        self.writer.write_all(b"\n")?;
+        // One write: the host reads the line in one wake-up.
+        let mut framed = Vec::with_capacity(line.len() + 1);
+        framed.extend_from_slice(line.as_bytes());
+        framed.push(b'\n');
+        self.writer.write_all(&framed)?;
         self.writer.flush()?;
         Ok(())
     }
@@ -188,7 +300,7 @@ impl Client {
         if let Some(n) = self.pending.pop_front() {
             return Some(Incoming::Notification(n));
         }
-        self.incoming.recv_timeout(timeout).ok()
+        self.incoming.next(Some(timeout)).ok().flatten()
     }
 
     /// The next notification, waiting up to `timeout`.
@@ -199,7 +311,7 @@ impl Client {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match self.incoming.recv_timeout(left).ok()? {
+            match self.incoming.next(Some(left)).ok()?? {
                 Incoming::Notification(n) => return Some(n),
                 Incoming::Response(_) => {}
             }
@@ -216,18 +328,22 @@ fn read_loop(reader: impl Read, tx: &mpsc::Sender<Incoming>) {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        let message = if value.get("method").is_some() && value.get("id").is_none() {
-            serde_json::from_value(value).map(Incoming::Notification)
-        } else {
-            serde_json::from_value(value).map(Incoming::Response)
-        };
-        if let Ok(message) = message
+        if let Some(message) = parse_incoming(line.as_bytes())
             && tx.send(message).is_err()
         {
             return;
         }
+    }
+}
+
+/// One line from the host as a message; `None` for a line that is neither.
+fn parse_incoming(line: &[u8]) -> Option<Incoming> {
+    let value = serde_json::from_slice::<serde_json::Value>(line).ok()?;
+    if value.get("method").is_some() && value.get("id").is_none() {
+        serde_json::from_value(value)
+            .map(Incoming::Notification)
+            .ok()
+    } else {
+        serde_json::from_value(value).map(Incoming::Response).ok()
     }
 }

@@ -3,7 +3,7 @@
 use planhost_core::{
     Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, SessionId,
 };
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use serde_json::json;
 
 use crate::records::{SESSION_COLUMNS, SessionRecord, session_from_row};
@@ -39,6 +39,29 @@ pub struct Configure {
     pub policy_preset: Option<Option<PolicyPreset>>,
 }
 
+/// An existing session reopened: the same workspace root and agent, or refused.
+fn reopened(
+    existing: SessionRecord,
+    request: &OpenSession,
+    external: &str,
+) -> Result<SessionRecord> {
+    if existing.workspace_root != request.workspace_root {
+        return Err(StoreError::WorkspaceMismatch {
+            external_id: external.to_owned(),
+            existing: existing.workspace_root,
+            requested: request.workspace_root.clone(),
+        });
+    }
+    if let Some(requested) = request.agent.filter(|a| *a != existing.agent) {
+        return Err(StoreError::AgentMismatch {
+            external_id: external.to_owned(),
+            existing: existing.agent,
+            requested,
+        });
+    }
+    Ok(existing)
+}
+
 impl Store {
     /// Opens a session, or returns the existing one for the same external id and root.
     pub fn open_session(
@@ -46,28 +69,17 @@ impl Store {
         request: &OpenSession,
         new_id: &SessionId,
     ) -> Result<SessionRecord> {
+        // A reopen (a hook reopens its session on every call) reads and writes nothing.
+        if let Some(external) = &request.external_id
+            && let Some(existing) = self.read(|t| t.session_by_external_id(external))?
+        {
+            return reopened(existing, request, external);
+        }
         self.transact(|t| {
-            if let Some(external) = &request.external_id {
-                let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE external_id = ?1");
-                let existing = t.tx.prepare_cached(&sql)?.query_row([external], session_from_row).optional()?;
-                if let Some(existing) = existing {
-                    let existing = existing?;
-                    if existing.workspace_root != request.workspace_root {
-                        return Err(StoreError::WorkspaceMismatch {
-                            external_id: external.clone(),
-                            existing: existing.workspace_root,
-                            requested: request.workspace_root.clone(),
-                        });
-                    }
-                    if let Some(requested) = request.agent.filter(|a| *a != existing.agent) {
-                        return Err(StoreError::AgentMismatch {
-                            external_id: external.clone(),
-                            existing: existing.agent,
-                            requested,
-                        });
-                    }
-                    return Ok(existing);
-                }
+            if let Some(external) = &request.external_id
+                && let Some(existing) = t.session_by_external_id(external)?
+            {
+                return reopened(existing, request, external);
             }
             let agent = request.agent.unwrap_or(Agent::DEFAULT);
             t.tx.prepare_cached(

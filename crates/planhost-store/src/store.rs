@@ -134,6 +134,9 @@ pub struct Opened {
     pub fence: FenceReport,
 }
 
+/// How many prepared statements the connection keeps: more than the store has.
+const STATEMENT_CACHE: usize = 256;
+
 impl Store {
     /// Opens (creating if needed) the database at `path`, migrates it with a backup, validates the
     /// settings (fail closed), and runs the startup fence — all before anything can be served.
@@ -160,6 +163,9 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // The store prepares about sixty distinct statements; rusqlite keeps 16 by default,
+        // and a hook's reopen-and-authorize then parsed SQL on every call.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let migration = migrate(&mut conn, path, migrator)?;
         let mut store = Store {
             conn,

@@ -44,6 +44,15 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::SessionNotFound(id.clone()))?
     }
 
+    pub(crate) fn session_by_external_id(&self, external: &str) -> Result<Option<SessionRecord>> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE external_id = ?1");
+        self.tx
+            .prepare_cached(&sql)?
+            .query_row([external], session_from_row)
+            .optional()?
+            .transpose()
+    }
+
     pub(crate) fn turn(&self, id: &TurnId) -> Result<Option<TurnRecord>> {
         let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = ?1");
         self.tx

@@ -5,9 +5,12 @@
 //! it to exit. Both variants are run that way, interleaved per call so that drift hits both
 //! alike:
 //! - the floor: `sh -c 'cat >/dev/null'` (a hook that reads its event and says nothing);
-//! - planhost: `sh -c '<planhost> hook claude-code'` with a `PreToolUse` of `Read` in a session
-//!   in Agent mode (planhost answers `allow`), against a running host. Each call connects,
-//!   `initialize`s, reopens the session by Claude Code's session id, and authorizes.
+//! - planhost: `sh -c '<planhost-hook> claude-code'` (what `planhost setup` writes) with a
+//!   `PreToolUse` of `Read` in a session in Agent mode (planhost answers `allow`), against a
+//!   running host. Each call connects, `initialize`s with the session's reopen right behind it,
+//!   and authorizes;
+//! - the same through the full binary, `sh -c '<planhost> hook claude-code'` (what setup
+//!   writes when the hook binary is not installed beside planhost).
 //!
 //! Target (issue 18): the time added, p50 ≤ 5 ms and p99 ≤ 15 ms.
 //!
@@ -24,6 +27,7 @@ use planhost_test_support::bench::{knob, loadavg, met, ms, pct, print_machine, s
 use planhost_test_support::host::{Home, Served};
 
 const BIN: &str = env!("CARGO_BIN_EXE_planhost");
+const HOOK_BIN: &str = env!("CARGO_BIN_EXE_planhost-hook");
 
 /// Runs `sh -c script` with `event` on stdin; the wall time to its exit, and its stdout.
 fn hook(home: &Home, script: &str, event: &[u8]) -> (Duration, String) {
@@ -66,10 +70,11 @@ fn main() {
         .to_string()
         .into_bytes()
     };
-    let planhost = format!("'{BIN}' hook claude-code");
+    let planhost = format!("'{HOOK_BIN}' claude-code");
+    let full = format!("'{BIN}' hook claude-code");
     let noop = "cat >/dev/null";
     // Warm up (the session is opened here) and check the answer is an allow.
-    let (_, said) = hook(&home, &planhost, &event(0));
+    let (_, said) = hook(&home, &full, &event(0));
     assert!(
         said.contains("\"allow\""),
         "planhost allows the Read: {said}"
@@ -77,14 +82,17 @@ fn main() {
     for _ in 0..20 {
         hook(&home, noop, &event(0));
     }
-    let (mut floor, mut ours) = (Vec::new(), Vec::new());
+    let (mut floor, mut ours, mut fulls) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..calls {
         floor.push(hook(&home, noop, &event(i)).0);
         let (took, said) = hook(&home, &planhost, &event(i + 1));
         assert!(said.contains("\"allow\""), "{said}");
         ours.push(took);
+        let (took, said) = hook(&home, &full, &event(i + 1));
+        assert!(said.contains("\"allow\""), "{said}");
+        fulls.push(took);
     }
-    let (floor, ours) = (sorted(floor), sorted(ours));
+    let (floor, ours, fulls) = (sorted(floor), sorted(ours), sorted(fulls));
     let added = |p: f64| ms(pct(&ours, p)) - ms(pct(&floor, p));
     println!("Claude Code PreToolUse hook, n = {calls} each, interleaved");
     println!(
@@ -93,9 +101,15 @@ fn main() {
         ms(pct(&floor, 0.99))
     );
     println!(
-        "  planhost hook           p50 {:.2} ms  p99 {:.2} ms",
+        "  planhost-hook           p50 {:.2} ms  p99 {:.2} ms",
         ms(pct(&ours, 0.5)),
         ms(pct(&ours, 0.99))
+    );
+    println!(
+        "  planhost hook (full)    p50 {:.2} ms  p99 {:.2} ms  (added p50 {:.2} ms)",
+        ms(pct(&fulls, 0.5)),
+        ms(pct(&fulls, 0.99)),
+        ms(pct(&fulls, 0.5)) - ms(pct(&floor, 0.5))
     );
     println!(
         "  added by planhost       p50 {:.2} ms ({}; target <= 5 ms)  p99 {:.2} ms ({}; target <= 15 ms)",

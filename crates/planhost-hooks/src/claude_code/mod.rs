@@ -1,4 +1,5 @@
 //! Claude Code.
 
 pub mod hook;
+pub mod process;
 pub mod settings;

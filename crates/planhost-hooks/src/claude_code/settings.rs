@@ -14,6 +14,9 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 /// The argument list planhost's handlers end with: how they are recognised.
 pub const HOOK_ARGS: &str = "hook claude-code";
 
+/// The argument `planhost-hook` takes: the agent whose hook it is.
+pub const AGENT_ARG: &str = "claude-code";
+
 /// Where a `settings.json` applies (Claude Code's own scopes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -109,10 +112,16 @@ pub enum SettingsError {
     Shape(String),
 }
 
-/// The command a handler runs: the planhost binary, quoted for the shell Claude Code runs hook
-/// commands with, then [`HOOK_ARGS`].
+/// The command a handler runs, quoted for the shell Claude Code runs hook commands with:
+/// `planhost-hook claude-code` for the hook binary, `planhost hook claude-code` ([`HOOK_ARGS`])
+/// for the full one.
 pub fn hook_command(bin: &std::path::Path) -> String {
-    format!("{} {HOOK_ARGS}", shell_quote(&bin.to_string_lossy()))
+    let quoted = shell_quote(&bin.to_string_lossy());
+    if bin.file_name() == Some(std::ffi::OsStr::new(super::process::HOOK_BINARY)) {
+        format!("{quoted} {AGENT_ARG}")
+    } else {
+        format!("{quoted} {HOOK_ARGS}")
+    }
 }
 
 fn shell_quote(text: &str) -> String {
@@ -127,9 +136,18 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
-/// Whether a handler's command is planhost's.
+/// Whether a handler's command is planhost's: `… hook claude-code`, or the hook binary's
+/// `…/planhost-hook claude-code` (its path quoted or not).
 pub fn is_ours(command: &str) -> bool {
-    command.trim_end().ends_with(HOOK_ARGS)
+    let command = command.trim_end();
+    if command.ends_with(&format!(" {HOOK_ARGS}")) {
+        return true;
+    }
+    command
+        .strip_suffix(AGENT_ARG)
+        .and_then(|rest| rest.strip_suffix(' '))
+        .map(|bin| bin.trim_end_matches('\''))
+        .is_some_and(|bin| bin.ends_with(super::process::HOOK_BINARY))
 }
 
 fn parse(text: &str) -> Result<CstRootNode, SettingsError> {
@@ -409,5 +427,17 @@ mod tests {
             hook_command(std::path::Path::new("/usr/bin/planhost")),
             "/usr/bin/planhost hook claude-code"
         );
+    }
+
+    #[test]
+    fn the_hook_binary_takes_only_the_agent_and_is_known_as_ours() {
+        let plain = hook_command(std::path::Path::new("/usr/bin/planhost-hook"));
+        assert_eq!(plain, "/usr/bin/planhost-hook claude-code");
+        let quoted = hook_command(std::path::Path::new("/home/a b/planhost-hook"));
+        assert_eq!(quoted, "'/home/a b/planhost-hook' claude-code");
+        assert!(is_ours(&plain) && is_ours(&quoted));
+        // Someone else's hook with the same argument is not planhost's.
+        assert!(!is_ours("/usr/bin/other-hook claude-code"));
+        assert!(!is_ours("claude-code"));
     }
 }

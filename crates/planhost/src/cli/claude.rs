@@ -1,140 +1,28 @@
 //! Claude Code: `planhost setup claude-code` writes planhost's hooks into a `settings.json` (and
 //! `--uninstall` takes exactly them out), and `planhost hook claude-code` is the hook Claude Code
-//! runs for each event. The mapping of events to host calls lives in `planhost-hooks`; this
-//! module reads stdin, reaches the host (starting it when none answers) and writes the answer.
+//! runs for each event (as `planhost-hook claude-code`, the same code in a smaller binary, when
+//! that is installed beside this one). The mapping of events to host calls and the hook process
+//! live in `planhost-hooks`.
 
-use std::io::{Read as _, Write as _};
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
 
-use planhost_client::{Client, ClientError};
-use planhost_core::{ErrorCode, Role};
-use planhost_hooks::claude_code::hook::{self, CLIENT_NAME, HookEnv, HostError};
+use planhost_hooks::claude_code::process;
 use planhost_hooks::claude_code::settings::{self, Scope};
-use planhost_protocol::Method;
 use planhost_service::host::Paths;
 
-/// The roles a hook declares: it acts for the agent and reads. It never answers for a person:
-/// any process below Claude Code could run it, the model's own commands included.
-const HOOK_ROLES: &[Role] = &[Role::Agent, Role::Observer];
-
-/// How long a hook waits for a host it started to answer.
-const START_BOUND: Duration = Duration::from_secs(10);
-
-struct SocketHost(Client);
-
-impl hook::Host for SocketHost {
-    fn call<M: Method>(&mut self, params: M::Params) -> Result<M::Result, HostError> {
-        self.0.call::<M>(params).map_err(host_error)
-    }
-}
-
-fn host_error(error: ClientError) -> HostError {
-    let message = match &error {
-        ClientError::Rpc(e) => e.message.clone(),
-        ClientError::Io(_) | ClientError::Json(_) | ClientError::Closed => error.to_string(),
-    };
-    HostError {
-        code: error.code(),
-        message,
-    }
-}
-
-/// Connects to the host, starting `planhost serve` (this binary) when nothing answers.
-fn connect_or_start(paths: &Paths) -> Result<SocketHost, HostError> {
-    let client = match Client::connect_socket(&paths.socket) {
-        Ok(client) => client,
-        Err(_) => start_host(paths)?,
-    };
-    let mut client = client;
-    client
-        .initialize_with(planhost_protocol::InitializeParams {
-            protocol_version: planhost_protocol::PROTOCOL_VERSION,
-            client_name: CLIENT_NAME.into(),
-            client_version: Some(env!("CARGO_PKG_VERSION").into()),
-            roles: HOOK_ROLES.to_vec(),
-            tool_activity: false,
-            agent_process: claude_process(),
-        })
-        .map_err(host_error)?;
-    Ok(SocketHost(client))
-}
-
-/// The Claude Code process this hook runs for: `CLAUDE_PID`, which Claude Code gives its hooks,
-/// else the hook's parent. The host makes it an agent root, so that nothing Claude Code runs —
-/// the model's Bash above all — can connect as an approver and answer its own plan. (The host
-/// checks that it is an ancestor of this process.)
-fn claude_process() -> Option<u32> {
-    std::env::var("CLAUDE_PID")
-        .ok()
-        .and_then(|p| p.trim().parse().ok())
-        .or_else(|| Some(std::os::unix::process::parent_id()))
-}
-
-fn start_host(paths: &Paths) -> Result<Client, HostError> {
-    let unreachable = |message: String| HostError {
-        code: ErrorCode::HostUnreachable,
-        message,
-    };
-    let exe = std::env::current_exe()
-        .map_err(|e| unreachable(format!("cannot find the planhost binary to start it: {e}")))?;
-    let mut command = Command::new(&exe);
-    command
-        .arg("--state-dir")
-        .arg(&paths.state_dir)
-        .arg("--socket")
-        .arg(&paths.socket)
-        .arg("serve")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // Its own process group: Claude Code ends a hook's group, never the host it started.
-        .process_group(0);
-    let mut child = command.spawn().map_err(|e| {
-        unreachable(format!(
-            "no planhost answers on {} and `{} serve` could not start: {e}",
-            paths.socket.display(),
-            exe.display()
-        ))
-    })?;
-    let deadline = Instant::now() + START_BOUND;
-    loop {
-        if let Ok(client) = Client::connect_socket(&paths.socket) {
-            return Ok(client);
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(unreachable(format!(
-                "no planhost answers on {} and the one started here exited ({status}); run `planhost doctor` to see why",
-                paths.socket.display()
-            )));
-        }
-        if Instant::now() >= deadline {
-            return Err(unreachable(format!(
-                "no planhost answered on {} within {START_BOUND:?} of starting one; run `planhost doctor`",
-                paths.socket.display()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `planhost hook claude-code`: one hook call.
+/// `planhost hook claude-code`: one hook call; a host it starts runs this binary.
 pub(crate) fn hook(paths: &Paths) -> anyhow::Result<ExitCode> {
-    let mut stdin = Vec::new();
-    // A read failure leaves the input empty, which the handler refuses (and blocks a gate).
-    let _ = std::io::stdin().lock().read_to_end(&mut stdin);
-    let reply = hook::handle(&stdin, &HookEnv::from_env(), || connect_or_start(paths));
-    if let Some(out) = &reply.stdout {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{out}")?;
-        stdout.flush()?;
-    }
-    if let Some(err) = &reply.stderr {
-        eprintln!("{err}");
-    }
-    Ok(ExitCode::from(reply.exit))
+    let exe = std::env::current_exe()?;
+    Ok(process::run(paths, &exe)?)
+}
+
+/// The binary `planhost setup` writes into the settings: `planhost-hook` beside this one when
+/// it is there (it starts faster), else this one.
+fn hook_binary() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let small = exe.with_file_name(process::HOOK_BINARY);
+    Ok(if small.is_file() { small } else { exe })
 }
 
 /// The scope `--scope` names.
@@ -259,8 +147,7 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let exe = std::env::current_exe()?;
-    let command = settings::hook_command(&exe);
+    let command = settings::hook_command(&hook_binary()?);
     let out = settings::install(&text, &command).map_err(|e| {
         anyhow::anyhow!(
             "{} cannot be edited: {e}; nothing was changed",
@@ -312,8 +199,8 @@ pub(crate) fn doctor_check() -> (bool, String) {
         );
     };
     let project = std::env::current_dir().unwrap_or_default();
-    let this = std::env::current_exe()
-        .map(|exe| settings::hook_command(&exe))
+    let this = hook_binary()
+        .map(|bin| settings::hook_command(&bin))
         .unwrap_or_default();
     let mut found = Vec::new();
     let mut ok = true;

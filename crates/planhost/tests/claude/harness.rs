@@ -14,6 +14,11 @@ pub(crate) fn planhost_bin() -> &'static str {
     env!("CARGO_BIN_EXE_planhost")
 }
 
+/// The small hook binary `planhost setup` writes into the settings when it is beside planhost.
+pub(crate) fn hook_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_planhost-hook")
+}
+
 /// How long one `claude -p` run may take.
 const RUN_BOUND: Duration = Duration::from_secs(90);
 

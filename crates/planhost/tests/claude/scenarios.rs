@@ -125,16 +125,25 @@ fn an_unreachable_host_blocks_every_tool() {
     assert!(!target.exists(), "the file was written without planhost");
 }
 
-/// Sets the hooks up with a copy of planhost, spoils the copy with `spoil`, and asks for a
-/// Write that planhost would allow (`acceptEdits`): with `onFailure: "block"` from setup, the
-/// tool is blocked, not run, whatever became of the hook.
+/// Sets the hooks up from a copy of planhost and its hook binary (setup writes the hook
+/// binary's path), spoils the hook's copy with `spoil`, and asks for a Write that planhost
+/// would allow (`acceptEdits`): with `onFailure: "block"` from setup, the tool is blocked, not
+/// run, whatever became of the hook.
 fn blocked_when_the_hook_fails(spoil: impl FnOnce(&std::path::Path)) {
     let fx = Fixture::new();
-    let copy = fx.dirs.root().join("planhost-copy");
-    fs_err::copy(crate::harness::planhost_bin(), &copy).unwrap();
-    let out = fx.planhost_at(&copy, &["setup", "claude-code"]);
+    let bin = fx.dirs.root().join("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    let (planhost, hook) = (bin.join("planhost"), bin.join("planhost-hook"));
+    fs_err::copy(crate::harness::planhost_bin(), &planhost).unwrap();
+    fs_err::copy(crate::harness::hook_bin(), &hook).unwrap();
+    let out = fx.planhost_at(&planhost, &["setup", "claude-code"]);
     assert!(out.status.success(), "{}", text(&out));
-    spoil(&copy);
+    let written = fs_err::read_to_string(fx.settings()).unwrap();
+    assert!(
+        written.contains(&format!("{} claude-code", hook.display())),
+        "setup writes the hook binary beside planhost: {written}"
+    );
+    spoil(&hook);
     let target = fx.workspace().join("d.txt");
     fx.model.push(Reply::tool(
         "Write",

@@ -25,7 +25,7 @@ fn setup_then_uninstall_gives_back_the_exact_file() {
     fx.setup();
     let once = fs_err::read_to_string(&settings).unwrap();
     assert!(
-        once.contains("hook claude-code") && once.contains("~/bin/audit.sh"),
+        once.contains("planhost-hook claude-code") && once.contains("~/bin/audit.sh"),
         "{once}"
     );
     let again = fx.planhost(&["setup", "claude-code"]);
