@@ -540,7 +540,11 @@ fn decision_reply(decision: &AuthorizeResult, plan: bool) -> HookReply {
             "ask",
             format!(
                 "planhost, Plan mode: {}. Plan mode runs unasked only what planhost can prove read-only; answer Yes only if you want it to run now.",
-                decision.reason.trim_end_matches('.')
+                // The host's reason may name the mode itself; it is said once.
+                decision
+                    .reason
+                    .trim_end_matches('.')
+                    .trim_start_matches("Plan mode: ")
             ),
         ),
         DecisionKind::Ask => return HookReply::nothing(),

@@ -232,7 +232,7 @@ pub(crate) fn doctor_check() -> (bool, String) {
                         settings::EVENTS.len()
                     ));
                 } else {
-                    found.push(format!("{}: every hook runs this binary", path.display()));
+                    found.push(format!("{}: every hook runs `{this}`", path.display()));
                 }
             }
             Err(e) => {

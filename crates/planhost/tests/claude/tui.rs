@@ -177,9 +177,15 @@ fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
         1,
         "planhost's ask is open while the dialog is"
     );
+    // The dialog wraps its text at the terminal's width: read it as one line.
+    let flat = screen.replace("\n │ ", " ");
     assert!(
-        screen.contains("answer Yes only if you want it to run now"),
+        flat.contains("answer Yes only if you want it to run now"),
         "the dialog says what Yes does in Plan:\n{screen}"
+    );
+    assert!(
+        !flat.contains("Plan mode: Plan mode"),
+        "the dialog names the mode once:\n{screen}"
     );
     // The dialog takes keys once it is drawn and focused.
     std::thread::sleep(std::time::Duration::from_millis(700));
