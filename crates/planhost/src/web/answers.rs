@@ -288,9 +288,22 @@ pub(super) async fn resolve(
         return not_found_for(visitor.lang);
     };
     let a = detail.approval;
-    let outcome = match form.action.as_str() {
-        "approve" | "reject" => {
-            let action = if form.action == "approve" {
+    // The answer is bound to what the person was shown: a form without the version and digest
+    // it showed (or with ones that do not parse) is refused, never filled in with the current.
+    let shown = match (
+        form.version.as_deref().map(str::parse::<i64>),
+        form.sha256.as_deref().filter(|s| !s.is_empty()),
+    ) {
+        (Some(Ok(version)), Some(sha)) => Ok((version, sha.to_owned())),
+        _ => Err((
+            "INVALID_PARAMS".to_owned(),
+            "the answer did not carry the plan version and SHA-256 the page showed; reload the page and answer again".to_owned(),
+        )),
+    };
+    let outcome = match (form.action.as_str(), shown) {
+        (_, Err(e)) => Err(e),
+        ("approve" | "reject", Ok((version, sha))) => {
+            let action = if form.action.as_str() == "approve" {
                 ApprovalAction::Approve
             } else {
                 ApprovalAction::Reject
@@ -314,18 +327,8 @@ pub(super) async fn resolve(
                         session_id: a.session_id.clone(),
                         turn_id: a.turn_id.clone(),
                         tool_call_id: a.tool_call_id.clone(),
-                        version: Some(
-                            form.version
-                                .as_deref()
-                                .and_then(|v| v.parse().ok())
-                                .unwrap_or(a.version),
-                        ),
-                        artifact_sha256: Some(
-                            form.sha256
-                                .clone()
-                                .filter(|s| !s.is_empty())
-                                .unwrap_or_else(|| a.artifact_sha256.clone()),
-                        ),
+                        version: Some(version),
+                        artifact_sha256: Some(sha),
                         action,
                         target_permission_mode: mode,
                         feedback: None,
@@ -336,7 +339,7 @@ pub(super) async fn resolve(
                 Err(e) => Err(e),
             }
         }
-        other => Err((
+        (other, Ok(_)) => Err((
             "INVALID_PARAMS".to_owned(),
             format!("unknown action {other:?}"),
         )),

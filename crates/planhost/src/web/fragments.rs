@@ -5,7 +5,7 @@
 
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use planhost_core::{ApprovalStatus, PublicationStatus};
 use planhost_protocol::{
     ApprovalInfo, AskStatus, AsksFilter, Empty, PlansFilter, ProposalRef, PublicationsFilter,
@@ -39,12 +39,37 @@ impl Web {
             .await
             .map(|c| c.bases)
             .unwrap_or_default();
+        let session = conn
+            .call::<methods::SessionsGet>(SessionRef {
+                session_id: approval.session_id.clone(),
+            })
+            .await
+            .ok();
+        // Which of the session's plans this is: those submitted up to it.
+        let submission = conn
+            .call::<methods::PlansList>(PlansFilter {
+                session_id: Some(approval.session_id.clone()),
+                status: None,
+                limit: Some(1000),
+            })
+            .await
+            .map_or(1, |list| {
+                list.items
+                    .iter()
+                    .filter(|p| {
+                        (p.created_at, p.proposal_id.as_str())
+                            <= (approval.created_at, approval.proposal_id.as_str())
+                    })
+                    .count()
+            });
         Card {
             approval,
             markdown,
             intact,
             changes,
             error: None,
+            session,
+            submission,
         }
     }
 
@@ -193,6 +218,89 @@ pub(super) async fn index(
         &cards,
         now_ms(),
     ))
+}
+
+/// `/approvals/{id}`: the page with that plan first, pending or answered (a link to one
+/// approval, e.g. from a notification).
+pub(super) async fn approval_page(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    let visitor = match web.admit(&headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let conn = match web.connect() {
+        Ok(c) => c,
+        Err(e) => return internal(e),
+    };
+    let Ok(detail) = conn
+        .call::<methods::PlansGet>(ProposalRef {
+            proposal_id: id.as_str().into(),
+        })
+        .await
+    else {
+        return not_found_for(visitor.lang);
+    };
+    let mut cards = match web.pending_cards(&conn).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    cards.retain(|c| c.approval.proposal_id != detail.approval.proposal_id);
+    cards.insert(0, web.card(&conn, detail.approval).await);
+    let lists = match web.lists(&conn).await {
+        Ok(l) => l,
+        Err(r) => return r,
+    };
+    html(page::page(
+        visitor.lang,
+        &csrf_of(&visitor.token),
+        &lists,
+        &cards,
+        now_ms(),
+    ))
+}
+
+/// `/approvals/{id}/artifact`: the plan's exact bytes, as text.
+pub(super) async fn artifact(
+    State(web): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    let (visitor, conn) = match web.begin(&headers) {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    match conn
+        .call::<methods::PlansGet>(ProposalRef {
+            proposal_id: id.as_str().into(),
+        })
+        .await
+    {
+        Ok(detail) => {
+            let mut r = detail.markdown.into_response();
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            h.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("default-src 'none'; sandbox"),
+            );
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            if let Ok(v) = HeaderValue::from_str(&detail.approval.artifact_sha256) {
+                h.insert("x-planhost-sha256", v);
+            }
+            r
+        }
+        Err(_) => not_found_for(visitor.lang),
+    }
 }
 
 pub(super) async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Response {

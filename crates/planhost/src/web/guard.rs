@@ -51,8 +51,14 @@ pub(super) fn host_is_loopback(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
+    let port_ok = |port: &str| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit());
     let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split_once(']').map_or("", |(h, _)| h)
+        // `[addr]` or `[addr]:port`, nothing else after the bracket.
+        match rest.split_once(']') {
+            Some((h, "")) => h,
+            Some((h, after)) if after.strip_prefix(':').is_some_and(port_ok) => h,
+            _ => "",
+        }
     } else {
         host.rsplit_once(':').map_or(host, |(h, port)| {
             if port.chars().all(|c| c.is_ascii_digit()) {
@@ -273,6 +279,10 @@ mod tests {
             "localhost.evil:80",
             "planhost.localhost.evil.example:80",
             "other.localhost:7766",
+            "[::1]evil.com",
+            "[::1]:80evil",
+            "[::1]:",
+            "[::1]x:80",
         ] {
             assert!(!host_is_loopback(&headers(&[("host", bad)])), "{bad}");
         }

@@ -15,6 +15,7 @@
 
 mod address;
 mod answers;
+mod card;
 mod events;
 mod fragments;
 mod guard;
@@ -42,8 +43,8 @@ use address::page_url;
 use answers::{answer_ask, answer_publication, resolve, set_mode, set_preset, set_shell};
 use events::events;
 use fragments::{
-    asks_fragment, card_fragment, cards_fragment, index, publications_fragment, session_fragment,
-    sessions_fragment,
+    approval_page, artifact, asks_fragment, card_fragment, cards_fragment, index,
+    publications_fragment, session_fragment, sessions_fragment,
 };
 use guard::{lang_of, refused};
 
@@ -110,7 +111,9 @@ pub(crate) async fn start(
     };
     file.write(state_dir)?;
     tracing::info!(%url, "web page serving");
-    eprintln!("planhost web: {}", file.open_url());
+    // The address without its token: stderr is where logs are kept. `planhost web` opens it
+    // signed in (it reads the token from web.json, which only this user can read).
+    eprintln!("planhost web: {url} (`planhost web` opens it signed in)");
     let web = Arc::new(Web {
         svc,
         state_dir: state_dir.to_path_buf(),
@@ -125,7 +128,8 @@ pub(crate) async fn start(
         .route("/sessions/{id}", get(session_fragment))
         .route("/publications", get(publications_fragment))
         .route("/asks", get(asks_fragment))
-        .route("/approvals/{id}", post(resolve))
+        .route("/approvals/{id}", get(approval_page).post(resolve))
+        .route("/approvals/{id}/artifact", get(artifact))
         .route("/publications/{id}", post(answer_publication))
         .route("/asks/{id}", post(answer_ask))
         .route("/sessions/{id}/mode", post(set_mode))

@@ -1,14 +1,14 @@
-//! Server-rendered HTML: the page, its session list, and the plan cards. Every string comes from
-//! the language's catalog; every value from the host is escaped.
+//! Server-rendered HTML: the page, its lists (sessions, publications, asks, shells) and the
+//! refusal pages; the plan cards are `card.rs`. Every string comes from the language's catalog;
+//! every value from the host is escaped.
 
-use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState, TargetPermissionMode};
+use planhost_core::{ApprovalStatus, ExecutionState, Mode, PlanState};
 use planhost_protocol::{
-    ApprovalInfo, ChangeBase, ChangeBaseKind, DiffStatus, DiffTag, ExecutionInfo, LineDiff,
-    PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog, ToolCallState,
+    ExecutionInfo, PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog, ToolCallState,
 };
 
+pub(crate) use super::card::{Card, card};
 use super::i18n::Lang;
-use super::markdown;
 
 /// Escapes text for HTML content and double-quoted attributes.
 pub(crate) fn esc(s: &str) -> String {
@@ -26,19 +26,6 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-/// One pending (or just answered) plan, with what the card shows.
-#[derive(Debug)]
-pub(crate) struct Card {
-    pub(crate) approval: ApprovalInfo,
-    /// The exact Markdown of the artifact.
-    pub(crate) markdown: String,
-    /// Whether the file on disk still holds those bytes.
-    pub(crate) intact: bool,
-    /// What changed, from each base the host found (`plans.changes`), the newest first.
-    pub(crate) changes: Vec<ChangeBase>,
-    /// The error of an answer that was refused (stable code, message).
-    pub(crate) error: Option<(String, String)>,
-}
 
 /// What the page shows besides the plan cards.
 #[derive(Debug, Default)]
@@ -56,6 +43,12 @@ pub(crate) struct Lists {
 /// The whole page.
 pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms: i64) -> String {
     let other = lang.other();
+    let waiting = cards
+        .iter()
+        .filter(|c| c.approval.status == ApprovalStatus::Pending)
+        .count()
+        + lists.asks.len()
+        + lists.publications.len();
     format!(
         r#"<!doctype html>
 <html lang="{tag}">
@@ -64,14 +57,16 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf" content="{csrf}">
 <meta name="server-now" content="{now_ms}">
+<meta name="title-base" content="{title_base}">
+<meta name="title-count" content="{title_count}">
 <title>{title}</title>
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>
-<body>
+<body data-err-offline="{err_offline}" data-err-unauthorized="{err_unauthorized}" data-err-gone="{err_gone}" data-err-failed="{err_failed}" data-copied="{copied}">
 <header>
 <h1>{heading}</h1>
-<span id="live" role="status" data-connected="{live_ok}" data-lost="{live_lost}"></span>
+<span id="live" role="status" data-connected="{live_ok}" data-lost="{live_lost}" data-down="{live_down}" data-revoked="{live_revoked}"></span>
 <a class="lang-switch" href="/?lang={other_tag}" hreflang="{other_tag}" lang="{other_tag}" aria-label="{switch_label}">{switch}</a>
 </header>
 <main>
@@ -101,10 +96,19 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
 "#,
         tag = lang.tag(),
         csrf = esc(csrf),
-        title = lang.t("page.title"),
+        title_base = esc(lang.t("page.title")),
+        title_count = esc(lang.t("page.title.count")),
+        title = esc(&page_title(lang, waiting)),
         heading = lang.t("page.heading"),
         live_ok = esc(lang.t("page.live.connected")),
         live_lost = esc(lang.t("page.live.lost")),
+        live_down = esc(lang.t("page.live.down")),
+        live_revoked = esc(lang.t("page.live.revoked")),
+        err_offline = esc(lang.t("page.error.offline")),
+        err_unauthorized = esc(lang.t("page.error.unauthorized")),
+        err_gone = esc(lang.t("page.error.gone")),
+        err_failed = esc(lang.t("page.error.failed")),
+        copied = esc(lang.t("card.copied")),
         other_tag = other.tag(),
         switch_label = esc(lang.t("page.lang.switch.label")),
         switch = lang.t("page.lang.switch"),
@@ -120,6 +124,15 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
         shells_heading = lang.t("shells.heading"),
         shells = shells_html(lang, lists.shells.as_ref()),
     )
+}
+
+/// The page's title: how many answers are waiting, then the name.
+fn page_title(lang: Lang, waiting: usize) -> String {
+    if waiting == 0 {
+        lang.t("page.title").to_owned()
+    } else {
+        lang.fill("page.title.count", &[("count", &waiting.to_string())])
+    }
 }
 
 fn error_line(lang: Lang, code: &str, message: &str) -> String {
@@ -321,11 +334,14 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
         .last_execution
         .as_ref()
         .map_or(String::new(), |e| last_execution_html(lang, e));
-    let controls = if s.active_turn.is_none() && s.live_execution.is_none() {
-        idle_controls(lang, csrf, s, lists.shells.as_ref())
-    } else {
-        String::new()
-    };
+    // Offered only where the host would take them: an idle session (no turn, no execution,
+    // no plan waiting for an answer).
+    let controls =
+        if s.active_turn.is_none() && s.live_execution.is_none() && s.pending_approval.is_none() {
+            idle_controls(lang, csrf, s, lists.shells.as_ref())
+        } else {
+            String::new()
+        };
     let error = error_for(lang, lists.session_error.as_ref(), s.id.as_str());
     format!(
         r#"<li class="session" data-session-id="{id}" data-idle="{idle}"><dl>
@@ -341,13 +357,7 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
         ws = esc(&s.workspace_root),
         agent_l = lang.t("sessions.agent"),
         agent_v = s.agent.as_str(),
-        agent = lang.t(match s.agent {
-            planhost_core::Agent::Pi => "agent.pi",
-            planhost_core::Agent::ClaudeCode => "agent.claude_code",
-            planhost_core::Agent::Codex => "agent.codex",
-            planhost_core::Agent::GeminiCli => "agent.gemini_cli",
-            planhost_core::Agent::Other => "agent.other",
-        }),
+        agent = agent_name(lang, s.agent),
         mode_l = lang.t("sessions.mode"),
         mode_v = s.mode.as_str(),
         ps_l = lang.t("sessions.plan_state"),
@@ -513,203 +523,46 @@ fn idle_controls(lang: Lang, csrf: &str, s: &SessionInfo, shells: Option<&ShellC
     )
 }
 
-/// One plan card: pending ones with their form, answered ones with their outcome.
-pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
-    let a = &c.approval;
-    let id = esc(a.proposal_id.as_str());
-    let deadline = rfc3339(a.expires_at.0);
-    let status = status_text(lang, a);
-    let form = if a.status == ApprovalStatus::Pending {
-        format!(
-            r#"<form class="resolve" method="post" action="/approvals/{id}" data-replace="card">
-<input type="hidden" name="csrf" value="{csrf}">
-<input type="hidden" name="version" value="{version}">
-<input type="hidden" name="sha256" value="{sha}">
-<label for="mode-{id}">{mode_l}</label>
-<select id="mode-{id}" name="mode">
-{modes}</select>
-<button type="submit" name="action" value="approve" class="approve">{approve}</button>
-<button type="submit" name="action" value="reject" class="reject">{reject}</button>
-</form>"#,
-            csrf = esc(csrf),
-            version = a.version,
-            sha = esc(&a.artifact_sha256),
-            mode_l = lang.t("card.mode.label"),
-            modes = mode_options(lang),
-            approve = lang.t("card.approve"),
-            reject = lang.t("card.reject"),
-        )
-    } else {
-        String::new()
-    };
-    let error = c.error.as_ref().map_or(String::new(), |(code, message)| {
-        format!(
-            r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {message}</p>"#,
-            code = esc(code),
-            heading = lang.t("error.heading"),
-            message = esc(message),
-        )
-    });
-    let diff = what_changed(lang, c);
-    format!(
-        r#"<article class="card" id="card-{id}" data-approval-id="{id}" data-status="{status_v}" data-intact="{intact}" aria-labelledby="title-{id}">
-<h3 class="title" id="title-{id}">{title}</h3>
-<p class="question"><span class="label">{q_l}</span> {question}</p>
-<p class="status" role="status"><span class="label">{status_l}</span> <span class="status-text">{status}</span></p>
-<p class="when"><span class="label">{deadline_l}</span> <time class="deadline" datetime="{deadline}">{deadline}</time>
-<span class="label">{left_l}</span> <span class="countdown" aria-live="off"></span></p>
-{error}{form}
-<section class="plan" aria-label="{plan_l}"><div class="rendered">{rendered}</div></section>
-{diff}
-<details class="raw"><summary>{raw_l}</summary><pre>{raw}</pre></details>
-<p class="file"><span class="label">{path_l}</span> <code class="path">{path}</code>
-<span class="label">{sha_l}</span> <code class="sha256">{sha}</code></p>
-</article>"#,
-        status_v = a.status.as_str(),
-        intact = c.intact,
-        title = esc(&a.title),
-        q_l = lang.t("card.question"),
-        question = esc(&a.question),
-        status_l = lang.t("card.status"),
-        deadline_l = lang.t("card.deadline"),
-        left_l = lang.t("card.time_left"),
-        plan_l = lang.t("card.plan"),
-        rendered = markdown::render(&c.markdown),
-        raw_l = lang.t("card.raw"),
-        raw = esc(&c.markdown),
-        path_l = lang.t("card.path"),
-        path = esc(&a.artifact_path),
-        sha_l = lang.t("card.sha256"),
-        sha = esc(&a.artifact_sha256),
-    )
+/// The agent's name in the page's language.
+pub(crate) fn agent_name(lang: Lang, agent: planhost_core::Agent) -> &'static str {
+    lang.t(match agent {
+        planhost_core::Agent::Pi => "agent.pi",
+        planhost_core::Agent::ClaudeCode => "agent.claude_code",
+        planhost_core::Agent::Codex => "agent.codex",
+        planhost_core::Agent::GeminiCli => "agent.gemini_cli",
+        planhost_core::Agent::Other => "agent.other",
+    })
 }
 
-fn status_text(lang: Lang, a: &ApprovalInfo) -> String {
-    let who = a
-        .resolved_by
-        .as_ref()
-        .map_or_else(|| "?".to_owned(), |r| r.client.clone());
-    let code = a.error_code.map_or("", |c| c.as_str());
-    let text = match a.status {
-        ApprovalStatus::Pending => lang.t("status.pending").to_owned(),
-        ApprovalStatus::Approved => lang.fill(
-            "status.approved",
-            &[
-                ("who", &who),
-                ("mode", a.target_permission_mode.map_or("?", |m| m.as_str())),
-            ],
-        ),
-        ApprovalStatus::Rejected => lang.fill("status.rejected", &[("who", &who)]),
-        ApprovalStatus::Expired => lang.fill("status.expired", &[("code", code)]),
-        ApprovalStatus::Interrupted => lang.fill("status.interrupted", &[("code", code)]),
-    };
-    esc(&text)
-}
 
-/// The permission modes an approval may choose, from the one list (`TargetPermissionMode`),
-/// `ask` (the default) selected.
-fn mode_options(lang: Lang) -> String {
-    TargetPermissionMode::ALL
-        .iter()
-        .map(|mode| {
-            let label = lang.t(match mode {
-                TargetPermissionMode::Ask => "card.mode.ask",
-                TargetPermissionMode::AcceptEdits => "card.mode.accept_edits",
-                TargetPermissionMode::Auto => "card.mode.auto",
-            });
-            let selected = if *mode == TargetPermissionMode::Ask {
-                " selected"
-            } else {
-                ""
-            };
-            format!(
-                "<option value=\"{}\"{selected}>{label}</option>\n",
-                mode.as_str()
-            )
-        })
-        .collect()
-}
-
-/// "What changed": from the previous plan and from the checkpoint the person was last shown,
-/// whichever the person knew last first and open, the other folded (the host orders them and
-/// leaves out a base with the same text as the one before it).
-fn what_changed(lang: Lang, c: &Card) -> String {
-    c.changes
-        .iter()
-        .enumerate()
-        .map(|(i, base)| {
-            let (kind, label) = match base.kind {
-                ChangeBaseKind::Previous => ("previous", esc(lang.t("card.diff"))),
-                ChangeBaseKind::Seen => {
-                    let checkpoint = base.checkpoint.as_ref();
-                    let client = checkpoint
-                        .and_then(|c| c.seen_by.as_ref())
-                        .map_or("?", |r| r.client.as_str());
-                    let revision = checkpoint.map_or(String::new(), |c| c.revision.to_string());
-                    let label = lang.fill(
-                        "card.diff.seen",
-                        &[("revision", &revision), ("client", client)],
-                    );
-                    ("seen", esc(&label))
-                }
-            };
-            diff_html(lang, &label, kind, i == 0, &base.diff)
-        })
-        .collect()
-}
-
-/// One base's diff, as hunks with their line numbers; open, or folded under its label.
-fn diff_html(lang: Lang, label: &str, kind: &str, open: bool, diff: &LineDiff) -> String {
-    let mut lines = String::new();
-    match diff.status {
-        DiffStatus::Identical => lines.push_str(&esc(lang.t("card.diff.identical"))),
-        DiffStatus::TooLarge => lines.push_str(&esc(&lang.fill(
-            "card.diff.too_large",
-            &[
-                ("before", &diff.base_lines.to_string()),
-                ("after", &diff.plan_lines.to_string()),
-            ],
-        ))),
-        DiffStatus::Changed => {
-            for hunk in &diff.hunks {
-                lines.push_str(&format!(
-                    "<span class=\"hunk\">@@ -{},{} +{},{} @@</span>\n",
-                    hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines
-                ));
-                for line in &hunk.lines {
-                    let text = esc(&line.text);
-                    lines.push_str(&match line.tag {
-                        DiffTag::Delete => format!("<del>- {text}</del>\n"),
-                        DiffTag::Insert => format!("<ins>+ {text}</ins>\n"),
-                        DiffTag::Equal => format!("<span>  {text}</span>\n"),
-                    });
-                }
-            }
-        }
-    }
-    if open {
-        format!(
-            r#"<section class="diff" data-base="{kind}" aria-label="{label}"><h4>{label}</h4><pre>{lines}</pre></section>"#
-        )
-    } else {
-        format!(
-            r#"<details class="diff" data-base="{kind}"><summary>{label}</summary><pre>{lines}</pre></details>"#
-        )
-    }
-}
-
-/// A page for a refused request: 401, 403, 404, 421.
+/// A page for a refused request: 401, 403, 404, 421. Text in backticks is a command.
 pub(crate) fn refusal(lang: Lang, id: &str, title: &'static str, body: &'static str) -> String {
     format!(
         r#"<!doctype html>
-<html lang="{tag}"><head><meta charset="utf-8"><title>{title}</title></head>
+<html lang="{tag}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title><link rel="stylesheet" href="/app.css"></head>
 <body><main id="{id}"><h1>{title}</h1><p>{body}</p></main></body></html>
 "#,
         tag = lang.tag(),
         id = esc(id),
         title = lang.t(title),
-        body = lang.t(body),
+        body = with_code(lang.t(body)),
     )
+}
+
+/// Escapes `text`, with each `…` span as `<code>`.
+pub(crate) fn with_code(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(part))
+            } else {
+                esc(part)
+            }
+        })
+        .collect()
 }
 
 /// Milliseconds since the epoch as RFC 3339 (UTC, seconds).

@@ -15,6 +15,7 @@ mod activity;
 mod answers;
 mod browser;
 mod http;
+mod overview;
 mod page;
 mod refusals;
 mod runs;

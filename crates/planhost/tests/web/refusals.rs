@@ -29,12 +29,17 @@ fn post_answer(
     fields: &[(&str, &str)],
 ) -> HttpResponse {
     let id = approval.proposal_id.as_str();
+    // What the page's form carries besides: the version and digest it showed.
+    let version = approval.version.to_string();
+    let mut all = fields.to_vec();
+    all.push(("version", &version));
+    all.push(("sha256", &approval.artifact_sha256));
     http(
         host,
         "POST",
         &format!("/approvals/{id}"),
         headers,
-        Some(&form(fields)),
+        Some(&form(&all)),
     )
 }
 
@@ -56,10 +61,16 @@ fn the_page_needs_the_token_and_its_strict_cookie() {
         "{}",
         host.token
     );
-    let logged = format!("planhost web: {}?token={}", host.url, host.token);
+    // The address is logged, its token never: logs are kept where others may read them.
+    let logged = format!("planhost web: {} ", host.url);
     crate::support::poll_until("the address on stderr", budget.left("stderr"), || {
         host.stderr().contains(&logged).then_some(())
     });
+    assert!(
+        !host.stderr().contains(&host.token),
+        "the token is not on stderr: {}",
+        host.stderr()
+    );
 
     // Without the cookie, with a wrong token, with a made-up cookie: 401.
     get(&host, "/", &[]).assert_refusal(401, "unauthorized");
@@ -109,6 +120,8 @@ fn a_non_loopback_host_header_is_refused_with_421() {
         format!("evil.example:{port}"),
         format!("127.0.0.1.evil.example:{port}"),
         format!("localhost.evil.example:{port}"),
+        "[::1]evil.example".to_owned(),
+        format!("[::1]:{port}evil.example"),
     ] {
         http(&host, "GET", &token_path, &[("Host", &bad)], None).assert_refusal(421, "bad-host");
         http(
@@ -182,6 +195,61 @@ fn a_cross_origin_post_is_refused_and_the_plan_stays_pending() {
     let still = approval_of(&mut agent, &approval);
     assert_eq!(still.status, ApprovalStatus::Pending, "{still:?}");
     assert_eq!(still.resolved_by, None, "{still:?}");
+}
+
+/// An answer is bound to the plan version and digest the page showed: a form without them, or
+/// with a version that is not a number, is refused (never filled in with the current ones),
+/// and the plan stays pending.
+#[test]
+fn an_answer_without_the_version_and_digest_it_was_shown_is_refused() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let approval = pending_plan(&host, &mut agent, "Bound answer", PLAN);
+    let Visitor { cookie, csrf, .. } = log_in(&host, &host.token);
+    let hp = host.host_port();
+    let origin = host.origin();
+    let id = approval.proposal_id.as_str();
+    let version = approval.version.to_string();
+    let sha = approval.artifact_sha256.as_str();
+    let base = [
+        ("action", "approve"),
+        ("mode", "auto"),
+        ("csrf", csrf.as_str()),
+    ];
+    for extra in [
+        vec![],
+        vec![("version", version.as_str())],
+        vec![("sha256", sha)],
+        vec![("version", "abc"), ("sha256", sha)],
+        vec![("version", version.as_str()), ("sha256", "")],
+    ] {
+        let mut fields = base.to_vec();
+        fields.extend(extra.iter().copied());
+        let answered = http(
+            &host,
+            "POST",
+            &format!("/approvals/{id}"),
+            &[
+                ("Host", hp.as_str()),
+                ("Cookie", cookie.as_str()),
+                ("Origin", origin.as_str()),
+                ("x-planhost-fetch", "1"),
+            ],
+            Some(&form(&fields)),
+        );
+        assert_eq!(answered.status, 409, "{fields:?}: {answered:#?}");
+        assert!(
+            answered.body.contains("data-code=\"INVALID_PARAMS\""),
+            "the card says why: {}",
+            answered.body
+        );
+        assert_eq!(
+            approval_of(&mut agent, &approval).status,
+            ApprovalStatus::Pending,
+            "{fields:?}"
+        );
+    }
 }
 
 #[test]

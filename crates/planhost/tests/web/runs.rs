@@ -27,10 +27,13 @@ fn the_agents_bash_cannot_approve_on_the_page_and_a_person_still_can() {
     let Visitor { csrf, .. } = log_in(&host, &host.token);
     let hp = host.host_port();
     let origin = host.origin();
+    let version = approval.version.to_string();
     let body = form(&[
         ("action", "approve"),
         ("mode", "auto"),
         ("csrf", csrf.as_str()),
+        ("version", version.as_str()),
+        ("sha256", approval.artifact_sha256.as_str()),
     ]);
 
     // The model's Bash call in another session, allowed without asking (permission mode auto,

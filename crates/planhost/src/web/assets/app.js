@@ -50,6 +50,52 @@
     if (due) schedule(1000, ["cards", "sessions"]);
   }
 
+  const titleBase = document.querySelector('meta[name="title-base"]').content;
+  const titleCount = document.querySelector('meta[name="title-count"]').content;
+  /** The tab's title counts what waits for an answer: plans, asks, publications. */
+  function updateTitle() {
+    const waiting =
+      document.querySelectorAll('article.card[data-status="pending"]').length +
+      document.querySelectorAll("article.ask").length +
+      document.querySelectorAll('article.publication[data-status="pending"]').length;
+    document.title = waiting ? titleCount.replace("{count}", String(waiting)) : titleBase;
+  }
+
+  /** Sets `el`'s text, each `…` span as <code> (a command to run). */
+  function setText(el, text) {
+    el.textContent = "";
+    String(text).split("`").forEach((part, i) => {
+      if (i % 2) {
+        const code = document.createElement("code");
+        code.textContent = part;
+        el.append(code);
+      } else {
+        el.append(part);
+      }
+    });
+  }
+
+  const CODES = { Offline: "HOST_UNREACHABLE", Unauthorized: "WEB_UNAUTHORIZED", Gone: "NOT_FOUND", Failed: "WEB_FAILED" };
+  /** A line saying what went wrong and what to do, from the server's words on <body>. */
+  function problem(kind) {
+    const p = document.createElement("p");
+    p.className = "error";
+    p.setAttribute("role", "alert");
+    p.dataset.code = CODES[kind];
+    setText(p, document.body.dataset["err" + kind] || kind);
+    return p;
+  }
+
+  /** Shows `line` in place of an earlier client-side error in `where`, and focuses it. */
+  function showProblem(where, line) {
+    where.querySelectorAll(".error.client").forEach((e) => e.remove());
+    line.classList.add("client");
+    line.setAttribute("tabindex", "-1");
+    const form = where.querySelector("form") || where.firstChild;
+    where.insertBefore(line, form);
+    line.focus();
+  }
+
   function showEmpty() {
     const hasCard = cardsBox.querySelector("article.card");
     let empty = cardsBox.querySelector("p.empty");
@@ -62,15 +108,21 @@
     }
   }
 
-  function replaceCard(old, html) {
+  /**
+   * Puts the card as it is now in place of `old`. A card the person was working in keeps its
+   * place and their focus; one answered elsewhere moves below the cards still waiting.
+   */
+  function replaceCard(old, html, hadFocus) {
     const fresh = fragment(html).querySelector("article.card");
     if (!fresh) return;
-    const hadFocus = old.contains(document.activeElement);
+    const focused = hadFocus || old.contains(document.activeElement);
     old.replaceWith(fresh);
-    if (hadFocus) {
-      const target = fresh.querySelector(".status") || fresh;
-      target.setAttribute("tabindex", "-1");
-      target.focus();
+    if (focused) {
+      fresh.focus();
+    } else if (fresh.dataset.status !== "pending") {
+      const waiting = cardsBox.querySelectorAll('article.card[data-status="pending"]');
+      const last = waiting[waiting.length - 1];
+      if (last && (last.compareDocumentPosition(fresh) & Node.DOCUMENT_POSITION_PRECEDING)) last.after(fresh);
     }
   }
 
@@ -116,7 +168,11 @@
     fresh.querySelectorAll("article.card").forEach((card) => {
       const id = card.dataset.approvalId;
       freshIds.add(id);
-      if (!document.getElementById("card-" + id)) cardsBox.append(card);
+      if (document.getElementById("card-" + id)) return;
+      // New work goes above the cards already answered.
+      const answered = cardsBox.querySelector('article.card:not([data-status="pending"])');
+      if (answered) answered.before(card);
+      else cardsBox.append(card);
     });
     // A card that left the pending list shows how it ended, until the page is reloaded.
     for (const card of document.querySelectorAll('article.card[data-status="pending"]')) {
@@ -161,6 +217,7 @@
       box.innerHTML = await get(url);
     }
     tick();
+    updateTitle();
   }
 
   document.addEventListener("submit", async (e) => {
@@ -170,9 +227,13 @@
     e.preventDefault();
     const body = new URLSearchParams(new FormData(form));
     if (e.submitter && e.submitter.name) body.set(e.submitter.name, e.submitter.value);
-    form.querySelectorAll("button, select").forEach((b) => { b.disabled = true; });
     const card = replace === "card" ? form.closest("article.card") : null;
     const box = replace === "card" ? null : document.getElementById(replace);
+    // Before the buttons are disabled, which takes the focus away from them.
+    const hadFocus = card ? card.contains(document.activeElement) : false;
+    form.querySelectorAll("button, select").forEach((b) => { b.disabled = true; });
+    const enable = () => form.querySelectorAll("button, select").forEach((b) => { b.disabled = false; });
+    const where = card || form.closest("article") || box;
     try {
       const r = await fetch(form.getAttribute("action"), {
         method: "POST",
@@ -182,19 +243,39 @@
       });
       const text = await r.text();
       const isHtml = (r.headers.get("content-type") || "").startsWith("text/html");
-      if (isHtml && card && text.includes("article")) {
-        replaceCard(card, text);
+      if (isHtml && card && text.includes("<article")) {
+        replaceCard(card, text, hadFocus);
       } else if (isHtml && box && (r.ok || r.status === 409)) {
         box.innerHTML = text;
         const err = box.querySelector(".error");
         if (err) { err.setAttribute("tabindex", "-1"); err.focus(); }
       } else {
-        form.querySelectorAll("button, select").forEach((b) => { b.disabled = false; });
+        enable();
+        // Refused before the host saw it: the access ended, or the page asked for something
+        // that is not there any more.
+        showProblem(where, problem(r.status === 401 ? "Unauthorized" : r.status === 404 ? "Gone" : "Failed"));
       }
     } catch (err) {
-      form.querySelectorAll("button, select").forEach((b) => { b.disabled = false; });
+      // No answer at all: the host (and its page) is not running.
+      enable();
+      showProblem(where, problem("Offline"));
     }
     tick();
+    updateTitle();
+  });
+
+  // The copy-path buttons.
+  document.addEventListener("click", async (e) => {
+    const button = e.target.closest("button.copy-path");
+    if (!button) return;
+    try {
+      await navigator.clipboard.writeText(button.dataset.copy);
+      button.textContent = document.body.dataset.copied;
+    } catch (err) {
+      // No clipboard (an insecure context): select the path for the person to copy.
+      const path = button.parentElement.querySelector("code.path");
+      if (path) window.getSelection().selectAllChildren(path);
+    }
   });
 
   function connect() {
@@ -213,12 +294,32 @@
       schedule(100, kind ? touched(data, TOUCHES[kind] || ["session"]) : ALL);
     });
     source.addEventListener("tools", (e) => schedule(100, touched(parse(e), ["session"])));
-    source.addEventListener("error", () => {
+    source.addEventListener("error", async () => {
       live.textContent = live.dataset.lost;
       live.dataset.state = "lost";
+      // Why: the host is down (the browser keeps trying), or the page's access ended (a new
+      // token), which no retry mends.
+      try {
+        const r = await fetch("/cards", { credentials: "same-origin", headers: { "x-planhost-fetch": "1" } });
+        if (r.status === 401) {
+          source.close();
+          setText(live, live.dataset.revoked);
+          live.dataset.state = "revoked";
+        }
+      } catch (err) {
+        live.textContent = live.dataset.down;
+        live.dataset.state = "lost";
+      }
     });
   }
 
+  // A link to one approval: its card, focused.
+  const linked = location.pathname.match(/^\/approvals\/([^/]+)$/);
+  if (linked) {
+    const card = document.getElementById("card-" + decodeURIComponent(linked[1]));
+    if (card) card.focus();
+  }
+  updateTitle();
   tick();
   setInterval(tick, 1000);
   connect();

@@ -706,6 +706,194 @@ const scenarios = {
     return { before, atButton, after, scrollXAfter: await page.evaluate(() => window.scrollX) };
   },
 
+  /**
+   * Version 2 of the page, as a person meets it (desktop or phone, English or Chinese): the
+   * title counts what waits; every card says whose it is; a revision leads with its summary
+   * and numbered hunks; a plan file changed on disk withholds Approve; nothing overflows at
+   * phone width; targets are 44 px; colours pass AA in light and dark; the answer keeps focus
+   * on its card and folds it; an answer given elsewhere moves below what still waits; a link
+   * opens one approval; a rotated token and a stopped host are said, not swallowed.
+   */
+  async overview_v2({ input, newPage, screenshot }) {
+    const phone = Boolean(input.phone);
+    const { page, login } = await newPage({ viewport: phone ? { width: 390, height: 844 } : { width: 1280, height: 900 } });
+    await login();
+    const { a, b, c } = input;
+    for (const id of [a, b, c]) await page.locator(cardSelector(id)).waitFor({ state: 'visible' });
+    await page.locator(askSelector(input.ask)).waitFor({ state: 'visible' });
+    const titleBefore = await page.title();
+    const order = () => page.locator('article.card').evaluateAll((cs) => cs.map((c) => ({ id: c.dataset.approvalId, status: c.dataset.status })));
+    const context = async (id) =>
+      page.locator(`${cardSelector(id)} p.context`).evaluate((p) => ({
+        text: p.textContent.replace(/\s+/g, ' ').trim(),
+        workspace: p.querySelector('code.workspace')?.textContent,
+        agent: p.querySelector('.agent')?.textContent,
+        version: p.querySelector('.submission')?.dataset.n,
+        link: p.querySelector('a.permalink')?.getAttribute('href'),
+      }));
+    const diffOf = (id) =>
+      page.locator(cardSelector(id)).evaluate((card) => {
+        const summary = card.querySelector('.diff-summary');
+        return {
+          status: summary?.dataset.status,
+          summary: summary?.textContent.trim(),
+          numbered: card.querySelectorAll('.diff .ln').length,
+          firstNumbers: card.querySelector('.diff ins .ln, .diff del .ln')?.textContent.trim(),
+          planOpen: card.querySelector('details.plan')?.open,
+          diffBeforePlan:
+            !!summary && !!card.querySelector('details.plan') &&
+            Boolean(summary.compareDocumentPosition(card.querySelector('details.plan')) & Node.DOCUMENT_POSITION_FOLLOWING),
+        };
+      });
+    const contexts = { a: await context(a), b: await context(b), c: await context(c) };
+    const diffs = { a: await diffOf(a), b: await diffOf(b) };
+    const changedFile = await page.locator(cardSelector(c)).evaluate((card) => ({
+      warning: card.querySelector('p.warning')?.dataset.code,
+      warningText: card.querySelector('p.warning')?.textContent.trim(),
+      approve: card.querySelectorAll('button.approve').length,
+      reject: card.querySelectorAll('button.reject').length,
+    }));
+    const overflow = await page.evaluate(() => {
+      const width = window.innerWidth;
+      return {
+        innerWidth: width,
+        scrollWidth: document.documentElement.scrollWidth,
+        wide: [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+          .slice(0, 8)
+          .map((e) => `${e.tagName.toLowerCase()}.${String(e.className)} right=${Math.round(e.getBoundingClientRect().right)}`),
+      };
+    });
+    const targets = await page.evaluate(() =>
+      [...document.querySelectorAll('main button, main select, main summary, main a.permalink, main a.artifact')]
+        .filter((e) => e.getClientRects().length > 0)
+        .map((e) => ({ what: `${e.tagName.toLowerCase()}.${e.className}`, height: e.getBoundingClientRect().height }))
+        .filter((t) => t.height < 43.5),
+    );
+    // Contrast of the page's text colours against its background, as rendered.
+    const contrast = async (scheme) => {
+      await page.emulateMedia({ colorScheme: scheme });
+      return page.evaluate(() => {
+        const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+        const lum = ([r, g, b]) => {
+          const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+          return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+        };
+        const background = (el) => {
+          for (let e = el; e; e = e.parentElement) {
+            const c = rgb(getComputedStyle(e).backgroundColor);
+            if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c;
+          }
+          return rgb(getComputedStyle(document.documentElement).backgroundColor);
+        };
+        const ratio = (el) => {
+          const [l1, l2] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))].sort((x, y) => y - x);
+          return (l1 + 0.05) / (l2 + 0.05);
+        };
+        const out = {};
+        for (const sel of ['body', '.label', '.error, .warning', 'button.reject', 'button.approve', '.diff ins', '.diff del', '.diff .ln', '#live', 'a.permalink', '.modes-help']) {
+          const els = [...document.querySelectorAll(sel)].filter((e) => e.getClientRects().length > 0);
+          if (els.length) out[sel] = Math.min(...els.map(ratio));
+        }
+        return out;
+      });
+    };
+    const light = await contrast('light');
+    const dark = await contrast('dark');
+    const shots = [];
+    shots.push(await screenshot(page, `v2-${phone ? 'phone' : 'desktop'}-${input.locale || 'en'}-dark.png`));
+    await page.emulateMedia({ colorScheme: 'light' });
+    shots.push(await screenshot(page, `v2-${phone ? 'phone' : 'desktop'}-${input.locale || 'en'}.png`));
+
+    // On a phone the answer stays at hand while the plan is read.
+    let sticky = null;
+    if (phone) {
+      const cardA = page.locator(cardSelector(a));
+      await cardA.locator('details.plan > summary').click();
+      const rendered = cardA.locator('details.plan .rendered');
+      await rendered.evaluate((r) => r.scrollIntoView({ block: 'center' }));
+      sticky = await cardA.locator('form.resolve').evaluate((f) => {
+        const r = f.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, innerHeight: window.innerHeight };
+      });
+    }
+
+    // Approve A with the mouse: focus stays on its card, which folds; the count drops.
+    const cardA = page.locator(cardSelector(a));
+    shots.push(await screenshot(cardA, `v2-card-revision-${phone ? 'phone' : 'desktop'}.png`));
+    const posted = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/approvals/${a}`);
+    await cardA.locator('button.approve').click();
+    await posted;
+    await waitStatus(page, a, 'approved');
+    const afterAnswer = await page.evaluate((id) => ({
+      focused: document.activeElement?.dataset?.approvalId === id,
+      activeTag: document.activeElement?.tagName,
+      folded: document.querySelector(`article.card[data-approval-id="${id}"] details.answered`)?.open === false,
+      title: document.title,
+    }), a);
+    shots.push(await screenshot(cardA, `v2-card-answered-${phone ? 'phone' : 'desktop'}.png`));
+
+    // Answered elsewhere (the CLI rejects B with a note): it moves below what still waits.
+    await checkpoint('answered-here');
+    await waitStatus(page, b, 'rejected');
+    const rejectedText = (await page.locator(`${cardSelector(b)} .status-text`).innerText()).trim();
+    const orderAfter = await order();
+
+    // A link to one approval.
+    await page.goto(new URL(`/approvals/${a}`, page.url()).toString());
+    await page.locator(cardSelector(a)).waitFor({ state: 'visible' });
+    const linked = await page.evaluate(() => ({
+      first: document.querySelector('article.card')?.dataset.approvalId,
+      focused: document.activeElement?.dataset?.approvalId,
+      status: document.querySelector('article.card')?.dataset.status,
+    }));
+
+    // The token is rotated: the page says its access ended, and an answer says so too.
+    await checkpoint('rotate');
+    let revoked = null;
+    try {
+      await page.waitForSelector('#live[data-state="revoked"]', { timeout: 15000 });
+      revoked = (await page.locator('#live').innerText()).trim();
+    } catch (error) {
+      revoked = `never: ${(await page.locator('#live').innerText()).trim()}`;
+    }
+    const cardC = page.locator(cardSelector(c));
+    await cardC.locator('button.reject').click();
+    const unauthorized = await cardC.locator('.error.client').evaluate((e) => ({
+      code: e.dataset.code,
+      text: e.textContent.trim(),
+      codeElements: e.querySelectorAll('code').length,
+      focused: document.activeElement === e,
+    }));
+
+    // The host stops: an answer says planhost is not running.
+    await checkpoint('down');
+    await cardC.locator('button.reject').click();
+    await page.waitForSelector(`${cardSelector(c)} .error.client[data-code="HOST_UNREACHABLE"]`, { timeout: WAIT_MS });
+    const offline = await cardC.locator('.error.client').evaluate((e) => ({ code: e.dataset.code, text: e.textContent.trim(), focused: document.activeElement === e }));
+    shots.push(await screenshot(cardC, `v2-card-host-down-${phone ? 'phone' : 'desktop'}.png`));
+
+    return {
+      titleBefore,
+      contexts,
+      diffs,
+      changedFile,
+      overflow,
+      targets,
+      light,
+      dark,
+      sticky,
+      afterAnswer,
+      rejectedText,
+      orderAfter,
+      linked,
+      revoked,
+      unauthorized,
+      offline,
+      screenshots: shots.filter(Boolean),
+    };
+  },
+
   /** A hostile plan renders inert. */
   async xss_plan_is_inert({ page, input, login }) {
     const dialogs = [];
