@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod cli;
 mod demo;
+mod notify;
 mod serve;
 mod web;
 
@@ -73,6 +74,19 @@ enum Command {
     /// Stop the running host: its pending approvals and executions are interrupted, as on a
     /// restart, its commands' process trees are killed, and its clients are told.
     Stop,
+    /// Show or set the command planhost runs whenever a plan, a permission ask or a publication
+    /// starts waiting for an answer (what waits is JSON on its stdin): e.g. `planhost notify
+    /// 'notify-send planhost "a plan waits"'`, or a curl to ntfy or a chat webhook.
+    Notify {
+        /// The command (run with `sh -c`); without it, the current one is shown.
+        command: Option<String>,
+        /// Kill the command (and what it started) after this many milliseconds (default 10000).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+        timeout_ms: Option<u64>,
+        /// Stop running a command.
+        #[arg(long, conflicts_with_all = ["command", "timeout_ms"])]
+        clear: bool,
+    },
     /// Host status: version, state directory, sessions, pending approvals.
     Status(cli::Output),
     /// Put planhost behind an agent: write its hooks into the agent's settings (or take them
@@ -210,6 +224,11 @@ fn main() -> ExitCode {
         }
         Command::Web { no_open, rotate } => cli::web(&paths, no_open, rotate),
         Command::Stop => cli::stop(&paths),
+        Command::Notify {
+            command,
+            timeout_ms,
+            clear,
+        } => notify::cli(&paths.state_dir, command, timeout_ms, clear),
         Command::Preset { name, session } => cli::preset(&paths, name, session.as_deref()),
         Command::Status(out) => cli::status(&paths, out),
         Command::Setup {

@@ -41,6 +41,12 @@ pub(crate) fn run(
         .build()?;
     // The page starts once the host's own transport listens: a client that sees `web.json` can
     // connect to the socket too.
+    // The notify command's watcher (a face like the page): never fatal to serving.
+    runtime.block_on(async {
+        if let Err(error) = crate::notify::start(host.service().clone(), &paths.state_dir) {
+            tracing::warn!(%error, "notifications are off");
+        }
+    });
     let result = match transport {
         Transport::Stdio => runtime.block_on(async {
             if let Some(addr) = web {

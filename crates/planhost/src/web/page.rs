@@ -26,7 +26,6 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-
 /// What the page shows besides the plan cards.
 #[derive(Debug, Default)]
 pub(crate) struct Lists {
@@ -533,7 +532,6 @@ pub(crate) fn agent_name(lang: Lang, agent: planhost_core::Agent) -> &'static st
         planhost_core::Agent::Other => "agent.other",
     })
 }
-
 
 /// A page for a refused request: 401, 403, 404, 421. Text in backticks is a command.
 pub(crate) fn refusal(lang: Lang, id: &str, title: &'static str, body: &'static str) -> String {

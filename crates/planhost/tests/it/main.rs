@@ -21,6 +21,7 @@ mod host_crash;
 mod in_flight;
 mod limits;
 mod load;
+mod notify;
 mod peercred;
 mod plans;
 mod process;
