@@ -66,6 +66,7 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
 <header>
 <h1>{heading}</h1>
 <span id="live" role="status" data-connected="{live_ok}" data-lost="{live_lost}" data-down="{live_down}" data-revoked="{live_revoked}"></span>
+<button type="button" id="notify-me" hidden data-on="{notify_on}" data-blocked="{notify_blocked}" data-new="{notify_new}">{notify_l}</button>
 <a class="lang-switch" href="/?lang={other_tag}" hreflang="{other_tag}" lang="{other_tag}" aria-label="{switch_label}">{switch}</a>
 </header>
 <main>
@@ -108,6 +109,10 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
         err_gone = esc(lang.t("page.error.gone")),
         err_failed = esc(lang.t("page.error.failed")),
         copied = esc(lang.t("card.copied")),
+        notify_l = lang.t("page.notify"),
+        notify_on = esc(lang.t("page.notify.on")),
+        notify_blocked = esc(lang.t("page.notify.blocked")),
+        notify_new = esc(lang.t("page.notify.new")),
         other_tag = other.tag(),
         switch_label = esc(lang.t("page.lang.switch.label")),
         switch = lang.t("page.lang.switch"),
@@ -347,6 +352,7 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
 <dt>{ws_l}</dt><dd class="workspace"><code>{ws}</code></dd>
 <dt>{agent_l}</dt><dd class="agent" data-agent="{agent_v}">{agent}</dd>
 <dt>{mode_l}</dt><dd class="mode" data-mode="{mode_v}">{mode}</dd>
+<dt>{pm_l}</dt><dd class="permission-mode" data-permission-mode="{pm_v}">{pm}</dd>
 <dt>{ps_l}</dt><dd class="plan-state" data-plan-state="{ps_v}">{plan_state}</dd>
 <dt>{turn_l}</dt><dd class="turn">{turn}</dd>
 {tools}{pending}{execution}{last}</dl>{error}{controls}</li>"#,
@@ -359,6 +365,14 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
         agent = agent_name(lang, s.agent),
         mode_l = lang.t("sessions.mode"),
         mode_v = s.mode.as_str(),
+        pm_l = lang.t("sessions.permission_mode"),
+        pm_v = s.permission_mode.as_str(),
+        pm = lang.t(match s.permission_mode {
+            planhost_core::PermissionMode::Inherit => "permission_mode.inherit",
+            planhost_core::PermissionMode::Ask => "card.mode.ask",
+            planhost_core::PermissionMode::AcceptEdits => "card.mode.accept_edits",
+            planhost_core::PermissionMode::Auto => "card.mode.auto",
+        }),
         ps_l = lang.t("sessions.plan_state"),
         ps_v = s.plan_state.as_str(),
         turn_l = lang.t("sessions.turn"),
@@ -386,7 +400,8 @@ fn tool_calls_html(lang: Lang, s: &SessionInfo) -> String {
                 ToolCallState::Running => lang.t("tool_state.running"),
             };
             format!(
-                r#"<li class="tool-call" data-state="{v}" data-tool-call-id="{id}"><code>{name}</code> <span class="tool-state">{state}</span> <time class="local" datetime="{at}">{at}</time></li>"#,
+                r#"<li class="tool-call" data-state="{v}" data-tool-call-id="{id}"><code>{name}</code> <span class="tool-state">{state}</span> <time class="local" datetime="{at}">{at}</time> <span class="elapsed" data-since="{since}" aria-live="off"></span></li>"#,
+                since = c.since.0,
                 v = c.state.as_str(),
                 id = esc(c.tool_call_id.as_str()),
                 name = esc(&c.tool_name),

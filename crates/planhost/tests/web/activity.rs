@@ -187,6 +187,23 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
         vec![pair("bash-1", "running")],
         "the finished Read is gone, the Bash runs: {running:#}"
     );
+    // How long it has run, as a clock.
+    let elapsed = running["running"][0]["elapsed"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        elapsed.starts_with('(') && elapsed.ends_with(')') && elapsed.contains(':'),
+        "{running:#}"
+    );
+    assert!(
+        running["permissionMode"]["value"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty())
+            && running["permissionMode"]["text"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty()),
+        "the session shows its permission mode: {running:#}"
+    );
     assert_eq!(
         result["last"]["executionId"],
         execution.as_str(),

@@ -267,3 +267,36 @@ fn the_page_v2_at_desktop_width_in_english() {
 fn the_page_v2_at_phone_width_in_chinese() {
     overview("zh-CN", true);
 }
+
+/// After the person allows notifications, a plan that starts waiting while the page is open is
+/// announced with its title, and the notification's click brings its card.
+#[test]
+fn a_new_plan_is_announced_by_a_browser_notification_once_allowed() {
+    let (_slot, budget) = browser_scenario();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let mut browser = Browser::start(&host, "notify_new_plan", json!({}));
+    browser.checkpoint("open");
+    let sid = plan_session(&host, &mut agent);
+    let plan = submit(
+        &mut agent,
+        &sid,
+        "n-1",
+        "Announce me",
+        "# Announce\n\nStep.\n",
+    );
+    browser.resume(&json!({ "approvalId": plan.proposal_id }));
+    let r = browser.result();
+    assert_eq!(r["button"]["hidden"], false, "{r:#}");
+    assert_eq!(r["button"]["disabled"], true, "{r:#}");
+    assert_eq!(r["button"]["text"], r["button"]["on"], "{r:#}");
+    let notes = r["notes"].as_array().expect("notes");
+    assert_eq!(notes.len(), 1, "one notification for one new plan: {r:#}");
+    assert_eq!(notes[0]["body"], "Announce me", "{r:#}");
+    assert_eq!(
+        notes[0]["tag"],
+        format!("planhost-{}", plan.proposal_id),
+        "{r:#}"
+    );
+    assert_eq!(r["focused"], plan.proposal_id.as_str(), "{r:#}");
+}

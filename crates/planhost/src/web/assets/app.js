@@ -47,6 +47,12 @@
     document.querySelectorAll('article.card:not([data-status="pending"]) .countdown').forEach((c) => {
       c.textContent = "";
     });
+    // How long each running tool call has run.
+    document.querySelectorAll('li.tool-call[data-state="running"] .elapsed').forEach((e) => {
+      const s = Math.max(0, Math.floor((now - Number(e.dataset.since)) / 1000));
+      const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+      e.textContent = "(" + (h ? h + ":" + pad(m) : String(m)) + ":" + pad(s % 60) + ")";
+    });
     if (due) schedule(1000, ["cards", "sessions"]);
   }
 
@@ -162,6 +168,39 @@
     }, ms);
   }
 
+  // Browser notifications, after the person opts in: one per plan that starts waiting while
+  // the page is open.
+  const notifyButton = document.getElementById("notify-me");
+  function notifyState() {
+    if (!("Notification" in window)) return;
+    notifyButton.hidden = false;
+    if (Notification.permission === "granted") {
+      notifyButton.textContent = notifyButton.dataset.on;
+      notifyButton.disabled = true;
+    } else if (Notification.permission === "denied") {
+      notifyButton.textContent = notifyButton.dataset.blocked;
+      notifyButton.disabled = true;
+    }
+  }
+  notifyButton.addEventListener("click", async () => {
+    try { await Notification.requestPermission(); } catch (err) { /* an old browser */ }
+    notifyState();
+  });
+  notifyState();
+  function notifyNew(card) {
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const title = card.querySelector("h3.title");
+    const n = new Notification(notifyButton.dataset.new, {
+      body: title ? title.textContent : "",
+      tag: "planhost-" + card.dataset.approvalId,
+    });
+    n.onclick = () => {
+      window.focus();
+      const shown = document.getElementById("card-" + card.dataset.approvalId);
+      if (shown) { shown.scrollIntoView({ block: "start" }); shown.focus(); }
+    };
+  }
+
   async function refreshCards() {
     const fresh = fragment(await get("/cards"));
     const freshIds = new Set();
@@ -169,6 +208,7 @@
       const id = card.dataset.approvalId;
       freshIds.add(id);
       if (document.getElementById("card-" + id)) return;
+      notifyNew(card);
       // New work goes above the cards already answered.
       const answered = cardsBox.querySelector('article.card:not([data-status="pending"])');
       if (answered) answered.before(card);

@@ -465,6 +465,7 @@ const scenarios = {
           name: li.querySelector('code')?.textContent ?? null,
           stateText: li.querySelector('.tool-state')?.textContent ?? null,
           since: li.querySelector('time')?.getAttribute('datetime') ?? null,
+          elapsed: li.querySelector('.elapsed')?.textContent ?? null,
         })),
       );
     await page.evaluate(() => {
@@ -483,9 +484,16 @@ const scenarios = {
     const allowed = await calls();
     await checkpoint('allowed', { allowed });
     await waitSession(page, input.sessionId, 'li.tool-call[data-tool-call-id="bash-1"][data-state="running"]', 'showed bash-1 running');
+    // The clock of a running call ticks within a second.
+    await page.waitForFunction(
+      (row) => /^\(\d+:\d\d\)$/.test(document.querySelector(`${row} li.tool-call[data-state="running"] .elapsed`)?.textContent ?? ''),
+      row,
+      { timeout: WAIT_MS },
+    );
     const running = await calls();
+    const permissionMode = await page.locator(`${row} dd.permission-mode`).evaluate((d) => ({ value: d.dataset.permissionMode, text: d.textContent.trim() }));
     await screenshot(page.locator(row), 'session-running.png');
-    await checkpoint('running', { running });
+    await checkpoint('running', { running, permissionMode });
     await waitSession(page, input.sessionId, 'dd.last-execution[data-state="completed"]', 'showed the completed execution');
     const last = page.locator(`${row} dd.last-execution`);
     return {
@@ -892,6 +900,38 @@ const scenarios = {
       offline,
       screenshots: shots.filter(Boolean),
     };
+  },
+
+  /**
+   * Browser notifications: the page offers them; once the person has allowed them, a plan that
+   * starts waiting while the page is open is announced with its title, and a click on the
+   * notification brings its card.
+   */
+  async notify_new_plan({ input, newPage }) {
+    const { page, login, context } = await newPage({ permissions: ['notifications'] });
+    await context.addInitScript(() => {
+      window.__notes = [];
+      const Real = window.Notification;
+      class Recorded {
+        constructor(title, options) {
+          window.__notes.push({ title, body: options?.body ?? '', tag: options?.tag ?? '' });
+          this.onclick = null;
+          window.__lastNote = this;
+        }
+        static get permission() { return Real ? Real.permission : 'granted'; }
+        static requestPermission() { return Real ? Real.requestPermission() : Promise.resolve('granted'); }
+      }
+      window.Notification = Recorded;
+    });
+    await login();
+    await page.locator('#live[data-state="connected"]').waitFor({ state: 'attached' });
+    const button = await page.locator('#notify-me').evaluate((b) => ({ hidden: b.hidden, disabled: b.disabled, text: b.textContent.trim(), on: b.dataset.on }));
+    const { approvalId } = await checkpoint('open');
+    await page.waitForFunction(() => window.__notes.length > 0, null, { timeout: WAIT_MS });
+    const notes = await page.evaluate(() => window.__notes);
+    await page.evaluate(() => window.__lastNote.onclick && window.__lastNote.onclick());
+    const focused = await page.evaluate(() => document.activeElement?.dataset?.approvalId ?? null);
+    return { button, notes, focused, approvalId };
   },
 
   /** A hostile plan renders inert. */
