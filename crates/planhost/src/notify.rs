@@ -103,7 +103,15 @@ fn waiting(body: &EventBody) -> Option<(&'static str, Value)> {
             publication_id,
             status: PublicationStatus::Pending,
         } => Some(("publication", json!({ "publicationId": publication_id }))),
-        _ => None,
+        EventBody::SessionUpdated { .. }
+        | EventBody::TurnStarted { .. }
+        | EventBody::TurnEnded { .. }
+        | EventBody::ApprovalChanged { .. }
+        | EventBody::PermissionResolved { .. }
+        | EventBody::CheckpointSaved { .. }
+        | EventBody::PublicationChanged { .. }
+        | EventBody::HandoffChanged { .. }
+        | EventBody::ExecutionChanged { .. } => None,
     }
 }
 

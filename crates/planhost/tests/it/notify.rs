@@ -68,7 +68,7 @@ fn the_notify_command_gets_each_plan_and_ask_that_starts_waiting() {
         asked
             .request_id
             .as_ref()
-            .map(|r| r.as_str())
+            .map(planhost_core::AskId::as_str)
             .unwrap_or_default(),
         "{got:?}"
     );
