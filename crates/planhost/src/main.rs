@@ -228,7 +228,7 @@ fn main() -> ExitCode {
             command,
             timeout_ms,
             clear,
-        } => notify::cli(&paths.state_dir, command, timeout_ms, clear),
+        } => cli::notify(&paths.state_dir, command, timeout_ms, clear),
         Command::Preset { name, session } => cli::preset(&paths, name, session.as_deref()),
         Command::Status(out) => cli::status(&paths, out),
         Command::Setup {

@@ -25,7 +25,7 @@ use tokio::io::AsyncWriteExt as _;
 /// The file that names the command.
 pub(crate) const FILE: &str = "notify.json";
 /// How long a command may run unless the file says otherwise.
-const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Commands running at once; a notification beyond them is skipped (and logged).
 const MAX_RUNNING: usize = 4;
 /// The client name of the host's own notifier connection.
@@ -133,7 +133,7 @@ pub(crate) fn start(svc: Service, state_dir: &Path) -> anyhow::Result<()> {
             let event = match note {
                 ServerNotification::StateChanged(event) => event,
                 ServerNotification::HostStopping(_) => break,
-                _ => continue,
+                ServerNotification::ToolOutput(_) | ServerNotification::ToolActivity(_) => continue,
             };
             let Some((kind, mut what)) = waiting(&event.body) else {
                 continue;
@@ -244,46 +244,4 @@ async fn run(config: &NotifyConfig, kind: &str, what: &Value) {
             );
         }
     }
-}
-
-/// `planhost notify [COMMAND] [--timeout-ms N] [--clear]`.
-pub(crate) fn cli(
-    state_dir: &Path,
-    command: Option<String>,
-    timeout_ms: Option<u64>,
-    clear: bool,
-) -> anyhow::Result<std::process::ExitCode> {
-    if clear {
-        match fs_err::remove_file(NotifyConfig::path(state_dir)) {
-            Ok(()) => println!("planhost: no notify command any more"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                println!("planhost: no notify command was set; nothing changed");
-            }
-            Err(e) => return Err(e.into()),
-        }
-        return Ok(std::process::ExitCode::SUCCESS);
-    }
-    let Some(command) = command.filter(|c| !c.trim().is_empty()) else {
-        match NotifyConfig::read(state_dir)? {
-            Some(c) => println!(
-                "planhost runs `{}` (with what waits as JSON on stdin, killed after {} ms) whenever a plan, ask or publication starts waiting",
-                c.command, c.timeout_ms
-            ),
-            None => println!(
-                "planhost: no notify command (set one with `planhost notify 'COMMAND'`; it gets what waits as JSON on stdin)"
-            ),
-        }
-        return Ok(std::process::ExitCode::SUCCESS);
-    };
-    fs_err::create_dir_all(state_dir)?;
-    let config = NotifyConfig {
-        command,
-        timeout_ms: timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
-    };
-    config.write(state_dir)?;
-    println!(
-        "planhost: will run `{}` whenever a plan, ask or publication starts waiting (what waits as JSON on stdin; killed after {} ms). A running host picks it up at once.",
-        config.command, config.timeout_ms
-    );
-    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@
 mod claude;
 mod doctor;
 mod host;
+mod notify;
 mod plans;
 mod preset;
 mod publications;
@@ -31,6 +32,7 @@ use planhost_service::host::Paths;
 pub(crate) use claude::{SetupScope, hook as hook_claude_code, setup as setup_claude_code};
 pub(crate) use doctor::doctor;
 pub(crate) use host::{stop, web};
+pub(crate) use notify::notify;
 pub(crate) use plans::{approve, plans, reject, show};
 pub(crate) use preset::preset;
 pub(crate) use publications::{publications, publish};
