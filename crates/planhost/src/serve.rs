@@ -50,15 +50,14 @@ pub(crate) fn run(
     let result = match transport {
         Transport::Stdio => runtime.block_on(async {
             if let Some(addr) = web {
-                crate::web::start(host.service().clone(), &paths.state_dir, addr).await?;
+                crate::web::start(host.service().clone(), paths, addr).await?;
             }
             host.serve_stdio().await.map_err(anyhow::Error::from)
         }),
         Transport::Socket => runtime.block_on(async {
             let socket = host.bind_socket(&paths.socket)?;
             if let Some(addr) = web
-                && let Err(error) =
-                    crate::web::start(host.service().clone(), &paths.state_dir, addr).await
+                && let Err(error) = crate::web::start(host.service().clone(), paths, addr).await
             {
                 let _ = fs_err::remove_file(&paths.socket);
                 return Err(error);

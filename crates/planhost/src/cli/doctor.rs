@@ -12,15 +12,42 @@ use planhost_service::host::{Paths, diagnostics};
 
 use super::{EXIT_UNREACHABLE, Failure, Output, READER, call, connect, print_json};
 
-#[derive(Serialize)]
+/// One line of `doctor`: what was checked, whether it is fine, and what was found.
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Check {
-    name: &'static str,
-    ok: bool,
-    detail: String,
+pub(crate) struct Check {
+    pub(crate) name: &'static str,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
 }
 
 pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
+    let checks = checks(paths);
+    let healthy = checks.iter().all(|c| c.ok);
+    if out.json {
+        print_json(&serde_json::json!({ "healthy": healthy, "checks": checks }))?;
+    } else {
+        let mut o = anstream::stdout().lock();
+        for c in &checks {
+            writeln!(
+                o,
+                "{} {:<16} {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.name,
+                c.detail
+            )?;
+        }
+    }
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Every check `doctor` makes (blocking: it connects to the socket); the web page's
+/// diagnostics panel shows the same.
+pub(crate) fn checks(paths: &Paths) -> Vec<Check> {
     let mut checks = Vec::new();
     let dir = &paths.state_dir;
     checks.push(Check {
@@ -152,24 +179,5 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
             Err(_) => format!("{} (linked)", diagnostics::sqlite_version()),
         },
     });
-    let healthy = checks.iter().all(|c| c.ok);
-    if out.json {
-        print_json(&serde_json::json!({ "healthy": healthy, "checks": checks }))?;
-    } else {
-        let mut o = anstream::stdout().lock();
-        for c in &checks {
-            writeln!(
-                o,
-                "{} {:<16} {}",
-                if c.ok { "ok  " } else { "FAIL" },
-                c.name,
-                c.detail
-            )?;
-        }
-    }
-    Ok(if healthy {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    checks
 }

@@ -16,6 +16,7 @@
 mod address;
 mod answers;
 mod card;
+mod diagnostics;
 mod events;
 mod fragments;
 mod guard;
@@ -24,7 +25,7 @@ mod markdown;
 mod page;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -61,6 +62,8 @@ const LANG_COOKIE: &str = "planhost_lang";
 struct Web {
     svc: Service,
     state_dir: PathBuf,
+    /// Where the host is, for the diagnostics panel.
+    paths: planhost_service::host::Paths,
     /// `planhost_web_<port>`: hosts on other ports keep cookies of their own under the one
     /// [`PAGE_HOST`].
     cookie_name: String,
@@ -74,9 +77,10 @@ type Shared = State<Arc<Web>>;
 /// stops. Returns the page's address.
 pub(crate) async fn start(
     svc: Service,
-    state_dir: &Path,
+    paths: &planhost_service::host::Paths,
     addr: SocketAddr,
 ) -> anyhow::Result<String> {
+    let state_dir = paths.state_dir.as_path();
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         // The default port is taken (another program, another host): a free port instead, so a
@@ -117,6 +121,7 @@ pub(crate) async fn start(
     let web = Arc::new(Web {
         svc,
         state_dir: state_dir.to_path_buf(),
+        paths: paths.clone(),
         cookie_name: format!("planhost_web_{}", local.port()),
         local,
     });
@@ -136,6 +141,7 @@ pub(crate) async fn start(
         .route("/sessions/{id}/shell", post(set_shell))
         .route("/sessions/{id}/preset", post(set_preset))
         .route("/events", get(events))
+        .route("/diagnostics", get(diagnostics::diagnostics))
         .route("/app.js", get(app_js))
         .route("/app.css", get(app_css))
         .fallback(not_found)

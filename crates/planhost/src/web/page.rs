@@ -90,6 +90,12 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
 <h2 id="shells-heading">{shells_heading}</h2>
 <div id="shells-box">{shells}</div>
 </section>
+<section aria-labelledby="diagnostics-heading">
+<h2 id="diagnostics-heading">{diag_heading}</h2>
+<details id="diagnostics"><summary>{diag_show}</summary>
+<div id="diagnostics-box"><p><a href="/diagnostics">{diag_open}</a></p></div>
+</details>
+</section>
 </main>
 </body>
 </html>
@@ -127,6 +133,9 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
         sessions = sessions_html(lang, csrf, lists),
         shells_heading = lang.t("shells.heading"),
         shells = shells_html(lang, lists.shells.as_ref()),
+        diag_heading = lang.t("diag.heading"),
+        diag_show = lang.t("diag.show"),
+        diag_open = lang.t("diag.open"),
     )
 }
 

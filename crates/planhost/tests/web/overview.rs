@@ -136,6 +136,32 @@ fn overview(locale: &str, phone: bool) {
         "(4) planhost"
     };
     assert_eq!(r["titleBefore"], expected_title, "{r:#}");
+    // The diagnostics panel: where the host is, and doctor's checks, passing.
+    let diag = &r["diagnostics"];
+    assert!(
+        diag["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("planhost ")),
+        "{r:#}"
+    );
+    assert_eq!(
+        diag["stateDir"],
+        host.state_dir().display().to_string(),
+        "{r:#}"
+    );
+    assert!(
+        diag["uptime"].as_str().is_some_and(|u| !u.is_empty()),
+        "{r:#}"
+    );
+    for check in ["lock", "socket", "sqlite"] {
+        assert!(
+            diag["checks"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["name"] == check && c["ok"] == "true")),
+            "{check} passes: {r:#}"
+        );
+    }
+    assert!(diag["auditRows"].as_u64() >= Some(1), "{r:#}");
     // Each card says whose it is.
     for (key, session) in [("a", &sid_a), ("c", &sid_c)] {
         let ctx = &r["contexts"][key];

@@ -353,6 +353,19 @@
     });
   }
 
+  // The diagnostics panel loads when it is opened (and again on each opening).
+  const diagnostics = document.getElementById("diagnostics");
+  diagnostics.addEventListener("toggle", async () => {
+    if (!diagnostics.open) return;
+    const box = document.getElementById("diagnostics-box");
+    try {
+      box.innerHTML = await get("/diagnostics");
+      localTimes();
+    } catch (err) {
+      box.replaceChildren(problem(String(err).includes("401") ? "Unauthorized" : "Offline"));
+    }
+  });
+
   // A link to one approval: its card, focused.
   const linked = location.pathname.match(/^\/approvals\/([^/]+)$/);
   if (linked) {

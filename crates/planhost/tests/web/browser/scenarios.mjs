@@ -813,6 +813,20 @@ const scenarios = {
     await page.emulateMedia({ colorScheme: 'light' });
     shots.push(await screenshot(page, `v2-${phone ? 'phone' : 'desktop'}-${input.locale || 'en'}.png`));
 
+    // The diagnostics panel, loaded when opened.
+    await page.locator('#diagnostics > summary').click();
+    await page.locator('#diagnostics-box table.checks tr').first().waitFor({ state: 'attached' });
+    const diagnostics = await page.locator('#diagnostics-box').evaluate((box) => ({
+      version: box.querySelector('dd.version')?.textContent.trim(),
+      stateDir: box.querySelector('code.state-dir')?.textContent,
+      socket: box.querySelector('code.socket')?.textContent,
+      uptime: box.querySelector('dd.uptime')?.textContent.trim(),
+      checks: [...box.querySelectorAll('table.checks tr')].map((r) => ({ name: r.dataset.check, ok: r.dataset.ok })),
+      auditRows: box.querySelectorAll('table.audit tr').length,
+    }));
+    shots.push(await screenshot(page.locator('#diagnostics'), `v2-diagnostics-${phone ? 'phone' : 'desktop'}.png`));
+    await page.locator('#diagnostics > summary').click();
+
     // On a phone the answer stays at hand while the plan is read.
     let sticky = null;
     if (phone) {
@@ -883,6 +897,7 @@ const scenarios = {
 
     return {
       titleBefore,
+      diagnostics,
       contexts,
       diffs,
       changedFile,
