@@ -51,6 +51,18 @@ enum Command {
         /// picks a free one). `planhost web` prints its address with the access token.
         #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = web::DEFAULT_ADDR)]
         web: Option<String>,
+        /// Also serve the page to other devices (a phone) on this one non-loopback address,
+        /// over TLS only, behind the same token: e.g. your LAN or Tailscale address,
+        /// 192.168.1.5:7767. Implies --web. Without --web-cert and --web-key, a certificate is
+        /// made for the address and kept; its SHA-256 is printed to pin.
+        #[arg(long, value_name = "ADDR")]
+        web_remote: Option<String>,
+        /// The remote page's certificate chain (PEM).
+        #[arg(long, value_name = "FILE", requires_all = ["web_remote", "web_key"])]
+        web_cert: Option<std::path::PathBuf>,
+        /// The remote page's private key (PEM).
+        #[arg(long, value_name = "FILE", requires_all = ["web_remote", "web_cert"])]
+        web_key: Option<std::path::PathBuf>,
     },
     /// Print (and open in a browser) the address of the running host's web page, with its token.
     Web {
@@ -60,6 +72,10 @@ enum Command {
         /// Make a new token first: pages opened with the old one stop working.
         #[arg(long)]
         rotate: bool,
+        /// Also print the address as a QR code, for a phone's camera (the remote page's, when
+        /// the host serves one: `serve --web-remote`).
+        #[arg(long)]
+        qr: bool,
     },
     /// Show or choose the tool-policy preset: host (the default: in Plan, shell commands run
     /// unasked only when proven read-only), literal (seed 000: by the permission mode), strict
@@ -211,18 +227,44 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Serve { stdio, web } => {
+        Command::Serve {
+            stdio,
+            web,
+            web_remote,
+            web_cert,
+            web_key,
+        } => {
             let transport = if stdio {
                 serve::Transport::Stdio
             } else {
                 serve::Transport::Socket
             };
-            match web.as_deref().map(web::parse_addr).transpose() {
-                Ok(web) => serve::run(&paths, transport, web),
-                Err(error) => Err(error),
+            // The remote page stands beside the loopback one.
+            let web = web.or_else(|| web_remote.as_ref().map(|_| web::DEFAULT_ADDR.to_owned()));
+            let remote = web_remote
+                .as_deref()
+                .map(|addr| {
+                    web::parse_remote_addr(addr).map(|at| {
+                        (
+                            at,
+                            web::CertFiles {
+                                cert: web_cert,
+                                key: web_key,
+                            },
+                        )
+                    })
+                })
+                .transpose();
+            match (web.as_deref().map(web::parse_addr).transpose(), remote) {
+                (Ok(web), Ok(remote)) => serve::run(&paths, transport, web, remote),
+                (Err(error), _) | (_, Err(error)) => Err(error),
             }
         }
-        Command::Web { no_open, rotate } => cli::web(&paths, no_open, rotate),
+        Command::Web {
+            no_open,
+            rotate,
+            qr,
+        } => cli::web(&paths, no_open, rotate, qr),
         Command::Stop => cli::stop(&paths),
         Command::Notify {
             command,

@@ -22,6 +22,7 @@ pub(crate) fn run(
     paths: &Paths,
     transport: Transport,
     web: Option<std::net::SocketAddr>,
+    remote: Option<(std::net::SocketAddr, crate::web::CertFiles)>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let mut config = HostConfig::new(&paths.state_dir);
     config.clock = test_clock();
@@ -50,14 +51,15 @@ pub(crate) fn run(
     let result = match transport {
         Transport::Stdio => runtime.block_on(async {
             if let Some(addr) = web {
-                crate::web::start(host.service().clone(), paths, addr).await?;
+                crate::web::start(host.service().clone(), paths, addr, remote.clone()).await?;
             }
             host.serve_stdio().await.map_err(anyhow::Error::from)
         }),
         Transport::Socket => runtime.block_on(async {
             let socket = host.bind_socket(&paths.socket)?;
             if let Some(addr) = web
-                && let Err(error) = crate::web::start(host.service().clone(), paths, addr).await
+                && let Err(error) =
+                    crate::web::start(host.service().clone(), paths, addr, remote.clone()).await
             {
                 let _ = fs_err::remove_file(&paths.socket);
                 return Err(error);

@@ -211,6 +211,8 @@ pub struct ServeOptions {
     pub env: Vec<(OsString, OsString)>,
     /// How long the host has to come up; [`BOUND`] when `None`.
     pub start_bound: Option<Duration>,
+    /// More arguments after `serve` (e.g. `--web-remote ADDR`).
+    pub args: Vec<String>,
 }
 
 impl ServeOptions {
@@ -282,6 +284,7 @@ impl Served {
         if options.web {
             command.args(["--web", "127.0.0.1:0"]);
         }
+        command.args(&options.args);
         for (key, value) in &options.env {
             command.env(key, value);
         }

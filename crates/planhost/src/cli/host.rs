@@ -11,7 +11,12 @@ use super::{EXIT_UNREACHABLE, Failure};
 
 /// `planhost web`: the running host's page address with its token (and a browser, unless
 /// `--no-open`). `--rotate` makes a new token first; pages opened with the old one are refused.
-pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn web(
+    paths: &Paths,
+    no_open: bool,
+    rotate: bool,
+    qr: bool,
+) -> anyhow::Result<ExitCode> {
     let mut file = crate::web::WebFile::read(&paths.state_dir).map_err(|_| {
         anyhow::anyhow!(
             "the host for {} serves no web page: start it with `planhost serve --web`",
@@ -39,6 +44,34 @@ pub(crate) fn web(paths: &Paths, no_open: bool, rotate: bool) -> anyhow::Result<
     println!("{url}");
     if let Some(fallback) = file.fallback_url() {
         eprintln!("(if your browser cannot open planhost.localhost: {fallback})");
+    }
+    let remote = file
+        .remote_url
+        .as_ref()
+        .map(|r| format!("{r}?token={}", file.token));
+    if let Some(remote) = &remote {
+        println!("{remote}");
+        eprintln!(
+            "(for another device, over TLS; its certificate's SHA-256 is {})",
+            file.remote_fingerprint.as_deref().unwrap_or("?")
+        );
+    }
+    if qr {
+        let (shown, note) = match &remote {
+            Some(r) => (r.as_str(), "the remote page, for a phone's camera"),
+            None => (
+                url.as_str(),
+                "this address works on this machine only; `planhost serve --web-remote ADDR` serves the page to a phone",
+            ),
+        };
+        let code = qrcode::QrCode::new(shown.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot make a QR code of the address: {e}"))?;
+        let text = code
+            .render::<qrcode::render::unicode::Dense1x2>()
+            .quiet_zone(true)
+            .build();
+        println!("{text}");
+        eprintln!("({note}; it carries the token: show it to no one else)");
     }
     if !no_open {
         // Best effort: a machine without a desktop still has the printed address.

@@ -20,6 +20,12 @@ pub(crate) struct WebFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) addr: Option<String>,
     pub(crate) token: String,
+    /// The page for another device (`serve --web-remote`), over TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) remote_url: Option<String>,
+    /// SHA-256 of its certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) remote_fingerprint: Option<String>,
 }
 
 impl WebFile {
@@ -126,6 +132,8 @@ mod tests {
             url: at("127.0.0.1:7766"),
             addr: Some("127.0.0.1:7766".into()),
             token: "t".into(),
+            remote_url: None,
+            remote_fingerprint: None,
         };
         assert_eq!(file.socket_addr(), Some("127.0.0.1:7766".parse().unwrap()));
         assert_eq!(

@@ -4,9 +4,7 @@
 //! or preset set. The page's script gets back the refreshed card or list, with the host's
 //! refusal if any; a plain form post is redirected to the page.
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, Form, Path as UrlPath, State};
+use axum::extract::{Form, Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use planhost_core::{ApprovalAction, Mode, PermissionDecision, TargetPermissionMode};
@@ -18,7 +16,7 @@ use planhost_service::Connection;
 use serde::Deserialize;
 
 use super::fragments::{Part, part_html};
-use super::guard::{Visitor, csrf_of};
+use super::guard::{ClientEnd, Visitor, csrf_of};
 use super::{Shared, Web, html, not_found_for, page, see_other};
 
 /// A form answered: the refreshed list (with the refusal, if any) for the page's script, or a
@@ -87,7 +85,7 @@ pub(super) struct AnswerForm {
 
 pub(super) async fn answer_publication(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
@@ -112,7 +110,7 @@ pub(super) async fn answer_publication(
 
 pub(super) async fn answer_ask(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
@@ -139,7 +137,7 @@ pub(super) async fn answer_ask(
 /// The Agent | Plan selector, with the host's idle rule and its codes.
 pub(super) async fn set_mode(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
@@ -183,7 +181,7 @@ fn setting_value<T: std::str::FromStr>(value: &str) -> Result<Option<T>, T::Err>
 
 async fn configure(
     web: &Web,
-    client: SocketAddr,
+    client: ClientEnd,
     headers: &HeaderMap,
     id: &str,
     csrf: &str,
@@ -219,7 +217,7 @@ async fn configure(
 /// Pins a session's shell (empty: the host's default) through the host's validation.
 pub(super) async fn set_shell(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
@@ -234,7 +232,7 @@ pub(super) async fn set_shell(
 /// (idle only).
 pub(super) async fn set_preset(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<AnswerForm>,
@@ -265,7 +263,7 @@ pub(super) struct ResolveForm {
 /// now (for the page's script, `x-planhost-fetch: 1`) or a redirect to the page.
 pub(super) async fn resolve(
     State(web): Shared,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    client: ClientEnd,
     headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
     Form(form): Form<ResolveForm>,

@@ -14,7 +14,7 @@ use planhost_protocol::{
 use planhost_service::Connection;
 use serde::Deserialize;
 
-use super::guard::{csrf_of, host_is_loopback, lang_of, refused, same};
+use super::guard::{csrf_of, lang_of, refused, same};
 use super::i18n::Lang;
 use super::page::{self, Card, Lists};
 use super::{LANG_COOKIE, Shared, Web, html, internal, not_found_for, see_other};
@@ -157,7 +157,7 @@ pub(super) async fn index(
 ) -> Response {
     if let Some(given) = q.token.as_deref() {
         let lang = lang_of(&headers);
-        if !host_is_loopback(&headers) {
+        if !web.host_ok(&headers) {
             return refused(
                 lang,
                 StatusCode::MISDIRECTED_REQUEST,
@@ -169,8 +169,13 @@ pub(super) async fn index(
         return match web.token() {
             Some(token) if same(&token, given) => {
                 let mut r = see_other("/");
+                let secure = if web.on_remote(&headers) {
+                    "; Secure"
+                } else {
+                    ""
+                };
                 let cookie = format!(
-                    "{}={token}; HttpOnly; SameSite=Strict; Path=/",
+                    "{}={token}; HttpOnly; SameSite=Strict; Path=/{secure}",
                     web.cookie_name
                 );
                 if let Ok(v) = HeaderValue::from_str(&cookie) {

@@ -17,6 +17,39 @@ use super::i18n::Lang;
 use super::{CLIENT_NAME, LANG_COOKIE, PAGE_HOST, Web, WebFile, internal, page, set_html};
 
 /// Who is asking, once the checks passed.
+/// The server end of a connection to the remote page (the loopback page's is [`Web::local`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ServerEnd(pub(super) SocketAddr);
+
+/// Both ends of the TCP connection an answer came over: the page looks up the process that
+/// holds the client end (a run of this host is refused), on whichever listener it came.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ClientEnd {
+    client: SocketAddr,
+    server: Option<SocketAddr>,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientEnd {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let client = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0)
+            .ok_or_else(|| {
+                (StatusCode::INTERNAL_SERVER_ERROR, "no client address").into_response()
+            })?;
+        Ok(Self {
+            client,
+            server: parts.extensions.get::<ServerEnd>().map(|s| s.0),
+        })
+    }
+}
+
 pub(super) struct Visitor {
     pub(super) lang: Lang,
     pub(super) token: String,
@@ -98,6 +131,21 @@ pub(super) fn refused(
 }
 
 impl Web {
+    /// Whether the request's `Host` is this page's: a loopback name, or the remote page's
+    /// address.
+    pub(super) fn host_ok(&self, headers: &HeaderMap) -> bool {
+        host_is_loopback(headers) || self.on_remote(headers)
+    }
+
+    /// Whether the request came for the remote page (its `Host` is that address): its cookie
+    /// is `Secure`, and a change must come from `https://` there.
+    pub(super) fn on_remote(&self, headers: &HeaderMap) -> bool {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+        self.remote
+            .as_ref()
+            .is_some_and(|r| host == Some(r.host.as_str()))
+    }
+
     pub(super) fn token(&self) -> Option<String> {
         WebFile::read(&self.state_dir).ok().map(|f| f.token)
     }
@@ -107,7 +155,7 @@ impl Web {
     #[allow(clippy::result_large_err)]
     pub(super) fn admit(&self, headers: &HeaderMap) -> Result<Visitor, Response> {
         let lang = lang_of(headers);
-        if !host_is_loopback(headers) {
+        if !self.host_ok(headers) {
             return Err(refused(
                 lang,
                 StatusCode::MISDIRECTED_REQUEST,
@@ -141,10 +189,15 @@ impl Web {
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
+        let scheme = if self.on_remote(headers) {
+            "https"
+        } else {
+            "http"
+        };
         let origin_ok = headers
             .get(header::ORIGIN)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|o| o == format!("http://{host}"));
+            .is_some_and(|o| o == format!("{scheme}://{host}"));
         if !origin_ok || !same(csrf, &csrf_of(&visitor.token)) {
             return Err(refused(
                 visitor.lang,
@@ -171,7 +224,7 @@ impl Web {
         &self,
         headers: &HeaderMap,
         csrf: &str,
-        client: SocketAddr,
+        client: ClientEnd,
     ) -> Result<(Visitor, Connection), Response> {
         let visitor = self.admit_change(headers, csrf)?;
         let conn = self.connect_answer(visitor.lang, client).await?;
@@ -184,7 +237,7 @@ impl Web {
     pub(super) async fn connect_answer(
         &self,
         lang: Lang,
-        client: SocketAddr,
+        client: ClientEnd,
     ) -> Result<Connection, Response> {
         let peer = self.answerer(client).await;
         self.connect_as(peer).map_err(|e| {
@@ -215,8 +268,9 @@ impl Web {
     /// same-origin `Origin`, loopback `Host`) still stand; a run cannot hide its socket that way
     /// (it runs as this user, in the host's namespace), and one that closed its connection gets
     /// no answer.
-    async fn answerer(&self, client: SocketAddr) -> planhost_service::Peer {
-        let server = self.local;
+    async fn answerer(&self, end: ClientEnd) -> planhost_service::Peer {
+        let client = end.client;
+        let server = end.server.unwrap_or(self.local);
         tokio::task::spawn_blocking(move || planhost_service::Peer::of_web_client(client, server))
             .await
             .unwrap_or(planhost_service::Peer::Embedded)

@@ -23,6 +23,7 @@ mod guard;
 mod i18n;
 mod markdown;
 mod page;
+mod remote;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ use planhost_service::Service;
 use i18n::Lang;
 
 pub(crate) use address::{WebFile, new_token, parse_addr};
+pub(crate) use remote::{CertFiles, parse_remote_addr};
 
 use address::page_url;
 use answers::{answer_ask, answer_publication, resolve, set_mode, set_preset, set_shell};
@@ -69,6 +71,8 @@ struct Web {
     cookie_name: String,
     /// Where the page listens: the server end of every connection, to find its client's.
     local: SocketAddr,
+    /// The page for another device, over TLS (`serve --web-remote`).
+    remote: Option<remote::Remote>,
 }
 
 type Shared = State<Arc<Web>>;
@@ -79,8 +83,13 @@ pub(crate) async fn start(
     svc: Service,
     paths: &planhost_service::host::Paths,
     addr: SocketAddr,
+    remote_at: Option<(SocketAddr, remote::CertFiles)>,
 ) -> anyhow::Result<String> {
     let state_dir = paths.state_dir.as_path();
+    let prepared = match &remote_at {
+        Some((at, files)) => Some(remote::prepare(state_dir, *at, files).await?),
+        None => None,
+    };
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         // The default port is taken (another program, another host): a free port instead, so a
@@ -108,22 +117,36 @@ pub(crate) async fn start(
         Ok(old) if old.token.len() == 64 => old.token,
         _ => new_token()?,
     };
+    let remote = prepared.as_ref().map(|p| p.remote.clone());
     let file = WebFile {
         url: url.clone(),
         addr: Some(local.to_string()),
         token,
+        remote_url: remote.as_ref().map(remote::Remote::url),
+        remote_fingerprint: remote.as_ref().map(|r| r.fingerprint.clone()),
     };
     file.write(state_dir)?;
     tracing::info!(%url, "web page serving");
     // The address without its token: stderr is where logs are kept. `planhost web` opens it
     // signed in (it reads the token from web.json, which only this user can read).
     eprintln!("planhost web: {url} (`planhost web` opens it signed in)");
+    if let Some(r) = &remote {
+        eprintln!(
+            "planhost web: WARNING: the approval page is also served to the network at {} \
+             (TLS; certificate SHA-256 {}). Anyone with its token can answer your plans. \
+             `planhost web --qr` shows the address with its token for a phone; \
+             `planhost web --rotate` ends every page's access.",
+            r.url(),
+            r.fingerprint
+        );
+    }
     let web = Arc::new(Web {
         svc,
         state_dir: state_dir.to_path_buf(),
         paths: paths.clone(),
         cookie_name: format!("planhost_web_{}", local.port()),
         local,
+        remote,
     });
     let app = Router::new()
         .route("/", get(index))
@@ -146,6 +169,9 @@ pub(crate) async fn start(
         .route("/app.css", get(app_css))
         .fallback(not_found)
         .with_state(web);
+    if let Some(prepared) = prepared {
+        remote::serve(prepared, app.clone());
+    }
     tokio::spawn(async move {
         // With each connection's client address: an answer's client process is looked up by it.
         let app = app.into_make_service_with_connect_info::<SocketAddr>();

@@ -240,7 +240,13 @@ fn a_sessions_tool_calls_and_last_execution_show_live_in_the_open_page() {
 #[test]
 fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     let (_slot, budget) = browser_scenario();
-    let host = WebHost::start_with(&budget, HostOptions { test_clock: true });
+    let host = WebHost::start_with(
+        &budget,
+        HostOptions {
+            test_clock: true,
+            ..HostOptions::default()
+        },
+    );
     let mut agent = agent(&host);
     // pi's connection: the agent and the person's terminal (it marks `/plan preview` seen).
     let mut pi = host.connect("pi-planhost", &[Role::Agent, Role::Approver]);

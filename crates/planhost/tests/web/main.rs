@@ -18,6 +18,7 @@ mod http;
 mod overview;
 mod page;
 mod refusals;
+mod remote;
 mod runs;
 mod sessions;
 mod support;

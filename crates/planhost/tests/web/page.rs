@@ -172,7 +172,13 @@ fn a_pending_card_survives_a_reload_and_a_cli_answer_and_a_new_plan_reach_the_op
 #[test]
 fn an_approval_whose_deadline_passes_while_the_page_is_open_shows_expired_with_its_code_live() {
     let (_slot, budget) = browser_scenario();
-    let host = WebHost::start_with(&budget, HostOptions { test_clock: true });
+    let host = WebHost::start_with(
+        &budget,
+        HostOptions {
+            test_clock: true,
+            ..HostOptions::default()
+        },
+    );
     let mut agent = agent(&host);
     let approval = pending_plan(&host, &mut agent, "Left to expire", PLAN);
 

@@ -141,12 +141,14 @@ pub(crate) fn run_bounded(cmd: &mut Command, bound: Duration, what: &str) -> Out
 // ---- the host ----
 
 /// How a scenario's host differs from the plain one ([`WebHost::start_with`]).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct HostOptions {
     /// The debug host's test clock: `PLANHOST_TEST_CLOCK_FILE` names a file in the temporary
     /// home holding a millisecond offset added to the host's clock, 0 at the start; see
     /// [`WebHost::set_clock_offset`].
     pub(crate) test_clock: bool,
+    /// `--web-remote ADDR`: the page for another device too, over TLS.
+    pub(crate) remote: Option<std::net::SocketAddr>,
 }
 
 /// `planhost serve --web 127.0.0.1:0` in a temporary home, with its `web.json`.
@@ -179,6 +181,9 @@ impl WebHost {
         serve.start_bound = Some(budget.at_most(Duration::from_secs(10), "the host started"));
         if options.test_clock {
             serve = serve.test_clock();
+        }
+        if let Some(remote) = options.remote {
+            serve.args = vec!["--web-remote".into(), remote.to_string()];
         }
         let served = Served::start_with(&home, serve);
         let web = served.web().clone();

@@ -120,7 +120,12 @@ export async function run(scenarios) {
       executablePath: env('CHROMIUM'),
       headless: true,
       // Nothing outside loopback: no DNS lookups for Chromium's own services.
-      args: ['--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost , EXCLUDE planhost.localhost'],
+      // A scenario may name more hosts it reaches (`input.allowHosts`: the remote page's address).
+      args: [
+        `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost , EXCLUDE planhost.localhost${(input.allowHosts || [])
+          .map((h) => ` , EXCLUDE ${h}`)
+          .join('')}`,
+      ],
       // A cold start on a busy machine is the slowest step.
       timeout: 2 * WAIT_MS,
     });

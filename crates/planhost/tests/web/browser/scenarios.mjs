@@ -949,6 +949,27 @@ const scenarios = {
     return { button, notes, focused, approvalId };
   },
 
+  /**
+   * The remote page on a phone: over TLS with a certificate the browser does not know (the
+   * person accepts it once), the token sets a Secure cookie, and Approve works there.
+   */
+  async remote_phone({ input, newPage }) {
+    const { page, context } = await newPage({ viewport: { width: 390, height: 844 }, ignoreHTTPSErrors: true });
+    const response = await page.goto(`${input.remoteUrl}?token=${encodeURIComponent(input.token)}`);
+    if (!response || response.status() !== 200) throw new Error(`the remote page answered ${response && response.status()}`);
+    const landed = page.url();
+    const cookies = await context.cookies(input.remoteUrl);
+    const card = page.locator(cardSelector(input.approvalId));
+    await card.waitFor({ state: 'visible' });
+    await card.locator('button.approve').click();
+    await waitStatus(page, input.approvalId, 'approved');
+    return {
+      landed,
+      cookieSecure: cookies.length > 0 && cookies.every((c) => c.secure),
+      status: await card.getAttribute('data-status'),
+    };
+  },
+
   /** A hostile plan renders inert. */
   async xss_plan_is_inert({ page, input, login }) {
     const dialogs = [];
