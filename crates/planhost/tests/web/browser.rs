@@ -1,5 +1,5 @@
 //! The browser scenarios: `node browser/scenarios.mjs NAME` (playwright-core driving Debian's
-//! Chromium) as a child speaking JSON lines, one at a time, each within its [`Budget`].
+//! Chromium, or the one npm ships on a machine without it) as a child speaking JSON lines, one at a time, each within its [`Budget`].
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,8 @@ use crate::support::{Budget, Captured, Group, SCENARIO_CAP, WebHost, poll_until,
 #[derive(Debug, Clone)]
 struct Tools {
     chromium: PathBuf,
+    /// Libraries the npm Chromium needs (its `LD_LIBRARY_PATH`); none for a system Chromium.
+    library_path: Option<PathBuf>,
     dir: PathBuf,
 }
 
@@ -24,12 +26,59 @@ fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser")
 }
 
-/// Chromium: `$CHROMIUM`, else Debian's `/usr/lib/chromium/chromium`, else `/usr/bin/chromium`.
-fn find_chromium() -> Result<PathBuf, String> {
+/// Chromium: `$CHROMIUM`, else Debian's `/usr/lib/chromium/chromium` or `/usr/bin/chromium`,
+/// else the one `@sparticuz/chromium` ships on npm (pinned in the browser package's lock file,
+/// unpacked with the libraries a bare machine lacks), so the README's test command needs no
+/// root and no apt step. The second of the pair is the npm Chromium's library path.
+fn find_chromium(dir: &Path) -> Result<(PathBuf, Option<PathBuf>), String> {
+    match system_chromium() {
+        Ok(Some(path)) => Ok((path, None)),
+        Err(e) => Err(e),
+        Ok(None) => npm_chromium(dir),
+    }
+}
+
+/// The npm Chromium, unpacked by `browser/chromium.mjs`.
+fn npm_chromium(dir: &Path) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let out = run_bounded(
+        Command::new("node")
+            .arg("chromium.mjs")
+            .current_dir(dir)
+            .env_remove("NODE_OPTIONS"),
+        Duration::from_secs(120),
+        "unpacking the npm Chromium (browser/chromium.mjs)",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let found: Value = serde_json::from_str(text.trim()).map_err(|e| {
+        format!(
+            "no system Chromium, and the npm one did not unpack ({e}): {}{}; install Debian's \
+             (`apt-get install -y --no-install-recommends chromium`) or set CHROMIUM",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    let path = found["executablePath"]
+        .as_str()
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .ok_or_else(|| format!("the npm Chromium is not where it says: {found}"))?;
+    eprintln!(
+        "browser tests: no system Chromium; using the npm one at {}",
+        path.display()
+    );
+    Ok((path, found["libraryPath"].as_str().map(PathBuf::from)))
+}
+
+/// `$CHROMIUM`, Debian's package, or none.
+fn system_chromium() -> Result<Option<PathBuf>, String> {
+    // `PLANHOST_NPM_CHROMIUM=1` tries the npm Chromium on a machine that has another.
+    if std::env::var("PLANHOST_NPM_CHROMIUM").as_deref() == Ok("1") {
+        return Ok(None);
+    }
     if let Some(path) = std::env::var_os("CHROMIUM").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
-            Ok(path)
+            Ok(Some(path))
         } else {
             Err(format!(
                 "CHROMIUM={} is not a file; unset it to use Debian's package \
@@ -38,16 +87,10 @@ fn find_chromium() -> Result<PathBuf, String> {
             ))
         };
     }
-    ["/usr/lib/chromium/chromium", "/usr/bin/chromium"]
+    Ok(["/usr/lib/chromium/chromium", "/usr/bin/chromium"]
         .iter()
         .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            "no Chromium for the browser tests: install Debian's package \
-             (`apt-get update && apt-get install -y --no-install-recommends chromium`, as .ci/run does) \
-             or set CHROMIUM to a Chromium executable"
-                .to_owned()
-        })
+        .find(|p| p.is_file()))
 }
 
 /// The machine's node, which must be >= 20 (playwright-core's floor; pi 0.73's e2e tests use
@@ -74,28 +117,38 @@ fn check_node() -> Result<(), String> {
     }
 }
 
-/// The playwright-core version the lock file pins.
-fn pinned_playwright(dir: &Path) -> Result<String, String> {
+/// The packages the browser package pins, each with its version in the lock file.
+const PINNED: [&str; 2] = ["playwright-core", "@sparticuz/chromium"];
+
+fn pinned_versions(dir: &Path) -> Result<Vec<(&'static str, String)>, String> {
     let lock = fs_err::read_to_string(dir.join("package-lock.json")).map_err(|e| e.to_string())?;
     let lock: Value = serde_json::from_str(&lock).map_err(|e| e.to_string())?;
-    lock["packages"]["node_modules/playwright-core"]["version"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| "package-lock.json pins no playwright-core".to_owned())
+    PINNED
+        .iter()
+        .map(|name| {
+            lock["packages"][format!("node_modules/{name}")]["version"]
+                .as_str()
+                .map(|v| (*name, v.to_owned()))
+                .ok_or_else(|| format!("package-lock.json pins no {name}"))
+        })
+        .collect()
 }
 
-fn installed_playwright(dir: &Path) -> Option<String> {
-    let manifest =
-        fs_err::read_to_string(dir.join("node_modules/playwright-core/package.json")).ok()?;
-    let manifest: Value = serde_json::from_str(&manifest).ok()?;
-    manifest["version"].as_str().map(str::to_owned)
+/// Whether every pinned package is installed at its version.
+fn installed(dir: &Path, pinned: &[(&'static str, String)]) -> bool {
+    pinned.iter().all(|(name, version)| {
+        fs_err::read_to_string(dir.join(format!("node_modules/{name}/package.json")))
+            .ok()
+            .and_then(|m| serde_json::from_str::<Value>(&m).ok())
+            .is_some_and(|m| m["version"].as_str() == Some(version.as_str()))
+    })
 }
 
-/// `npm ci` in the browser package unless the pinned playwright-core is already installed
+/// `npm ci` in the browser package unless what it pins is already installed
 /// (so runs after the first need no network), under a file lock against parallel runs.
 fn ensure_package(dir: &Path) -> Result<(), String> {
-    let pinned = pinned_playwright(dir)?;
-    if installed_playwright(dir).as_deref() == Some(pinned.as_str()) {
+    let pinned = pinned_versions(dir)?;
+    if installed(dir, &pinned) {
         return Ok(());
     }
     let lock_path = planhost_test_support::pi_install::target_dir().join("web-e2e-npm.lock");
@@ -119,7 +172,7 @@ fn ensure_package(dir: &Path) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let result = if installed_playwright(dir).as_deref() == Some(pinned.as_str()) {
+    let result = if installed(dir, &pinned) {
         Ok(())
     } else {
         let out = run_bounded(
@@ -145,11 +198,11 @@ fn ensure_package(dir: &Path) -> Result<(), String> {
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             ))
-        } else if installed_playwright(dir).as_deref() == Some(pinned.as_str()) {
+        } else if installed(dir, &pinned) {
             Ok(())
         } else {
             Err(format!(
-                "npm ci did not install playwright-core {pinned} in {}",
+                "npm ci did not install {pinned:?} in {}",
                 dir.display()
             ))
         }
@@ -162,11 +215,15 @@ fn tools() -> Tools {
     static TOOLS: OnceLock<Result<Tools, String>> = OnceLock::new();
     TOOLS
         .get_or_init(|| {
-            let chromium = find_chromium()?;
             check_node()?;
             let dir = browser_dir();
             ensure_package(&dir)?;
-            Ok(Tools { chromium, dir })
+            let (chromium, library_path) = find_chromium(&dir)?;
+            Ok(Tools {
+                chromium,
+                library_path,
+                dir,
+            })
         })
         .clone()
         .unwrap_or_else(|e| panic!("{e}"))
@@ -234,6 +291,9 @@ impl Browser {
             .stderr(Stdio::piped());
         if let Some(dir) = screenshot_dir() {
             cmd.env("PLANHOST_SCREENSHOT_DIR", dir);
+        }
+        if let Some(libraries) = &tools.library_path {
+            cmd.env("LD_LIBRARY_PATH", libraries);
         }
         let mut child = Group::spawn(&mut cmd, "node scenarios.mjs");
         let stdin = child.0.stdin.take();

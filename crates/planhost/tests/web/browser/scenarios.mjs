@@ -940,13 +940,22 @@ const scenarios = {
     });
     await login();
     await page.locator('#live[data-state="connected"]').waitFor({ state: 'attached' });
-    const button = await page.locator('#notify-me').evaluate((b) => ({ hidden: b.hidden, disabled: b.disabled, text: b.textContent.trim(), on: b.dataset.on }));
+    const button = await page.locator('#notify-me').evaluate((b) => ({ hidden: b.hidden, disabled: b.disabled, text: b.textContent.trim(), on: b.dataset.on, blocked: b.dataset.blocked }));
+    const permission = await page.evaluate(() => Notification.permission);
     const { approvalId } = await checkpoint('open');
-    await page.waitForFunction(() => window.__notes.length > 0, null, { timeout: WAIT_MS });
+    // A browser that denies notifications whatever the person allows (a headless shell): the
+    // page must say they are blocked, and there is nothing more to see.
+    if (permission !== 'granted') return { button, permission, notes: [], focused: null, approvalId };
+    try {
+      await page.waitForFunction(() => window.__notes.length > 0, null, { timeout: WAIT_MS });
+    } catch (error) {
+      const seen = await page.evaluate(() => ({ permission: Notification.permission, cards: document.querySelectorAll('article.card').length, live: document.getElementById('live').dataset.state }));
+      throw new Error(`no notification within ${WAIT_MS} ms; the page had ${JSON.stringify(seen)}, the button ${JSON.stringify(button)}`, { cause: error });
+    }
     const notes = await page.evaluate(() => window.__notes);
     await page.evaluate(() => window.__lastNote.onclick && window.__lastNote.onclick());
     const focused = await page.evaluate(() => document.activeElement?.dataset?.approvalId ?? null);
-    return { button, notes, focused, approvalId };
+    return { button, permission, notes, focused, approvalId };
   },
 
   /**
