@@ -7,7 +7,7 @@
 use axum::extract::{Form, Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use planhost_core::{ApprovalAction, Mode, PermissionDecision, TargetPermissionMode};
+use planhost_core::{ApprovalAction, ErrorCode, Mode, PermissionDecision, TargetPermissionMode};
 use planhost_protocol::{
     ConfigureParams, ProposalRef, ResolvePermissionParams, ResolvePlanParams,
     ResolvePublicationParams, SetModeParams, methods,
@@ -62,7 +62,7 @@ fn refusal_of(id: &str, e: &planhost_service::ServiceError) -> (String, String, 
 fn invalid(id: &str, what: &str, value: &str) -> Option<(String, String, String)> {
     Some((
         id.to_owned(),
-        "INVALID_PARAMS".to_owned(),
+        ErrorCode::InvalidParams.as_str().to_owned(),
         format!("unknown {what} {value:?}"),
     ))
 }
@@ -294,7 +294,7 @@ pub(super) async fn resolve(
     ) {
         (Some(Ok(version)), Some(sha)) => Ok((version, sha.to_owned())),
         _ => Err((
-            "INVALID_PARAMS".to_owned(),
+            ErrorCode::InvalidParams.as_str().to_owned(),
             "the answer did not carry the plan version and SHA-256 the page showed; reload the page and answer again".to_owned(),
         )),
     };
@@ -311,7 +311,7 @@ pub(super) async fn resolve(
                 (ApprovalAction::Approve, Some(m)) => {
                     m.parse::<TargetPermissionMode>().map(Some).map_err(|_| {
                         (
-                            "PLAN_PERMISSION_MODE_INVALID".to_owned(),
+                            ErrorCode::InvalidParams.as_str().to_owned(),
                             format!("unknown permission mode {m:?}"),
                         )
                     })
@@ -338,7 +338,7 @@ pub(super) async fn resolve(
             }
         }
         (other, Ok(_)) => Err((
-            "INVALID_PARAMS".to_owned(),
+            ErrorCode::InvalidParams.as_str().to_owned(),
             format!("unknown action {other:?}"),
         )),
     };

@@ -7,6 +7,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use planhost_protocol::{AuditFilter, Empty, methods};
 
+use super::guard::Reader;
 use super::i18n::Lang;
 use super::page::{esc, rfc3339, with_code};
 use super::{Shared, html, internal};
@@ -14,11 +15,11 @@ use super::{Shared, html, internal};
 /// How many audit rows the panel shows.
 const AUDIT_ROWS: u32 = 12;
 
-pub(super) async fn diagnostics(State(web): Shared, headers: HeaderMap) -> Response {
-    let (visitor, conn) = match web.begin(&headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
+pub(super) async fn diagnostics(
+    Reader { visitor, conn }: Reader,
+    State(web): Shared,
+    headers: HeaderMap,
+) -> Response {
     let lang = visitor.lang;
     let version = match conn.call::<methods::AppVersion>(Empty {}).await {
         Ok(v) => v,

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use planhost_core::Role;
 use planhost_protocol::{InitializeParams, PROTOCOL_VERSION, ServerNotification};
 
-use super::guard::same;
+use super::guard::{Visitor, same};
 use super::{CLIENT_NAME, Shared, internal};
 
 /// Live updates: one `change` event per committed state change (the page then refetches what it
@@ -19,11 +18,7 @@ use super::{CLIENT_NAME, Shared, internal};
 /// How often an open event stream checks that its token is still the current one.
 const TOKEN_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
-pub(super) async fn events(State(web): Shared, headers: HeaderMap) -> Response {
-    let visitor = match web.admit(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+pub(super) async fn events(visitor: Visitor, State(web): Shared) -> Response {
     let hello = InitializeParams {
         protocol_version: PROTOCOL_VERSION,
         client_name: CLIENT_NAME.into(),

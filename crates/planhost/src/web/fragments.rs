@@ -14,7 +14,7 @@ use planhost_protocol::{
 use planhost_service::Connection;
 use serde::Deserialize;
 
-use super::guard::{csrf_of, lang_of, refused, same};
+use super::guard::{Reader, Visitor, csrf_of, lang_of, refused, same};
 use super::i18n::Lang;
 use super::page::{self, Card, Lists};
 use super::{LANG_COOKIE, Shared, Web, html, internal, not_found_for, see_other};
@@ -228,14 +228,10 @@ pub(super) async fn index(
 /// `/approvals/{id}`: the page with that plan first, pending or answered (a link to one
 /// approval, e.g. from a notification).
 pub(super) async fn approval_page(
+    visitor: Visitor,
     State(web): Shared,
-    headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let visitor = match web.admit(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let conn = match web.connect() {
         Ok(c) => c,
         Err(e) => return internal(e),
@@ -269,14 +265,9 @@ pub(super) async fn approval_page(
 
 /// `/approvals/{id}/artifact`: the plan's exact bytes, as text.
 pub(super) async fn artifact(
-    State(web): Shared,
-    headers: HeaderMap,
+    Reader { visitor, conn }: Reader,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
     match conn
         .call::<methods::PlansGet>(ProposalRef {
             proposal_id: id.as_str().into(),
@@ -308,11 +299,10 @@ pub(super) async fn artifact(
     }
 }
 
-pub(super) async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    let (visitor, conn) = match web.begin(&headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
+pub(super) async fn cards_fragment(
+    Reader { visitor, conn }: Reader,
+    State(web): Shared,
+) -> Response {
     match web.pending_cards(&conn).await {
         Ok(cards) => html(page::cards_html(
             visitor.lang,
@@ -324,14 +314,10 @@ pub(super) async fn cards_fragment(State(web): Shared, headers: HeaderMap) -> Re
 }
 
 pub(super) async fn card_fragment(
+    Reader { visitor, conn }: Reader,
     State(web): Shared,
-    headers: HeaderMap,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
     match conn
         .call::<methods::PlansGet>(ProposalRef {
             proposal_id: id.as_str().into(),
@@ -365,11 +351,8 @@ pub(super) fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> St
     }
 }
 
-async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
-    let (visitor, conn) = match web.begin(headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
+async fn fragment(web: &Web, reader: Reader, part: Part) -> Response {
+    let Reader { visitor, conn } = reader;
     match web.lists_for(&conn, part).await {
         Ok(lists) => html(part_html(
             part,
@@ -381,20 +364,15 @@ async fn fragment(web: &Web, headers: &HeaderMap, part: Part) -> Response {
     }
 }
 
-pub(super) async fn sessions_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    fragment(&web, &headers, Part::Sessions).await
+pub(super) async fn sessions_fragment(State(web): Shared, reader: Reader) -> Response {
+    fragment(&web, reader, Part::Sessions).await
 }
 
 /// One session's `<li>`: what the page refetches when an event names that session.
 pub(super) async fn session_fragment(
-    State(web): Shared,
-    headers: HeaderMap,
+    Reader { visitor, conn }: Reader,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let (visitor, conn) = match web.begin(&headers) {
-        Ok(begun) => begun,
-        Err(r) => return r,
-    };
     let session = match conn
         .call::<methods::SessionsGet>(SessionRef {
             session_id: id.as_str().into(),
@@ -419,10 +397,10 @@ pub(super) async fn session_fragment(
     ))
 }
 
-pub(super) async fn publications_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    fragment(&web, &headers, Part::Publications).await
+pub(super) async fn publications_fragment(State(web): Shared, reader: Reader) -> Response {
+    fragment(&web, reader, Part::Publications).await
 }
 
-pub(super) async fn asks_fragment(State(web): Shared, headers: HeaderMap) -> Response {
-    fragment(&web, &headers, Part::Asks).await
+pub(super) async fn asks_fragment(State(web): Shared, reader: Reader) -> Response {
+    fragment(&web, reader, Part::Asks).await
 }

@@ -50,6 +50,36 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientEnd {
     }
 }
 
+/// A read's checks as one extractor: the visitor admitted (loopback or remote `Host`, the
+/// cookie) and a connection of the page's own. A refusal is the response itself.
+pub(super) struct Reader {
+    pub(super) visitor: Visitor,
+    pub(super) conn: Connection,
+}
+
+impl axum::extract::FromRequestParts<std::sync::Arc<Web>> for Reader {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        web: &std::sync::Arc<Web>,
+    ) -> Result<Self, Self::Rejection> {
+        let (visitor, conn) = web.begin(&parts.headers)?;
+        Ok(Self { visitor, conn })
+    }
+}
+
+impl axum::extract::FromRequestParts<std::sync::Arc<Web>> for Visitor {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        web: &std::sync::Arc<Web>,
+    ) -> Result<Self, Self::Rejection> {
+        web.admit(&parts.headers)
+    }
+}
+
 pub(super) struct Visitor {
     pub(super) lang: Lang,
     pub(super) token: String,
@@ -104,13 +134,11 @@ pub(super) fn host_is_loopback(headers: &HeaderMap) -> bool {
     matches!(name, "127.0.0.1" | "localhost" | "::1" | PAGE_HOST)
 }
 
-/// Constant-time equality of two tokens.
+/// Constant-time equality of two tokens (`subtle`: no early exit on the first differing byte;
+/// lengths are not secret).
 pub(super) fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    use subtle::ConstantTimeEq as _;
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 pub(super) fn csrf_of(token: &str) -> String {

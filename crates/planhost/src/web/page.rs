@@ -62,7 +62,7 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>
-<body data-err-offline="{err_offline}" data-err-unauthorized="{err_unauthorized}" data-err-gone="{err_gone}" data-err-failed="{err_failed}" data-copied="{copied}">
+<body data-err-offline="{err_offline}" data-err-unauthorized="{err_unauthorized}" data-err-gone="{err_gone}" data-err-failed="{err_failed}" data-code-offline="{code_offline}" data-code-unauthorized="{code_unauthorized}" data-code-gone="{code_gone}" data-code-failed="{code_failed}" data-copied="{copied}">
 <header>
 <h1>{heading}</h1>
 <span id="live" role="status" data-connected="{live_ok}" data-lost="{live_lost}" data-down="{live_down}" data-revoked="{live_revoked}"></span>
@@ -115,6 +115,10 @@ pub(crate) fn page(lang: Lang, csrf: &str, lists: &Lists, cards: &[Card], now_ms
         err_gone = esc(lang.t("page.error.gone")),
         err_failed = esc(lang.t("page.error.failed")),
         copied = esc(lang.t("card.copied")),
+        code_offline = planhost_core::ErrorCode::HostUnreachable.as_str(),
+        code_unauthorized = planhost_core::ErrorCode::WebUnauthorized.as_str(),
+        code_gone = planhost_core::ErrorCode::WebNotFound.as_str(),
+        code_failed = planhost_core::ErrorCode::WebFailed.as_str(),
         notify_l = lang.t("page.notify"),
         notify_on = esc(lang.t("page.notify.on")),
         notify_blocked = esc(lang.t("page.notify.blocked")),

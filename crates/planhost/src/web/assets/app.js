@@ -81,13 +81,13 @@
     });
   }
 
-  const CODES = { Offline: "HOST_UNREACHABLE", Unauthorized: "WEB_UNAUTHORIZED", Gone: "NOT_FOUND", Failed: "WEB_FAILED" };
-  /** A line saying what went wrong and what to do, from the server's words on <body>. */
+  /** A line saying what went wrong and what to do, with its code, from what the server put on
+   * <body> (its words and the code registry's codes). */
   function problem(kind) {
     const p = document.createElement("p");
     p.className = "error";
     p.setAttribute("role", "alert");
-    p.dataset.code = CODES[kind];
+    p.dataset.code = document.body.dataset["code" + kind] || kind;
     setText(p, document.body.dataset["err" + kind] || kind);
     return p;
   }
