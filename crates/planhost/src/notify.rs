@@ -67,14 +67,12 @@ impl NotifyConfig {
         }
     }
 
-    /// Writes the file atomically, readable by this user only (a temporary file is 0600).
+    /// Writes the file whole or not at all, readable by this user only.
     pub(crate) fn write(&self, state_dir: &Path) -> anyhow::Result<()> {
-        use std::io::Write as _;
-        let mut tmp = tempfile::NamedTempFile::new_in(state_dir)?;
-        tmp.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(Self::path(state_dir))?;
-        Ok(())
+        crate::web::write_private(
+            &Self::path(state_dir),
+            serde_json::to_string_pretty(self)?.as_bytes(),
+        )
     }
 }
 

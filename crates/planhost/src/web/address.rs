@@ -41,12 +41,10 @@ impl WebFile {
 
     /// Written whole or not at all, owner-only.
     pub(crate) fn write(&self, state_dir: &Path) -> anyhow::Result<()> {
-        use std::io::Write as _;
-        let mut tmp = tempfile::NamedTempFile::new_in(state_dir)?;
-        tmp.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(Self::path(state_dir))?;
-        Ok(())
+        write_private(
+            &Self::path(state_dir),
+            serde_json::to_string_pretty(self)?.as_bytes(),
+        )
     }
 
     /// The address a person opens: the page with its token.
@@ -88,6 +86,20 @@ pub(super) fn page_url(local: SocketAddr) -> String {
     } else {
         format!("http://{local}/")
     }
+}
+
+/// Writes `bytes` to `path` whole or not at all (a temporary file beside it, synced, then
+/// renamed), readable by this user only: a temporary file is created 0600.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let dir = path
+        .parent()
+        .with_context(|| format!("{} has no directory", path.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)?;
+    Ok(())
 }
 
 /// A fresh random token (32 bytes, hex).

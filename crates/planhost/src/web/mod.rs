@@ -39,7 +39,7 @@ use planhost_service::Service;
 
 use i18n::Lang;
 
-pub(crate) use address::{WebFile, new_token, parse_addr};
+pub(crate) use address::{WebFile, new_token, parse_addr, write_private};
 pub(crate) use remote::{CertFiles, parse_remote_addr};
 
 use address::page_url;

@@ -20,6 +20,8 @@ use axum::extract::ConnectInfo;
 use sha2::Digest as _;
 use tokio::io::AsyncWriteExt as _;
 use tokio_rustls::TlsAcceptor;
+
+use super::address::write_private;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -125,19 +127,10 @@ fn made_for(state_dir: &Path, addr: SocketAddr) -> anyhow::Result<(PathBuf, Path
     fs_err::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
     let made = rcgen::generate_simple_self_signed(vec![ip.clone()])
         .context("making a certificate for the remote page")?;
-    write_private(&dir, &key, made.signing_key.serialize_pem().as_bytes())?;
-    write_private(&dir, &cert, made.cert.pem().as_bytes())?;
-    write_private(&dir, &names, ip.as_bytes())?;
+    write_private(&key, made.signing_key.serialize_pem().as_bytes())?;
+    write_private(&cert, made.cert.pem().as_bytes())?;
+    write_private(&names, ip.as_bytes())?;
     Ok((cert, key))
-}
-
-fn write_private(dir: &Path, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path)?;
-    Ok(())
 }
 
 /// The remote page bound and ready: where it is, and what serves it.

@@ -6,15 +6,15 @@
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 
-use planhost_core::{ApprovalStatus, HostTool, PermissionMode, Role};
-use planhost_protocol::{ConfigureParams, DecisionKind, TurnOutcome, methods};
+use planhost_core::{ApprovalStatus, PermissionMode, Role};
+use planhost_protocol::{ConfigureParams, TurnOutcome, methods};
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario};
 use crate::http::{Visitor, form, log_in};
 use crate::support::{
     HostOptions, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session,
-    params, pending_plan,
+    params, pending_plan, run_bash,
 };
 
 /// This machine's address on its default route (no packet is sent: a UDP socket's `connect`
@@ -117,24 +117,7 @@ curl -sk -o - -w '\nstatus=%{{http_code}}\n' -H "Cookie: {cookie}=$token" -H 'Or
         let script_path = host.workspace().join("approve-remote.sh");
         fs_err::write(&script_path, script).unwrap();
         let input = json!({ "command": format!("bash '{}'", script_path.display()) });
-        let turn = agent
-            .call::<methods::TurnsBegin>(params::begin(&working))
-            .id;
-        let allowed = agent.call::<methods::ToolsAuthorize>(params::authorize(
-            &working,
-            &turn,
-            "bash-remote",
-            "Bash",
-            input.clone(),
-        ));
-        assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
-        let ran = agent.call::<methods::ToolsExecute>(params::execute(
-            &working,
-            &turn,
-            "bash-remote",
-            HostTool::Bash,
-            input,
-        ));
+        let (turn, ran) = run_bash(&mut agent, &working, "bash-remote", &input);
         let text = serde_json::to_string(&ran).unwrap();
         assert!(text.contains("status=403"), "refused with 403: {text}");
         assert!(text.contains("ROLE_APPROVER_REFUSED"), "{text}");

@@ -5,16 +5,14 @@
 //! pending and the attempt is on record. The same post from this test process (no run of the
 //! host) still approves.
 
-use planhost_core::{ApprovalStatus, AuditAction, HostTool, PermissionMode};
-use planhost_protocol::{
-    AuditEntry, AuditFilter, ConfigureParams, DecisionKind, TurnOutcome, methods,
-};
+use planhost_core::{ApprovalStatus, AuditAction, PermissionMode};
+use planhost_protocol::{AuditEntry, AuditFilter, ConfigureParams, TurnOutcome, methods};
 use serde_json::json;
 
 use crate::http::{Visitor, form, http, log_in};
 use crate::support::{
     Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session, params,
-    pending_plan, poll_until,
+    pending_plan, poll_until, run_bash,
 };
 
 #[test]
@@ -59,24 +57,7 @@ cat <&3
     let script_path = host.workspace().join("approve.sh");
     fs_err::write(&script_path, script).expect("write the script");
     let input = json!({ "command": format!("bash '{}'", script_path.display()) });
-    let turn = agent
-        .call::<methods::TurnsBegin>(params::begin(&working))
-        .id;
-    let allowed = agent.call::<methods::ToolsAuthorize>(params::authorize(
-        &working,
-        &turn,
-        "bash-1",
-        "Bash",
-        input.clone(),
-    ));
-    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
-    let result = agent.call::<methods::ToolsExecute>(params::execute(
-        &working,
-        &turn,
-        "bash-1",
-        HostTool::Bash,
-        input,
-    ));
+    let (turn, result) = run_bash(&mut agent, &working, "bash-1", &input);
     // The whole result as JSON text: the page's answer is somewhere in the command's output.
     let text = serde_json::to_string(&result).expect("the result as JSON");
     assert!(text.contains("HTTP/1.1 403"), "refused with 403: {text}");

@@ -407,3 +407,30 @@ pub(crate) fn assert_resolved_by_the_page(by: Option<&Resolver>, shown: &impl st
         "the web client answers as an approver: {shown:?}"
     );
 }
+
+/// The agent runs `input` as a Bash call on the host in a new turn of `sid` (its permission
+/// mode must allow it unasked): (the turn, what the host answered).
+pub(crate) fn run_bash(
+    agent: &mut Conn,
+    sid: &SessionId,
+    call: &str,
+    input: &serde_json::Value,
+) -> (planhost_core::TurnId, planhost_protocol::ExecuteResult) {
+    let turn = agent.call::<methods::TurnsBegin>(params::begin(sid)).id;
+    let allowed = agent.call::<methods::ToolsAuthorize>(params::authorize(
+        sid,
+        &turn,
+        call,
+        "Bash",
+        input.clone(),
+    ));
+    assert_eq!(allowed.decision, DecisionKind::Allow, "{allowed:?}");
+    let result = agent.call::<methods::ToolsExecute>(params::execute(
+        sid,
+        &turn,
+        call,
+        planhost_core::HostTool::Bash,
+        input.clone(),
+    ));
+    (turn, result)
+}
