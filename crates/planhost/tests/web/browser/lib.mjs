@@ -174,8 +174,16 @@ export async function run(scenarios) {
     const screenshot = async (locator, file) => {
       if (!screenshotDir) return null;
       const path = join(screenshotDir, file);
-      await locator.screenshot({ path, animations: 'disabled' });
-      return path;
+      // A live update may replace the element while it is being taken: take it again.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await locator.screenshot({ path, animations: 'disabled' });
+          return path;
+        } catch (error) {
+          if (attempt >= 3 || !String(error).includes('not attached')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+      }
     };
 
     const result = await scenario({ page, context, browser, input, url, origin, login, newPage, screenshot });
