@@ -9,7 +9,7 @@ use planhost_protocol::{
 
 use super::i18n::Lang;
 use super::markdown;
-use super::page::{agent_name, esc, rfc3339};
+use super::page::{agent_name, error_line, esc, rfc3339};
 
 /// One pending (or just answered) plan, with what the card shows.
 #[derive(Debug)]
@@ -113,12 +113,7 @@ pub(crate) fn card(lang: Lang, csrf: &str, c: &Card) -> String {
         String::new()
     };
     let error = c.error.as_ref().map_or(String::new(), |(code, message)| {
-        format!(
-            r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {message}</p>"#,
-            code = esc(code),
-            heading = lang.t("error.heading"),
-            message = esc(message),
-        )
+        error_line(lang, code, message)
     });
     let diff = what_changed(lang, c);
     // With a diff to read first, the whole plan is folded below it.

@@ -13,6 +13,9 @@ pub(crate) enum Lang {
 
 const EN: &str = include_str!("assets/en.txt");
 const ZH_CN: &str = include_str!("assets/zh-CN.txt");
+/// The registry's codes in Chinese (English is the registry's own text, which the host's
+/// messages already speak).
+const CODES_ZH_CN: &str = include_str!("assets/codes.zh-CN.txt");
 
 impl Lang {
     /// The BCP 47 tag, for `<html lang>` and the switch.
@@ -82,6 +85,18 @@ impl Lang {
     }
 }
 
+impl Lang {
+    /// What a stable code means, in this language, when the host's own message (English) is
+    /// not enough: `None` in English.
+    pub(crate) fn code(self, code: &str) -> Option<&'static str> {
+        static ZH: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+        match self {
+            Lang::En => None,
+            Lang::ZhCn => ZH.get_or_init(|| parse(CODES_ZH_CN)).get(code).copied(),
+        }
+    }
+}
+
 fn catalog(lang: Lang) -> &'static HashMap<&'static str, &'static str> {
     static CATALOGS: OnceLock<[HashMap<&'static str, &'static str>; 2]> = OnceLock::new();
     let all = CATALOGS.get_or_init(|| [parse(EN), parse(ZH_CN)]);
@@ -138,6 +153,32 @@ mod tests {
         for (key, text) in &en {
             assert_eq!(names(text), names(zh[key]), "{key}");
         }
+    }
+
+    #[test]
+    fn every_code_of_the_registry_is_said_in_chinese_and_nothing_else() {
+        let zh: BTreeSet<&str> = parse(CODES_ZH_CN).into_keys().collect();
+        let codes: BTreeSet<&str> = planhost_core::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        let missing: Vec<_> = codes.difference(&zh).collect();
+        let unknown: Vec<_> = zh.difference(&codes).collect();
+        assert!(missing.is_empty(), "codes.zh-CN.txt lacks {missing:?}");
+        assert!(
+            unknown.is_empty(),
+            "codes.zh-CN.txt has codes the registry does not: {unknown:?}"
+        );
+        for line in CODES_ZH_CN.lines().map(str::trim) {
+            if !line.is_empty() && !line.starts_with('#') {
+                assert!(line.contains(" = "), "not a `CODE = text` line: {line}");
+            }
+        }
+        assert_eq!(
+            Lang::ZhCn.code("SESSION_NOT_IDLE"),
+            Some("只有会话空闲时才能更改模式和配置。")
+        );
+        assert_eq!(Lang::En.code("SESSION_NOT_IDLE"), None);
     }
 
     #[test]

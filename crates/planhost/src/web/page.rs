@@ -152,12 +152,20 @@ fn page_title(lang: Lang, waiting: usize) -> String {
     }
 }
 
-fn error_line(lang: Lang, code: &str, message: &str) -> String {
+/// A refusal: its code, what it means in the page's language (Chinese: from the code
+/// registry's catalog), and the host's own message.
+pub(crate) fn error_line(lang: Lang, code: &str, message: &str) -> String {
+    let (meaning, message) = match lang.code(code) {
+        Some(meaning) => (
+            format!("{} ", esc(meaning)),
+            format!(r#"<span class="detail" lang="en">{}</span>"#, esc(message)),
+        ),
+        None => (String::new(), esc(message)),
+    };
     format!(
-        r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {message}</p>"#,
+        r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {meaning}{message}</p>"#,
         code = esc(code),
         heading = lang.t("error.heading"),
-        message = esc(message),
     )
 }
 

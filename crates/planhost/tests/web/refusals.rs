@@ -250,6 +250,26 @@ fn an_answer_without_the_version_and_digest_it_was_shown_is_refused() {
             "{fields:?}"
         );
     }
+    // In Chinese the refusal says what its code means, with the host's own words beside it.
+    let answered = http(
+        &host,
+        "POST",
+        &format!("/approvals/{id}"),
+        &[
+            ("Host", hp.as_str()),
+            ("Cookie", cookie.as_str()),
+            ("Origin", origin.as_str()),
+            ("Accept-Language", "zh-CN"),
+            ("x-planhost-fetch", "1"),
+        ],
+        Some(&form(&base)),
+    );
+    assert_eq!(answered.status, 409, "{answered:#?}");
+    assert!(
+        answered.body.contains("参数与方法不符") && answered.body.contains(r#"lang="en""#),
+        "{}",
+        answered.body
+    );
 }
 
 #[test]
