@@ -309,6 +309,7 @@ wire_enum! {
         ToolAskAnswered = "tool.ask_answered",
         ToolExecuted = "tool.executed",
         ToolFinished = "tool.finished",
+        ToolStopped = "tool.stopped",
         ToolsetApplied = "tools.enter",
         ToolsetConflict = "tools.conflict",
         ToolsetAccepted = "tools.resolved",

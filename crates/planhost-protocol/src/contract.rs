@@ -236,6 +236,7 @@ contract! {
     ToolsAuthorize = "tools.authorize", Agent, AuthorizeParams => AuthorizeResult, "May this tool call run? allow, deny or ask.";
     ToolsExecute = "tools.execute", Agent, ExecuteParams => ExecuteResult, "Run an authorized Read, Glob, Grep, Write, Edit or Bash call.";
     ToolsCancel = "tools.cancel", Agent, CancelParams => CancelResult, "Cancel a running tool call; kills its process tree.";
+    ToolsStop = "tools.stop", Approver, CancelParams => CancelResult, "A person stops a tool call the host is running: its process tree is killed, and the stop is on record with who gave it.";
     ToolsFinished = "tools.finished", Agent, FinishedParams => FinishedResult, "A tool the client ran itself after an allow finished: its grant is void.";
     PermissionsList = "permissions.list", Any, AsksFilter => AskList, "Permission asks, newest first.";
     PermissionsResolve = "permissions.resolve", Approver, ResolvePermissionParams => PermissionAsk, "A person answers an ask: allow or deny.";

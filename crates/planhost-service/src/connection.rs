@@ -171,6 +171,7 @@ async fn dispatch(
         Q::ToolsAuthorize(p) => R::ToolsAuthorize(tools.authorize(svc, p).await?),
         Q::ToolsExecute(p) => R::ToolsExecute(tools.execute(svc, caller, p).await?),
         Q::ToolsCancel(p) => R::ToolsCancel(tools.cancel(&p)),
+        Q::ToolsStop(p) => R::ToolsStop(tools.stop(svc, caller, &p).await?),
         Q::ToolsFinished(p) => R::ToolsFinished(tools.finished(svc, caller, &p).await?),
         Q::PermissionsList(p) => R::PermissionsList(tools.list_asks(&p)),
         Q::PermissionsResolve(p) => R::PermissionsResolve(tools.resolve(svc, caller, p).await?),

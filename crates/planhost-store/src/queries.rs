@@ -222,6 +222,32 @@ impl Store {
     }
 }
 
+impl Store {
+    /// A person stopped a tool call the host was running: on record with who did.
+    pub fn record_tool_stopped(
+        &mut self,
+        session_id: &planhost_core::SessionId,
+        turn_id: &planhost_core::TurnId,
+        tool_call_id: &planhost_core::ToolCallId,
+        tool_name: &str,
+        by: &planhost_core::Resolver,
+    ) -> Result<()> {
+        self.transact(|t| {
+            let subject = AuditSubject {
+                session_id: Some(session_id),
+                turn_id: Some(turn_id),
+                tool_call_id: Some(tool_call_id),
+                proposal_id: None,
+            };
+            t.audit(
+                subject,
+                planhost_core::AuditAction::ToolStopped,
+                &json!({ "tool": tool_name, "by": by }),
+            )
+        })
+    }
+}
+
 /// What tool policy reads from the durable state, in one statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicySnapshot {

@@ -70,7 +70,7 @@ export type AsksFilter = { limit?: number | null; sessionId?: SessionId | null; 
 /**
  * What an audit row records.
  */
-export type AuditAction = "session.opened" | "session.mode_set" | "session.configured" | "settings.set" | "connection.role_refused" | "turn.started" | "turn.ended" | "plan.entered" | "plan.checkpoint" | "plan.checkpoint_seen" | "plan.exited" | "plan.branch_switched" | "approval.pending" | "approval.approved" | "approval.rejected" | "approval.expired" | "approval.interrupted" | "execution.claimed" | "execution.finished" | "execution.interrupted" | "fence.approval_interrupted" | "fence.execution_interrupted" | "fence.publication_interrupted" | "fence.turn_aborted" | "handoff.step" | "handoff.retry" | "publication.pending" | "publication.approved" | "publication.completed" | "publication.rejected" | "publication.revoked" | "publication.conflict" | "publication.failed" | "publication.interrupted" | "tool.allow" | "tool.deny" | "tool.ask" | "tool.ask_answered" | "tool.executed" | "tool.finished" | "tools.enter" | "tools.conflict" | "tools.resolved" | "tools.exit";
+export type AuditAction = "session.opened" | "session.mode_set" | "session.configured" | "settings.set" | "connection.role_refused" | "turn.started" | "turn.ended" | "plan.entered" | "plan.checkpoint" | "plan.checkpoint_seen" | "plan.exited" | "plan.branch_switched" | "approval.pending" | "approval.approved" | "approval.rejected" | "approval.expired" | "approval.interrupted" | "execution.claimed" | "execution.finished" | "execution.interrupted" | "fence.approval_interrupted" | "fence.execution_interrupted" | "fence.publication_interrupted" | "fence.turn_aborted" | "handoff.step" | "handoff.retry" | "publication.pending" | "publication.approved" | "publication.completed" | "publication.rejected" | "publication.revoked" | "publication.conflict" | "publication.failed" | "publication.interrupted" | "tool.allow" | "tool.deny" | "tool.ask" | "tool.ask_answered" | "tool.executed" | "tool.finished" | "tool.stopped" | "tools.enter" | "tools.conflict" | "tools.resolved" | "tools.exit";
 
 /**
  * One audit row.
@@ -919,6 +919,8 @@ export interface Methods {
   "tools.execute": { params: ExecuteParams; result: ExecuteResult };
   /** Cancel a running tool call; kills its process tree. */
   "tools.cancel": { params: CancelParams; result: CancelResult };
+  /** A person stops a tool call the host is running: its process tree is killed, and the stop is on record with who gave it. */
+  "tools.stop": { params: CancelParams; result: CancelResult };
   /** A tool the client ran itself after an allow finished: its grant is void. */
   "tools.finished": { params: FinishedParams; result: FinishedResult };
   /** Permission asks, newest first. */
@@ -1013,6 +1015,7 @@ export interface MethodAccess {
   "tools.authorize": "agent";
   "tools.execute": "agent";
   "tools.cancel": "agent";
+  "tools.stop": "approver";
   "tools.finished": "agent";
   "permissions.list": "any";
   "permissions.resolve": "approver";

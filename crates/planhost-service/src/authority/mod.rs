@@ -783,6 +783,34 @@ impl ToolAuthority {
         CancelResult { cancelled }
     }
 
+    /// `tools.stop`: a person stops a call the host runs. The stop is on record (`tool.stopped`,
+    /// with who gave it) before the call is cancelled; a call that is not running is left alone.
+    pub(crate) async fn stop(
+        &self,
+        svc: &Inner,
+        caller: &Caller,
+        p: &CancelParams,
+    ) -> Result<CancelResult> {
+        let key = (p.session_id.clone(), p.tool_call_id.clone());
+        let running = lock(&self.running)
+            .get(&key)
+            .map(|r| (r.turn_id.clone(), r.tool_name.clone()));
+        let Some((turn_id, tool_name)) = running else {
+            return Ok(CancelResult { cancelled: false });
+        };
+        let (session, call, by) = (
+            p.session_id.clone(),
+            p.tool_call_id.clone(),
+            caller.by.clone(),
+        );
+        svc.engine(move |e| {
+            Ok(e.store()
+                .record_tool_stopped(&session, &turn_id, &call, &tool_name, &by)?)
+        })
+        .await?;
+        Ok(self.cancel(p))
+    }
+
     /// A connection went away: cancel what it was running (its process trees die).
     pub(crate) fn connection_closed(&self, conn: u64) {
         for running in lock(&self.running).values().filter(|r| r.conn == conn) {

@@ -365,3 +365,27 @@ pub(super) async fn resolve(
     *r.status_mut() = status;
     r
 }
+
+/// A person stops a tool call the host runs (`tools.stop`: its process tree is killed, on
+/// record with who did).
+pub(super) async fn stop_tool(
+    State(web): Shared,
+    client: ClientEnd,
+    headers: HeaderMap,
+    UrlPath((session, call)): UrlPath<(String, String)>,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    let (visitor, conn) = match web.begin_answer(&headers, &form.csrf, client).await {
+        Ok(begun) => begun,
+        Err(r) => return r,
+    };
+    let failed = conn
+        .call::<methods::ToolsStop>(planhost_protocol::CancelParams {
+            session_id: session.as_str().into(),
+            tool_call_id: call.as_str().into(),
+        })
+        .await
+        .err()
+        .map(|e| refusal_of(&session, &e));
+    answered(&web, &visitor, &conn, &headers, Part::Sessions, failed).await
+}

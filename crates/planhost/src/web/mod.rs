@@ -43,7 +43,9 @@ pub(crate) use address::{WebFile, new_token, parse_addr, write_private};
 pub(crate) use remote::{CertFiles, parse_remote_addr};
 
 use address::page_url;
-use answers::{answer_ask, answer_publication, resolve, set_mode, set_preset, set_shell};
+use answers::{
+    answer_ask, answer_publication, resolve, set_mode, set_preset, set_shell, stop_tool,
+};
 use events::events;
 use fragments::{
     approval_page, artifact, asks_fragment, card_fragment, cards_fragment, index,
@@ -163,6 +165,7 @@ pub(crate) async fn start(
         .route("/sessions/{id}/mode", post(set_mode))
         .route("/sessions/{id}/shell", post(set_shell))
         .route("/sessions/{id}/preset", post(set_preset))
+        .route("/sessions/{id}/tools/{call}/stop", post(stop_tool))
         .route("/events", get(events))
         .route("/diagnostics", get(diagnostics::diagnostics))
         .route("/app.js", get(app_js))

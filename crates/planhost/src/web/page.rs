@@ -343,7 +343,7 @@ pub(crate) fn session_item(lang: Lang, csrf: &str, s: &SessionInfo, lists: &List
         )
     });
     let tools = if s.active_turn.is_some() {
-        tool_calls_html(lang, s)
+        tool_calls_html(lang, csrf, s)
     } else {
         String::new()
     };
@@ -410,7 +410,7 @@ fn execution_state(lang: Lang, state: ExecutionState) -> &'static str {
 }
 
 /// The running turn's unfinished tool calls: what each is and since when.
-fn tool_calls_html(lang: Lang, s: &SessionInfo) -> String {
+fn tool_calls_html(lang: Lang, csrf: &str, s: &SessionInfo) -> String {
     let items: String = s
         .tool_calls
         .iter()
@@ -420,8 +420,20 @@ fn tool_calls_html(lang: Lang, s: &SessionInfo) -> String {
                 ToolCallState::Asking => lang.t("tool_state.asking"),
                 ToolCallState::Running => lang.t("tool_state.running"),
             };
+            // A call the host runs can be stopped by a person (its process tree is killed).
+            let stop = if c.state == ToolCallState::Running {
+                format!(
+                    r#" <form class="stop" method="post" action="/sessions/{sid}/tools/{id}/stop" data-replace="sessions-box"><input type="hidden" name="csrf" value="{csrf}"><button type="submit" class="reject">{stop}</button></form>"#,
+                    sid = esc(s.id.as_str()),
+                    id = esc(c.tool_call_id.as_str()),
+                    csrf = esc(csrf),
+                    stop = lang.t("sessions.stop"),
+                )
+            } else {
+                String::new()
+            };
             format!(
-                r#"<li class="tool-call" data-state="{v}" data-tool-call-id="{id}"><code>{name}</code> <span class="tool-state">{state}</span> <time class="local" datetime="{at}">{at}</time> <span class="elapsed" data-since="{since}" aria-live="off"></span></li>"#,
+                r#"<li class="tool-call" data-state="{v}" data-tool-call-id="{id}"><code>{name}</code> <span class="tool-state">{state}</span> <time class="local" datetime="{at}">{at}</time> <span class="elapsed" data-since="{since}" aria-live="off"></span>{stop}</li>"#,
                 since = c.since.0,
                 v = c.state.as_str(),
                 id = esc(c.tool_call_id.as_str()),

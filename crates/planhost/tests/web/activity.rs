@@ -10,7 +10,7 @@ use planhost_core::{
     TargetPermissionMode, TurnId,
 };
 use planhost_protocol::{
-    AuthorizeResult, DecisionKind, EndExecutionParams, ExecutionRef, ProposalRef,
+    AuthorizeResult, ConfigureParams, DecisionKind, EndExecutionParams, ExecutionRef, ProposalRef,
     ResolvePermissionParams, ResolvePlanParams, SaveCheckpointParams, SeenCheckpointParams,
     TurnOutcome, methods,
 };
@@ -368,5 +368,60 @@ fn a_plan_card_shows_what_changed_since_the_draft_the_person_was_shown() {
     assert!(
         has(&result["previous"]["inserted"], "Run the linter on `src/`."),
         "{result:#}"
+    );
+}
+
+/// A person stops a command the host runs from the page: its process tree dies at once, the
+/// agent's call ends, and the stop is on record with the page as who gave it.
+#[test]
+fn a_person_stops_a_running_command_from_the_page() {
+    let (_slot, budget) = browser_scenario();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let sid = crate::support::open_session(&host, &mut agent);
+    host.connect("e2e-person", &[Role::Approver])
+        .call::<methods::SessionsConfigure>(ConfigureParams {
+            permission_mode: Some(PermissionMode::Auto),
+            ..params::configure(&sid)
+        });
+    let mut runner = crate::support::agent(&host);
+    let run_sid = sid.clone();
+    let started = std::time::Instant::now();
+    let bash = std::thread::spawn(move || {
+        crate::support::run_bash(
+            &mut runner,
+            &run_sid,
+            "long-1",
+            &json!({ "command": "sleep 60" }),
+        )
+    });
+    let browser = Browser::start(&host, "stop_running", json!({ "sessionId": sid }));
+    let r = browser.result();
+    assert_eq!(r["button"], "Stop", "{r:#}");
+    let (_, ran) = bash.join().expect("the Bash call's thread");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the command was stopped, not waited for: {:?} {ran:?}",
+        started.elapsed()
+    );
+    let audit = agent.call::<methods::AuditList>(planhost_protocol::AuditFilter {
+        session_id: Some(sid.clone()),
+        limit: None,
+    });
+    let stopped = audit
+        .items
+        .iter()
+        .find(|row| row.action == planhost_core::AuditAction::ToolStopped)
+        .unwrap_or_else(|| panic!("tool.stopped on record: {audit:?}"));
+    assert_eq!(
+        stopped.detail["by"]["client"], "planhost-web",
+        "{stopped:?}"
+    );
+    assert_eq!(
+        stopped
+            .tool_call_id
+            .as_ref()
+            .map(planhost_core::ToolCallId::as_str),
+        Some("long-1")
     );
 }

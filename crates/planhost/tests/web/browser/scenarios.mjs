@@ -979,6 +979,17 @@ const scenarios = {
     };
   },
 
+  /** A person stops a command the host runs: its Stop button ends it, and the row says so. */
+  async stop_running({ page, input, login }) {
+    await loginLive(page, login);
+    const running = `${sessionSelector(input.sessionId)} li.tool-call[data-state="running"]`;
+    await page.locator(`${running} form.stop button`).waitFor({ state: 'visible', timeout: WAIT_MS });
+    const button = (await page.locator(`${running} form.stop button`).innerText()).trim();
+    await page.locator(`${running} form.stop button`).click();
+    await page.locator(running).waitFor({ state: 'detached', timeout: WAIT_MS });
+    return { button };
+  },
+
   /** A hostile plan renders inert. */
   async xss_plan_is_inert({ page, input, login }) {
     const dialogs = [];
