@@ -260,6 +260,7 @@ error_codes! {
     HostBinaryNotFound = "HOST_BINARY_NOT_FOUND", Client, "No host answers and there is no planhost binary to start one (`PLANHOST_BIN`, or `planhost` on `PATH`).";
     HostStartFailed = "HOST_START_FAILED", Client, "The planhost the client started exited before it answered; its exit status and `planhost doctor` say why.";
     MalformedMessage = "MALFORMED_MESSAGE", Client, "The host sent a message the client could not decode.";
+    WebNotServed = "WEB_NOT_SERVED", Refused, "This host serves no web page (start it with `planhost serve --web`), so there is no token to rotate.";
     WebUnauthorized = "WEB_UNAUTHORIZED", Client, "The web page's access ended (its token was rotated, or the host restarted with a new one): nothing was done; open the address `planhost web` prints.";
     WebNotFound = "WEB_NOT_FOUND", Client, "What the web page answered is no longer there (it ended meanwhile): nothing was done.";
     WebFailed = "WEB_FAILED", Client, "The web page could not take the answer, for a reason it shows: nothing was done.";

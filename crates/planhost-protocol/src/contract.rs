@@ -226,6 +226,7 @@ contract! {
     Initialize = "initialize", Any, InitializeParams => InitializeResult, "Handshake: the protocol version and the connection's roles. Must come first, once.";
     AppHealth = "app.health", Any, Empty => HealthResult, "Liveness; the cheapest round trip.";
     AppVersion = "app.version", Any, Empty => VersionResult, "Versions of planhost, the protocol, the schema and SQLite.";
+    AppRotateWebToken = "app.rotateWebToken", Approver, Empty => Empty, "A person replaces the web page's access token: every page opened with the old one stops working. `WEB_NOT_SERVED` when the host serves no page.";
     SessionsOpen = "sessions.open", Agent, OpenSessionParams => SessionInfo, "Open a session, or reopen it by external id.";
     SessionsGet = "sessions.get", Any, SessionRef => SessionInfo, "One session with its running turn, pending approval and live execution.";
     SessionsList = "sessions.list", Any, SessionsFilter => SessionList, "Sessions, newest first.";

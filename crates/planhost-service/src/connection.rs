@@ -161,6 +161,7 @@ async fn dispatch(
         }
         Q::AppHealth(_) => R::AppHealth(admin::health(svc)),
         Q::AppVersion(_) => R::AppVersion(admin::version(svc)),
+        Q::AppRotateWebToken(_) => R::AppRotateWebToken(admin::rotate_web_token(svc)?),
         Q::SessionsOpen(p) => R::SessionsOpen(sessions::open(svc, p).await?),
         Q::SessionsGet(p) => R::SessionsGet(sessions::get(svc, p.session_id).await?),
         Q::SessionsList(p) => R::SessionsList(sessions::list(svc, p).await?),

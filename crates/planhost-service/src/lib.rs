@@ -73,7 +73,7 @@ pub use error::{Result, ServiceError};
 pub use fanout::CONNECTION_QUEUE;
 pub use lineage::Peer;
 pub use planhost_store::{FenceReport, MigrationReport, dump_database};
-pub use service::{Service, ServiceConfig, Started};
+pub use service::{Service, ServiceConfig, Started, WebTokenRotation};
 
 #[cfg(test)]
 mod tests;

@@ -94,6 +94,9 @@ pub(crate) struct Inner {
     pub(crate) diffs: crate::handlers::changes::Diffs,
     /// The processes that hold (or held, while they live) an `agent` connection.
     agent_roots: crate::lineage::AgentRoots,
+    /// How the web page served beside this host makes a new access token (registered by the
+    /// page when it starts; `app.rotateWebToken` calls it).
+    pub(crate) web_token_rotation: std::sync::OnceLock<WebTokenRotation>,
     next_connection: AtomicU64,
     threads: Mutex<Option<(HostThread, AuditWriter)>>,
 }
@@ -111,7 +114,23 @@ impl Inner {
     }
 }
 
+/// A web page's token rotation: makes a new token, or says why it could not.
+pub type WebTokenRotation = Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
+
 impl Service {
+    /// Registers how the web page served beside this host rotates its access token, so a
+    /// person's `app.rotateWebToken` (the approver role: never the agent's own commands) reaches
+    /// it. Once per service; a second registration is refused.
+    pub fn set_web_token_rotation(
+        &self,
+        rotate: WebTokenRotation,
+    ) -> std::result::Result<(), &'static str> {
+        self.inner
+            .web_token_rotation
+            .set(rotate)
+            .map_err(|_| "a web page already registered its token rotation")
+    }
+
     /// Opens the database (migration with a backup, the startup fence, publication
     /// reconciliation) and starts the state thread, the expiry timer and the audit writer.
     pub fn start(config: ServiceConfig) -> Result<Started> {
@@ -160,6 +179,7 @@ impl Service {
             },
             diffs: crate::handlers::changes::Diffs::default(),
             agent_roots: crate::lineage::AgentRoots::default(),
+            web_token_rotation: std::sync::OnceLock::new(),
             next_connection: AtomicU64::new(1),
             threads: Mutex::new(Some((thread, audit_writer))),
         };

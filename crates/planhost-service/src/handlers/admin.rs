@@ -98,3 +98,15 @@ pub(crate) async fn audit(svc: &Inner, p: AuditFilter) -> Result<AuditLog> {
         items: rows.into_iter().map(convert::audit).collect(),
     })
 }
+
+/// `app.rotateWebToken`: the page that registered its rotation makes a new token.
+pub(crate) fn rotate_web_token(svc: &Inner) -> Result<planhost_protocol::Empty> {
+    let rotate = svc.web_token_rotation.get().ok_or_else(|| {
+        crate::ServiceError::refused(
+            planhost_core::ErrorCode::WebNotServed,
+            "this host serves no web page; start it with `planhost serve --web`",
+        )
+    })?;
+    rotate().map_err(crate::ServiceError::Internal)?;
+    Ok(planhost_protocol::Empty {})
+}

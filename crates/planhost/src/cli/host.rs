@@ -24,8 +24,14 @@ pub(crate) fn web(
         )
     })?;
     if rotate {
-        file.token = crate::web::new_token()?;
-        file.write(&paths.state_dir)?;
+        // Through the host, as a person: the agent's own commands cannot rotate it (they are
+        // refused the approver role), and writing web.json changes nothing.
+        let mut c = super::connect(paths, super::APPROVER)?;
+        super::call::<planhost_protocol::methods::AppRotateWebToken>(
+            &mut c,
+            planhost_protocol::Empty {},
+        )?;
+        file = crate::web::WebFile::read(&paths.state_dir)?;
     }
     let answers = file
         .socket_addr()

@@ -175,7 +175,25 @@ impl Web {
     }
 
     pub(super) fn token(&self) -> Option<String> {
-        WebFile::read(&self.state_dir).ok().map(|f| f.token)
+        Some(
+            self.token
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        )
+    }
+
+    /// A new token, in memory and in `web.json` (for `planhost web` to print), written to the
+    /// file first so that a failed write changes nothing.
+    pub(super) fn rotate_token(&self) -> anyhow::Result<()> {
+        let mut file = WebFile::read(&self.state_dir)?;
+        file.token = super::new_token()?;
+        file.write(&self.state_dir)?;
+        *self
+            .token
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = file.token;
+        Ok(())
     }
 
     /// The checks every request passes: loopback `Host`, then the cookie. The refusal is the

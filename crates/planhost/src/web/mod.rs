@@ -75,6 +75,10 @@ struct Web {
     local: SocketAddr,
     /// The page for another device, over TLS (`serve --web-remote`).
     remote: Option<remote::Remote>,
+    /// The access token, held here: `web.json` tells `planhost web` what it is, but writing
+    /// that file changes nothing; a new one comes only through the host
+    /// (`app.rotateWebToken`, a person's call).
+    token: std::sync::RwLock<String>,
 }
 
 type Shared = State<Arc<Web>>;
@@ -143,6 +147,7 @@ pub(crate) async fn start(
         );
     }
     let web = Arc::new(Web {
+        token: std::sync::RwLock::new(file.token.clone()),
         svc,
         state_dir: state_dir.to_path_buf(),
         paths: paths.clone(),
@@ -150,6 +155,18 @@ pub(crate) async fn start(
         local,
         remote,
     });
+    // A person's rotation (`planhost web --rotate`, through the host) replaces the token
+    // here and in web.json.
+    let rotating = Arc::downgrade(&web);
+    let registered = web
+        .svc
+        .set_web_token_rotation(Box::new(move || match rotating.upgrade() {
+            Some(web) => web.rotate_token().map_err(|e| format!("{e:#}")),
+            None => Err("the web page has stopped".into()),
+        }));
+    if let Err(why) = registered {
+        anyhow::bail!("{why}");
+    }
     let app = Router::new()
         .route("/", get(index))
         .route("/cards", get(cards_fragment))

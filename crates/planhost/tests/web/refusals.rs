@@ -346,7 +346,23 @@ fn planhost_web_prints_the_address_and_rotate_retires_the_old_cookie() {
         .map(|(_, t)| t.to_owned())
         .unwrap_or_else(|| panic!("an address with a token: {printed}"));
     assert_ne!(token, host.token, "a new token");
-    log_in(&host, &token);
+    let current = log_in(&host, &token);
+
+    // web.json is only what `planhost web` prints: a token written there by anyone else (the
+    // agent's own commands can write files of this user) opens nothing, and the page's token
+    // stays the one the host made.
+    let web_json = host.state_dir().join("web.json");
+    let mut file: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(&web_json).unwrap()).unwrap();
+    let forged = "f".repeat(64);
+    file["token"] = serde_json::Value::String(forged.clone());
+    fs_err::write(&web_json, file.to_string()).unwrap();
+    get(&host, &format!("/?token={forged}"), &[]).assert_refusal(401, "unauthorized");
+    let still = get(&host, "/", &[("Cookie", &current.cookie)]);
+    assert_eq!(
+        still.status, 200,
+        "the host's own token still opens the page: {still:#?}"
+    );
 }
 
 #[test]
