@@ -169,15 +169,14 @@ pub(super) async fn index(
         return match web.token() {
             Some(token) if same(&token, given) => {
                 let mut r = see_other("/");
-                let secure = if web.on_remote(&headers) {
-                    "; Secure"
-                } else {
-                    ""
-                };
-                let cookie = format!(
-                    "{}={token}; HttpOnly; SameSite=Strict; Path=/{secure}",
-                    web.cookie_name
-                );
+                let cookie =
+                    axum_extra::extract::cookie::Cookie::build((web.cookie_name.clone(), token))
+                        .http_only(true)
+                        .same_site(axum_extra::extract::cookie::SameSite::Strict)
+                        .path("/")
+                        .secure(web.on_remote(&headers))
+                        .build()
+                        .to_string();
                 if let Ok(v) = HeaderValue::from_str(&cookie) {
                     r.headers_mut().append(header::SET_COOKIE, v);
                 }
@@ -198,7 +197,11 @@ pub(super) async fn index(
     };
     if let Some(lang) = q.lang.as_deref().and_then(Lang::from_tag) {
         let mut r = see_other("/");
-        let cookie = format!("{LANG_COOKIE}={}; SameSite=Strict; Path=/", lang.tag());
+        let cookie = axum_extra::extract::cookie::Cookie::build((LANG_COOKIE, lang.tag()))
+            .same_site(axum_extra::extract::cookie::SameSite::Strict)
+            .path("/")
+            .build()
+            .to_string();
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             r.headers_mut().append(header::SET_COOKIE, v);
         }
@@ -281,15 +284,11 @@ pub(super) async fn artifact(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("text/plain; charset=utf-8"),
             );
-            h.insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
+            // Stricter than the page's own (the layer keeps a handler's).
             h.insert(
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static("default-src 'none'; sandbox"),
             );
-            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             if let Ok(v) = HeaderValue::from_str(&detail.approval.artifact_sha256) {
                 h.insert("x-planhost-sha256", v);
             }

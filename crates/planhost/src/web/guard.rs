@@ -85,21 +85,16 @@ pub(super) struct Visitor {
     pub(super) token: String,
 }
 
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|kv| {
-            let (k, v) = kv.trim().split_once('=')?;
-            (k == name).then_some(v)
-        })
+/// The value of the cookie `name` the request carries (axum-extra's parsing).
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    axum_extra::extract::CookieJar::from_headers(headers)
+        .get(name)
+        .map(|c| c.value().to_owned())
 }
 
 pub(super) fn lang_of(headers: &HeaderMap) -> Lang {
     cookie(headers, LANG_COOKIE)
-        .and_then(Lang::from_tag)
+        .and_then(|tag| Lang::from_tag(&tag))
         .unwrap_or_else(|| {
             headers
                 .get(header::ACCEPT_LANGUAGE)
@@ -212,7 +207,7 @@ impl Web {
         }
         let token = self.token();
         match (token, cookie(headers, &self.cookie_name)) {
-            (Some(token), Some(given)) if same(&token, given) => Ok(Visitor { lang, token }),
+            (Some(token), Some(given)) if same(&token, &given) => Ok(Visitor { lang, token }),
             _ => Err(refused(
                 lang,
                 StatusCode::UNAUTHORIZED,
@@ -395,8 +390,8 @@ mod tests {
             "cookie",
             "a=1; planhost_web_7766=tok; planhost_web_7767=other; planhost_lang=zh-CN",
         )]);
-        assert_eq!(cookie(&h, "planhost_web_7766"), Some("tok"));
-        assert_eq!(cookie(&h, "planhost_web_7767"), Some("other"));
+        assert_eq!(cookie(&h, "planhost_web_7766").as_deref(), Some("tok"));
+        assert_eq!(cookie(&h, "planhost_web_7767").as_deref(), Some("other"));
         assert_eq!(lang_of(&h), Lang::ZhCn);
         assert_eq!(cookie(&h, "planhost"), None);
     }

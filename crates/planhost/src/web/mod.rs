@@ -189,6 +189,7 @@ pub(crate) async fn start(
         .route("/app.css", get(app_css))
         .fallback(not_found)
         .with_state(web);
+    let app = security_headers(app);
     if let Some(prepared) = prepared {
         remote::serve(prepared, app.clone());
     }
@@ -207,25 +208,25 @@ fn set_html(r: &mut Response) {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    r.headers_mut().insert(
+}
+
+/// The security headers of every response (a handler's own, stricter ones stand: the
+/// artifact's sandbox CSP), as tower-http layers on the whole router.
+fn security_headers(app: Router) -> Router {
+    use tower_http::set_header::SetResponseHeaderLayer;
+    let set = |name: header::HeaderName, value: &'static str| {
+        SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value))
+    };
+    app.layer(set(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
-             img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
-    r.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    // Not `no-referrer`: with it browsers send `Origin: null` on form posts, and the same-origin
-    // check would refuse every answer made without the script.
-    r.headers_mut().insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    r.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+         img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    ))
+    .layer(set(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+    // Not `no-referrer`: with it browsers send `Origin: null` on form posts, and the
+    // same-origin check would refuse every answer made without the script.
+    .layer(set(header::REFERRER_POLICY, "same-origin"))
+    .layer(set(header::CACHE_CONTROL, "no-store"))
 }
 
 fn internal(error: planhost_service::ServiceError) -> Response {
@@ -280,9 +281,5 @@ fn asset(body: &'static str, kind: &'static str) -> Response {
     let mut r = body.into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-    r.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
     r
 }

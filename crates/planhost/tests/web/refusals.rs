@@ -394,3 +394,34 @@ fn the_pages_cookie_is_never_sent_to_another_server_on_127_0_0_1_or_localhost() 
         "the control load on planhost.localhost carries the cookie: {result:#}"
     );
 }
+
+/// The artifact opener serves the plan's exact bytes as inert text (sandboxed, no sniffing, not
+/// stored), with its SHA-256; without the cookie it is refused like every page.
+#[test]
+fn the_artifact_link_serves_the_exact_bytes_as_inert_text() {
+    let budget = Budget::start();
+    let host = WebHost::start(&budget);
+    let mut agent = agent(&host);
+    let markdown = "# Plan\n\n<script>alert(1)</script>\n\n1. Step.\n";
+    let approval = pending_plan(&host, &mut agent, "Artifact", markdown);
+    let path = format!("/approvals/{}/artifact", approval.proposal_id);
+    get(&host, &path, &[]).assert_refusal(401, "unauthorized");
+    let visitor = log_in(&host, &host.token);
+    let served = get(&host, &path, &[("Cookie", &visitor.cookie)]);
+    assert_eq!(served.status, 200, "{served:#?}");
+    assert_eq!(served.body, markdown, "the exact bytes");
+    assert_eq!(
+        served.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert_eq!(
+        served.header("content-security-policy"),
+        Some("default-src 'none'; sandbox")
+    );
+    assert_eq!(served.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(served.header("cache-control"), Some("no-store"));
+    assert_eq!(
+        served.header("x-planhost-sha256"),
+        Some(approval.artifact_sha256.as_str())
+    );
+}
