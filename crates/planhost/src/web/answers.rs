@@ -9,13 +9,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use planhost_core::{ApprovalAction, ErrorCode, Mode, PermissionDecision, TargetPermissionMode};
 use planhost_protocol::{
-    ConfigureParams, ProposalRef, ResolvePermissionParams, ResolvePlanParams,
-    ResolvePublicationParams, SetModeParams, methods,
+    ConfigureParams, ResolvePermissionParams, ResolvePlanParams, ResolvePublicationParams,
+    SetModeParams, methods,
 };
 use planhost_service::Connection;
 use serde::Deserialize;
 
-use super::fragments::{Part, part_html};
+use super::fragments::{Part, part_html, plan_of};
 use super::guard::{ClientEnd, Visitor, csrf_of};
 use super::{Shared, Web, html, not_found_for, page, see_other};
 
@@ -277,12 +277,7 @@ pub(super) async fn resolve(
         Ok(c) => c,
         Err(r) => return r,
     };
-    let Ok(detail) = conn
-        .call::<methods::PlansGet>(ProposalRef {
-            proposal_id: id.as_str().into(),
-        })
-        .await
-    else {
+    let Ok(detail) = plan_of(&conn, &id).await else {
         return not_found_for(visitor.lang);
     };
     let a = detail.approval;
@@ -345,12 +340,7 @@ pub(super) async fn resolve(
     if !fetched {
         return see_other("/");
     }
-    let now = match conn
-        .call::<methods::PlansGet>(ProposalRef {
-            proposal_id: id.as_str().into(),
-        })
-        .await
-    {
+    let now = match plan_of(&conn, &id).await {
         Ok(d) => d.approval,
         Err(_) => a,
     };

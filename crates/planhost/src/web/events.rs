@@ -41,7 +41,7 @@ pub(super) async fn events(visitor: Visitor, State(web): Shared) -> Response {
             let note = tokio::select! {
                 () = closed.cancelled() => return None,
                 () = tokio::time::sleep(TOKEN_RECHECK) => {
-                    if web.token().is_none_or(|now| !same(&now, &token)) {
+                    if !same(&web.token(), &token) {
                         return None;
                     }
                     continue;

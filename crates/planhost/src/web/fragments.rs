@@ -14,18 +14,25 @@ use planhost_protocol::{
 use planhost_service::Connection;
 use serde::Deserialize;
 
-use super::guard::{Reader, Visitor, csrf_of, lang_of, refused, same};
+use super::guard::{Reader, csrf_of, lang_of, refused, same};
 use super::i18n::Lang;
 use super::page::{self, Card, Lists};
 use super::{LANG_COOKIE, Shared, Web, html, internal, not_found_for, see_other};
 
+/// One plan with its exact Markdown (`plans.get`), by the id in the page's address.
+pub(super) async fn plan_of(
+    conn: &Connection,
+    id: &str,
+) -> Result<planhost_protocol::PlanDetail, planhost_service::ServiceError> {
+    conn.call::<methods::PlansGet>(ProposalRef {
+        proposal_id: id.into(),
+    })
+    .await
+}
+
 impl Web {
     pub(super) async fn card(&self, conn: &Connection, approval: ApprovalInfo) -> Card {
-        let detail = conn
-            .call::<methods::PlansGet>(ProposalRef {
-                proposal_id: approval.proposal_id.as_str().into(),
-            })
-            .await;
+        let detail = plan_of(conn, approval.proposal_id.as_str()).await;
         let (markdown, intact) = match detail {
             Ok(d) => (d.markdown, d.artifact_intact),
             Err(_) => (String::new(), false),
@@ -167,7 +174,7 @@ pub(super) async fn index(
             );
         }
         return match web.token() {
-            Some(token) if same(&token, given) => {
+            token if same(&token, given) => {
                 let mut r = see_other("/");
                 let cookie =
                     axum_extra::extract::cookie::Cookie::build((web.cookie_name.clone(), token))
@@ -231,20 +238,11 @@ pub(super) async fn index(
 /// `/approvals/{id}`: the page with that plan first, pending or answered (a link to one
 /// approval, e.g. from a notification).
 pub(super) async fn approval_page(
-    visitor: Visitor,
+    Reader { visitor, conn }: Reader,
     State(web): Shared,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    let conn = match web.connect() {
-        Ok(c) => c,
-        Err(e) => return internal(e),
-    };
-    let Ok(detail) = conn
-        .call::<methods::PlansGet>(ProposalRef {
-            proposal_id: id.as_str().into(),
-        })
-        .await
-    else {
+    let Ok(detail) = plan_of(&conn, &id).await else {
         return not_found_for(visitor.lang);
     };
     let mut cards = match web.pending_cards(&conn).await {
@@ -271,12 +269,7 @@ pub(super) async fn artifact(
     Reader { visitor, conn }: Reader,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    match conn
-        .call::<methods::PlansGet>(ProposalRef {
-            proposal_id: id.as_str().into(),
-        })
-        .await
-    {
+    match plan_of(&conn, &id).await {
         Ok(detail) => {
             let mut r = detail.markdown.into_response();
             let h = r.headers_mut();
@@ -317,12 +310,7 @@ pub(super) async fn card_fragment(
     State(web): Shared,
     UrlPath(id): UrlPath<String>,
 ) -> Response {
-    match conn
-        .call::<methods::PlansGet>(ProposalRef {
-            proposal_id: id.as_str().into(),
-        })
-        .await
-    {
+    match plan_of(&conn, &id).await {
         Ok(detail) => {
             let card = web.card(&conn, detail.approval).await;
             html(page::card(visitor.lang, &csrf_of(&visitor.token), &card))

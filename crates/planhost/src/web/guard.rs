@@ -169,21 +169,19 @@ impl Web {
             .is_some_and(|r| host == Some(r.host.as_str()))
     }
 
-    pub(super) fn token(&self) -> Option<String> {
-        Some(
-            self.token
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone(),
-        )
+    pub(super) fn token(&self) -> String {
+        self.token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// A new token, in memory and in `web.json` (for `planhost web` to print), written to the
     /// file first so that a failed write changes nothing.
     pub(super) fn rotate_token(&self) -> anyhow::Result<()> {
-        let mut file = WebFile::read(&self.state_dir)?;
+        let mut file = WebFile::read(&self.paths.state_dir)?;
         file.token = super::new_token()?;
-        file.write(&self.state_dir)?;
+        file.write(&self.paths.state_dir)?;
         *self
             .token
             .write()
@@ -206,8 +204,8 @@ impl Web {
             ));
         }
         let token = self.token();
-        match (token, cookie(headers, &self.cookie_name)) {
-            (Some(token), Some(given)) if same(&token, &given) => Ok(Visitor { lang, token }),
+        match cookie(headers, &self.cookie_name) {
+            Some(given) if same(&token, &given) => Ok(Visitor { lang, token }),
             _ => Err(refused(
                 lang,
                 StatusCode::UNAUTHORIZED,

@@ -26,7 +26,6 @@ mod page;
 mod remote;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -65,8 +64,7 @@ const LANG_COOKIE: &str = "planhost_lang";
 
 struct Web {
     svc: Service,
-    state_dir: PathBuf,
-    /// Where the host is, for the diagnostics panel.
+    /// Where the host is: its state directory (web.json) and socket (the diagnostics panel).
     paths: planhost_service::host::Paths,
     /// `planhost_web_<port>`: hosts on other ports keep cookies of their own under the one
     /// [`PAGE_HOST`].
@@ -149,7 +147,6 @@ pub(crate) async fn start(
     let web = Arc::new(Web {
         token: std::sync::RwLock::new(file.token.clone()),
         svc,
-        state_dir: state_dir.to_path_buf(),
         paths: paths.clone(),
         cookie_name: format!("planhost_web_{}", local.port()),
         local,

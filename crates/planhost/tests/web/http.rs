@@ -145,6 +145,23 @@ fn read_response(stream: TcpStream, what: &str) -> HttpResponse {
 }
 
 /// `application/x-www-form-urlencoded` of `fields`.
+/// The page's approve form for `approval` with permission mode `mode`, as the page posts it:
+/// the CSRF value and the version and SHA-256 it showed.
+pub(crate) fn approve_form(
+    approval: &planhost_protocol::ApprovalInfo,
+    csrf: &str,
+    mode: &str,
+) -> String {
+    let version = approval.version.to_string();
+    form(&[
+        ("action", "approve"),
+        ("mode", mode),
+        ("csrf", csrf),
+        ("version", version.as_str()),
+        ("sha256", approval.artifact_sha256.as_str()),
+    ])
+}
+
 pub(crate) fn form(fields: &[(&str, &str)]) -> String {
     fields
         .iter()

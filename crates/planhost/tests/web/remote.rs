@@ -11,7 +11,7 @@ use planhost_protocol::{ConfigureParams, TurnOutcome, methods};
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, browser_scenario};
-use crate::http::{Visitor, form, log_in};
+use crate::http::{Visitor, approve_form, log_in};
 use crate::support::{
     HostOptions, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session,
     params, pending_plan, run_bash,
@@ -93,14 +93,7 @@ fn the_remote_page_is_https_only_and_a_phone_approves_over_tls() {
     // The agent's Bash, which can read the token, is refused on the remote page too.
     if which("curl") {
         let Visitor { csrf, .. } = log_in(&host, &host.token);
-        let version = approval.version.to_string();
-        let body = form(&[
-            ("action", "approve"),
-            ("mode", "auto"),
-            ("csrf", csrf.as_str()),
-            ("version", version.as_str()),
-            ("sha256", approval.artifact_sha256.as_str()),
-        ]);
+        let body = approve_form(&approval, &csrf, "auto");
         let working = open_session(&host, &mut agent);
         host.connect("e2e-person", &[Role::Approver])
             .call::<methods::SessionsConfigure>(ConfigureParams {

@@ -9,7 +9,7 @@ use planhost_core::{ApprovalStatus, AuditAction, PermissionMode};
 use planhost_protocol::{AuditEntry, AuditFilter, ConfigureParams, TurnOutcome, methods};
 use serde_json::json;
 
-use crate::http::{Visitor, form, http, log_in};
+use crate::http::{Visitor, approve_form, http, log_in};
 use crate::support::{
     Budget, PLAN, WebHost, agent, approval_of, assert_resolved_by_the_page, open_session, params,
     pending_plan, poll_until, run_bash,
@@ -25,14 +25,7 @@ fn the_agents_bash_cannot_approve_on_the_page_and_a_person_still_can() {
     let Visitor { csrf, .. } = log_in(&host, &host.token);
     let hp = host.host_port();
     let origin = host.origin();
-    let version = approval.version.to_string();
-    let body = form(&[
-        ("action", "approve"),
-        ("mode", "auto"),
-        ("csrf", csrf.as_str()),
-        ("version", version.as_str()),
-        ("sha256", approval.artifact_sha256.as_str()),
-    ]);
+    let body = approve_form(&approval, &csrf, "auto");
 
     // The model's Bash call in another session, allowed without asking (permission mode auto,
     // set by a person): it reads the token from web.json itself and posts the answer.
