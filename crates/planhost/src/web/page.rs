@@ -157,10 +157,13 @@ fn page_title(lang: Lang, waiting: usize) -> String {
 pub(crate) fn error_line(lang: Lang, code: &str, message: &str) -> String {
     let (meaning, message) = match lang.code(code) {
         Some(meaning) => (
-            format!("{} ", esc(meaning)),
-            format!(r#"<span class="detail" lang="en">{}</span>"#, esc(message)),
+            format!("{} ", with_code(meaning)),
+            format!(
+                r#"<span class="detail" lang="en">{}</span>"#,
+                with_code(message)
+            ),
         ),
-        None => (String::new(), esc(message)),
+        None => (String::new(), with_code(message)),
     };
     format!(
         r#"<p class="error" role="alert" data-code="{code}"><strong>{heading}</strong> <code>{code}</code> {meaning}{message}</p>"#,
@@ -238,7 +241,7 @@ pub(crate) fn asks_html(lang: Lang, csrf: &str, lists: &Lists) -> String {
                 tool_l = lang.t("ask.tool"),
                 tool = esc(&a.tool_name),
                 reason_l = lang.t("ask.reason"),
-                reason = esc(&a.reason),
+                reason = with_code(&a.reason),
                 input_l = lang.t("ask.input"),
                 input = esc(&input),
                 error = error_for(lang, lists.answer_error.as_ref(), a.request_id.as_str()),
@@ -621,6 +624,24 @@ pub(crate) fn rfc3339(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_in_the_hosts_words_show_as_code_and_stay_escaped() {
+        assert_eq!(
+            with_code("`rm` is not a known read-only program <b>"),
+            "<code>rm</code> is not a known read-only program &lt;b&gt;"
+        );
+        assert_eq!(with_code("a `<x>` b"), "a <code>&lt;x&gt;</code> b");
+        let line = error_line(
+            Lang::ZhCn,
+            "WEB_NOT_SERVED",
+            "start it with `planhost serve --web`",
+        );
+        assert!(
+            line.contains("<code>planhost serve --web</code>") && !line.contains('`'),
+            "{line}"
+        );
+    }
 
     #[test]
     fn escaping_covers_markup_and_quotes() {
