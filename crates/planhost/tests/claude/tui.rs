@@ -155,8 +155,14 @@ fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
     });
     let tui = Tui::start(&fx, &["--permission-mode", "plan"]);
     tui.type_line("tidy the old log");
+    // The dialog is drawn in steps (the hook's reason before the choices), and it wraps its
+    // text at the terminal's width: wait for the whole reason and the choices, read as one line.
+    let flatten = |s: &str| s.replace("\n │ ", " ");
     let screen = tui.wait_for("Claude Code's own dialog", |s| {
-        s.contains("find . -name old.log -delete") && s.contains("Yes")
+        let flat = flatten(s);
+        s.contains("find . -name old.log -delete")
+            && flat.contains("answer Yes only if you want it to run now")
+            && s.contains("1. Yes")
     });
     assert!(
         victim.exists(),
@@ -177,8 +183,7 @@ fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
         1,
         "planhost's ask is open while the dialog is"
     );
-    // The dialog wraps its text at the terminal's width: read it as one line.
-    let flat = screen.replace("\n │ ", " ");
+    let flat = flatten(&screen);
     assert!(
         flat.contains("answer Yes only if you want it to run now"),
         "the dialog says what Yes does in Plan:\n{screen}"
