@@ -225,6 +225,9 @@ result! {
         pub tool_name: String,
         /// Why the policy asks.
         pub reason: String,
+        /// The policy rule that asked (a surface may say its meaning in the person's language,
+        /// with `reason` as the detail).
+        pub rule: PolicyRule,
         /// The answer a surface offers first.
         pub default_answer: PermissionDecision,
         /// The exact input the person is asked about (summarised above 4 KiB); the grant binds

@@ -498,7 +498,7 @@ export type ParsedCommand = { command?: PlanCommand | null; completions: string[
 /**
  * An ask: a tool call waiting for a person's yes.
  */
-export type PermissionAsk = { askedAt: Timestamp; decision?: PermissionDecision | null; defaultAnswer: PermissionDecision; input: unknown; reason: string; requestId: AskId; resolvedBy?: Resolver | null; sessionId: SessionId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
+export type PermissionAsk = { askedAt: Timestamp; decision?: PermissionDecision | null; defaultAnswer: PermissionDecision; input: unknown; reason: string; requestId: AskId; resolvedBy?: Resolver | null; rule: PolicyRule; sessionId: SessionId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; };
 
 /**
  * A person's answer to a permission ask.

@@ -375,6 +375,7 @@ impl ToolAuthority {
                     tool_call_id: p.tool_call_id.clone(),
                     tool_name: p.tool_name.clone(),
                     reason: reason.clone(),
+                    rule: *rule,
                     default_answer: *default,
                     input: audit_input(&p.input),
                     asked_at: now(svc),

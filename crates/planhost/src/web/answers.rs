@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::fragments::{Part, part_html, plan_of};
 use super::guard::{ClientEnd, Visitor, csrf_of};
-use super::{Shared, Web, html, not_found_for, page, see_other};
+use super::{Shared, Web, html_response, not_found_for, page, see_other};
 
 /// A form answered: the refreshed list (with the refusal, if any) for the page's script, or a
 /// redirect to the page.
@@ -45,7 +45,7 @@ async fn answered(
         Part::Sessions => lists.session_error = failed,
         Part::Publications | Part::Asks => lists.answer_error = failed,
     }
-    let mut r = html(part_html(
+    let mut r = html_response(part_html(
         part,
         visitor.lang,
         &csrf_of(&visitor.token),
@@ -351,7 +351,7 @@ pub(super) async fn resolve(
     } else {
         StatusCode::OK
     };
-    let mut r = html(page::card(visitor.lang, &csrf_of(&visitor.token), &card));
+    let mut r = html_response(page::card(visitor.lang, &csrf_of(&visitor.token), &card));
     *r.status_mut() = status;
     r
 }

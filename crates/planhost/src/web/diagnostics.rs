@@ -5,12 +5,13 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
+use maud::html;
 use planhost_protocol::{AuditFilter, Empty, methods};
 
 use super::guard::Reader;
 use super::i18n::Lang;
-use super::page::{esc, rfc3339, with_code};
-use super::{Shared, html, internal};
+use super::page::{rfc3339, standalone, with_code};
+use super::{Shared, html_response, internal};
 
 /// How many audit rows the panel shows.
 const AUDIT_ROWS: u32 = 12;
@@ -42,76 +43,57 @@ pub(super) async fn diagnostics(
     let checks = tokio::task::spawn_blocking(move || crate::cli::doctor_checks(&paths))
         .await
         .unwrap_or_default();
-    let checks: String = checks
-        .iter()
-        .map(|c| {
-            format!(
-                r#"<tr data-check="{name}" data-ok="{ok}"><td class="{class}">{verdict}</td><th scope="row">{name}</th><td>{detail}</td></tr>"#,
-                name = esc(c.name),
-                ok = c.ok,
-                class = if c.ok { "ok" } else { "error" },
-                verdict = if c.ok {
-                    lang.t("diag.ok")
-                } else {
-                    lang.t("diag.fail")
-                },
-                detail = with_code(&c.detail),
-            )
-        })
-        .collect();
-    let rows: String = audit
-        .iter()
-        .map(|row| {
-            format!(
-                r#"<tr><td><time class="local" datetime="{at}">{at}</time></td><td><code>{action}</code></td><td><code>{session}</code></td></tr>"#,
-                at = rfc3339(row.at.0),
-                action = esc(row.action.as_str()),
-                session = esc(
-                    row.session_id
-                        .as_ref()
-                        .map_or("", |s| &s.as_str()[..s.as_str().len().min(8)])
-                ),
-            )
-        })
-        .collect();
-    let body = format!(
-        r#"<dl class="diag">
-<dt>{version_l}</dt><dd class="version">planhost {version} (protocol v{protocol}, schema v{schema}, SQLite {sqlite})</dd>
-<dt>{state_l}</dt><dd><code class="state-dir">{state}</code></dd>
-<dt>{socket_l}</dt><dd><code class="socket">{socket}</code></dd>
-<dt>{uptime_l}</dt><dd class="uptime">{uptime}</dd>
-</dl>
-<h3>{checks_l}</h3>
-<table class="checks">{checks}</table>
-<h3>{audit_l}</h3>
-<table class="audit">{rows}</table>"#,
-        version_l = lang.t("diag.version"),
-        version = esc(&version.version),
-        protocol = version.protocol_version,
-        schema = version.schema_version,
-        sqlite = esc(&version.sqlite_version),
-        state_l = lang.t("diag.state_dir"),
-        state = esc(&web.paths.state_dir.display().to_string()),
-        socket_l = lang.t("diag.socket"),
-        socket = esc(&web.paths.socket.display().to_string()),
-        uptime_l = lang.t("diag.uptime"),
-        uptime = esc(&uptime(lang, health.uptime_ms)),
-        checks_l = with_code(lang.t("diag.checks")),
-        audit_l = lang.t("diag.audit"),
-    );
+    let session_short = |s: &planhost_core::SessionId| {
+        let s = s.as_str();
+        s[..s.len().min(8)].to_owned()
+    };
+    let body = html! {
+        dl.diag {
+            dt { (lang.t("diag.version")) }
+            dd.version {
+                "planhost " (version.version) " (protocol v" (version.protocol_version)
+                ", schema v" (version.schema_version) ", SQLite " (version.sqlite_version) ")"
+            }
+            dt { (lang.t("diag.state_dir")) }
+            dd { code.state-dir { (web.paths.state_dir.display().to_string()) } }
+            dt { (lang.t("diag.socket")) }
+            dd { code.socket { (web.paths.socket.display().to_string()) } }
+            dt { (lang.t("diag.uptime")) }
+            dd.uptime { (uptime(lang, health.uptime_ms)) }
+        }
+        h3 { (with_code(lang.t("diag.checks"))) }
+        table.checks {
+            @for c in &checks {
+                tr data-check=(c.name) data-ok=(c.ok) {
+                    td class=(if c.ok { "ok" } else { "error" }) {
+                        (if c.ok { lang.t("diag.ok") } else { lang.t("diag.fail") })
+                    }
+                    th scope="row" { (c.name) }
+                    td lang="en" { (with_code(&c.detail)) }
+                }
+            }
+        }
+        h3 { (lang.t("diag.audit")) }
+        table.audit {
+            @for row in &audit {
+                @let at = rfc3339(row.at.0);
+                tr {
+                    td { time.local datetime=(at) { (at) } }
+                    td { code { (row.action.as_str()) } }
+                    td { code { (row.session_id.as_ref().map(session_short).unwrap_or_default()) } }
+                }
+            }
+        }
+    };
     if headers.get("x-planhost-fetch").is_some() {
-        return html(body);
+        return html_response(body);
     }
-    html(format!(
-        r#"<!doctype html>
-<html lang="{tag}"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title><link rel="stylesheet" href="/app.css"></head>
-<body><main id="diagnostics-page"><h1>{title}</h1>{body}<p><a href="/">{back}</a></p></main></body></html>
-"#,
-        tag = lang.tag(),
-        title = lang.t("diag.heading"),
-        back = lang.t("diag.back"),
+    let back = html! { p { a href="/" { (lang.t("diag.back")) } } };
+    html_response(standalone(
+        lang,
+        "diagnostics-page",
+        lang.t("diag.heading"),
+        html! { (body) (back) },
     ))
 }
 

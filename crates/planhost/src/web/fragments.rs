@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::guard::{Reader, csrf_of, lang_of, refused, same};
 use super::i18n::Lang;
 use super::page::{self, Card, Lists};
-use super::{LANG_COOKIE, Shared, Web, html, internal, not_found_for, see_other};
+use super::{LANG_COOKIE, Shared, Web, html_response, internal, not_found_for, see_other};
 
 /// One plan with its exact Markdown (`plans.get`), by the id in the page's address.
 pub(super) async fn plan_of(
@@ -226,7 +226,7 @@ pub(super) async fn index(
         Ok(l) => l,
         Err(r) => return r,
     };
-    html(page::page(
+    html_response(page::page(
         visitor.lang,
         &csrf_of(&visitor.token),
         &lists,
@@ -255,7 +255,7 @@ pub(super) async fn approval_page(
         Ok(l) => l,
         Err(r) => return r,
     };
-    html(page::page(
+    html_response(page::page(
         visitor.lang,
         &csrf_of(&visitor.token),
         &lists,
@@ -296,7 +296,7 @@ pub(super) async fn cards_fragment(
     State(web): Shared,
 ) -> Response {
     match web.pending_cards(&conn).await {
-        Ok(cards) => html(page::cards_html(
+        Ok(cards) => html_response(page::cards_html(
             visitor.lang,
             &csrf_of(&visitor.token),
             &cards,
@@ -313,7 +313,7 @@ pub(super) async fn card_fragment(
     match plan_of(&conn, &id).await {
         Ok(detail) => {
             let card = web.card(&conn, detail.approval).await;
-            html(page::card(visitor.lang, &csrf_of(&visitor.token), &card))
+            html_response(page::card(visitor.lang, &csrf_of(&visitor.token), &card))
         }
         Err(error) => {
             tracing::debug!(%error, "card not found");
@@ -330,7 +330,7 @@ pub(super) enum Part {
     Asks,
 }
 
-pub(super) fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> String {
+pub(super) fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> maud::Markup {
     match part {
         Part::Sessions => page::sessions_html(lang, csrf, lists),
         Part::Publications => page::publications_html(lang, csrf, lists),
@@ -341,7 +341,7 @@ pub(super) fn part_html(part: Part, lang: Lang, csrf: &str, lists: &Lists) -> St
 async fn fragment(web: &Web, reader: Reader, part: Part) -> Response {
     let Reader { visitor, conn } = reader;
     match web.lists_for(&conn, part).await {
-        Ok(lists) => html(part_html(
+        Ok(lists) => html_response(part_html(
             part,
             visitor.lang,
             &csrf_of(&visitor.token),
@@ -376,7 +376,7 @@ pub(super) async fn session_fragment(
         shells: conn.call::<methods::ShellsCatalog>(Empty {}).await.ok(),
         ..Lists::default()
     };
-    html(page::session_item(
+    html_response(page::session_item(
         visitor.lang,
         &csrf_of(&visitor.token),
         &session,

@@ -148,7 +148,7 @@ pub(super) fn refused(
     title: &'static str,
     body: &'static str,
 ) -> Response {
-    let mut r = (status, page::refusal(lang, id, title, body)).into_response();
+    let mut r = (status, page::refusal(lang, id, title, body).into_string()).into_response();
     set_html(&mut r);
     r
 }

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use planhost_core::PolicyRule;
+
 /// The languages the page speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lang {
@@ -70,6 +72,16 @@ impl Lang {
         best.map_or(Lang::En, |(_, l)| l)
     }
 
+    /// What an ask's rule means, where the page speaks another language than the host's
+    /// reasons (English): the host's sentence is then shown as the detail. `None` in English,
+    /// and for a rule that never asks.
+    pub(crate) fn ask_meaning(self, rule: PolicyRule) -> Option<&'static str> {
+        match self {
+            Lang::En => None,
+            Lang::ZhCn => ask_meaning_key(rule).map(|key| self.t(key)),
+        }
+    }
+
     /// The text for `key`. A key missing from the catalog shows as itself (and a test fails).
     pub(crate) fn t(self, key: &'static str) -> &'static str {
         catalog(self).get(key).copied().unwrap_or(key)
@@ -94,6 +106,24 @@ impl Lang {
             Lang::En => None,
             Lang::ZhCn => ZH.get_or_init(|| parse(CODES_ZH_CN)).get(code).copied(),
         }
+    }
+}
+
+/// The catalog key of what an asking rule means (`ask.why.*`), by the rule's family: a
+/// Plan-mode shell command that may change files, a Plan-mode subagent, or a permission mode
+/// that asks (for a command that may change files, or for any call of the tool).
+fn ask_meaning_key(rule: PolicyRule) -> Option<&'static str> {
+    let name = rule.as_str();
+    if name.ends_with(".shell_may_change") {
+        Some("ask.why.plan_shell")
+    } else if name.ends_with(".subagent_asks") {
+        Some("ask.why.plan_subagent")
+    } else if name.ends_with(".shell_by_permission") {
+        Some("ask.why.shell_by_permission")
+    } else if name.ends_with("_by_permission") {
+        Some("ask.why.by_permission")
+    } else {
+        None
     }
 }
 
@@ -179,6 +209,41 @@ mod tests {
             Some("只有会话空闲时才能更改模式和配置。")
         );
         assert_eq!(Lang::En.code("SESSION_NOT_IDLE"), None);
+    }
+
+    #[test]
+    fn every_asking_rule_is_said_in_chinese() {
+        // The policy asks through these rules only (`Decision::Ask` in planhost-core's policy).
+        let asking = [
+            PolicyRule::PlanHostShellMayChange,
+            PolicyRule::PlanHostSubagentAsks,
+            PolicyRule::AgentShellByPermission,
+            PolicyRule::PlanExploreShellByPermission,
+            PolicyRule::PlanLiteralShellByPermission,
+            PolicyRule::AgentEditByPermission,
+            PolicyRule::AgentWebByPermission,
+            PolicyRule::AgentMcpByPermission,
+            PolicyRule::PlanExploreSubagentByPermission,
+        ];
+        for rule in asking {
+            let zh = Lang::ZhCn.ask_meaning(rule);
+            assert!(
+                zh.is_some_and(|t| !t.starts_with("ask.why")),
+                "{rule}: {zh:?}"
+            );
+            assert_eq!(Lang::En.ask_meaning(rule), None);
+        }
+        // Every rule of a family that asks has its meaning.
+        for rule in PolicyRule::ALL {
+            let name = rule.as_str();
+            if name.ends_with("_by_permission")
+                || name.ends_with(".shell_may_change")
+                || name.ends_with(".subagent_asks")
+            {
+                assert!(Lang::ZhCn.ask_meaning(*rule).is_some(), "{rule}");
+            }
+        }
+        assert_eq!(Lang::ZhCn.ask_meaning(PolicyRule::PlanWriteDenied), None);
     }
 
     #[test]

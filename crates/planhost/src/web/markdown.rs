@@ -4,8 +4,9 @@
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 
-/// The HTML of `markdown`, safe to put inside the page.
-pub(crate) fn render(markdown: &str) -> String {
+/// The HTML of `markdown`, safe to put inside the page (pulldown-cmark escapes text and
+/// attributes; raw HTML was turned into text above, so the result is markup by construction).
+pub(crate) fn render(markdown: &str) -> maud::Markup {
     // No footnotes: their labels become element ids, and a plan could name one after a part of
     // the page the script updates.
     let options =
@@ -40,7 +41,7 @@ pub(crate) fn render(markdown: &str) -> String {
     });
     let mut html = String::with_capacity(markdown.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut html, events);
-    html
+    maud::PreEscaped(html)
 }
 
 /// The link target if its scheme is one a plan may point to; `#` otherwise.
@@ -62,7 +63,9 @@ fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    fn render(markdown: &str) -> String {
+        super::render(markdown).into_string()
+    }
 
     #[test]
     fn raw_html_and_scripts_render_as_text() {

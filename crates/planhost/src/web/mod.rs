@@ -235,8 +235,8 @@ fn internal(error: planhost_service::ServiceError) -> Response {
         .into_response()
 }
 
-fn html(body: String) -> Response {
-    let mut r = body.into_response();
+fn html_response(body: maud::Markup) -> Response {
+    let mut r = body.into_string().into_response();
     set_html(&mut r);
     r
 }

@@ -136,6 +136,28 @@ fn overview(locale: &str, phone: bool) {
         "(4) planhost"
     };
     assert_eq!(r["titleBefore"], expected_title, "{r:#}");
+    // Why the ask asks: in Chinese, what the rule means, then the host's own sentence marked
+    // as English; in English, the host's sentence alone.
+    let reason = &r["askReason"];
+    assert_eq!(reason["rule"], "agent.shell_by_permission", "{r:#}");
+    let text = reason["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("git add"),
+        "the host's reason names the command: {r:#}"
+    );
+    if chinese {
+        assert!(text.starts_with("当前权限模式要求"), "{r:#}");
+        assert_eq!(reason["detailLang"], "en", "{r:#}");
+        assert!(
+            reason["detail"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("permission mode ask")),
+            "{r:#}"
+        );
+    } else {
+        assert!(text.starts_with("permission mode ask"), "{r:#}");
+        assert_eq!(reason["detail"], serde_json::Value::Null, "{r:#}");
+    }
     // The diagnostics panel: where the host is, and doctor's checks, passing.
     let diag = &r["diagnostics"];
     assert!(

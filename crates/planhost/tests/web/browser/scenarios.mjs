@@ -730,6 +730,13 @@ const scenarios = {
     for (const id of [a, b, c]) await page.locator(cardSelector(id)).waitFor({ state: 'visible' });
     await page.locator(askSelector(input.ask)).waitFor({ state: 'visible' });
     const titleBefore = await page.title();
+    // Why the ask asks: in the page's language, then the host's sentence (English) as detail.
+    const askReason = await page.locator(`${askSelector(input.ask)} .reason`).evaluate((r) => ({
+      text: r.textContent.replace(/\s+/g, ' ').trim(),
+      detail: r.querySelector('.detail')?.textContent.trim() ?? null,
+      detailLang: r.querySelector('.detail')?.getAttribute('lang') ?? null,
+      rule: r.closest('article.ask')?.dataset.rule,
+    }));
     const order = () => page.locator('article.card').evaluateAll((cs) => cs.map((c) => ({ id: c.dataset.approvalId, status: c.dataset.status })));
     const context = async (id) =>
       page.locator(`${cardSelector(id)} p.context`).evaluate((p) => ({
@@ -897,6 +904,7 @@ const scenarios = {
 
     return {
       titleBefore,
+      askReason,
       diagnostics,
       contexts,
       diffs,
