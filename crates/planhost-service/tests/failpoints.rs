@@ -215,7 +215,10 @@ impl Host {
         calls
     }
 
+    /// The database's rows, once the decisions recorded so far are in the audit log (they
+    /// reach it from the decision journal a few milliseconds after they were answered).
     fn dump(&self) -> String {
+        self.call("audit.list", json!({ "limit": 1 }));
         planhost_service::dump_database(&self.state.path().join("planhost.sqlite")).unwrap()
     }
 }
@@ -549,7 +552,7 @@ fn a_tool_decision_that_cannot_be_audited_is_never_answered() {
     let read = json!({ "path": "a.txt" });
 
     // An allow that cannot be recorded is an error, and grants nothing.
-    let code = armed("store::audit::commit", "return", || {
+    let code = armed("store::audit::journal", "return", || {
         h.code_of(
             "tools.authorize",
             authorize_params(&sid, &turn, "read-1", "Read", read.clone()),
@@ -569,7 +572,7 @@ fn a_tool_decision_that_cannot_be_audited_is_never_answered() {
     h.set_mode(&sid, "plan");
     let turn = h.begin_turn(&sid);
     let write = json!({ "path": "b.txt", "content": "x" });
-    let code = armed("store::audit::commit", "return", || {
+    let code = armed("store::audit::journal", "return", || {
         h.code_of(
             "tools.authorize",
             authorize_params(&sid, &turn, "write-1", "Write", write.clone()),
@@ -591,5 +594,13 @@ fn a_tool_decision_that_cannot_be_audited_is_never_answered() {
     assert!(ran.to_string().contains("hello"), "{ran}");
     assert_eq!(h.audit_calls("tool.allow"), vec!["read-2"]);
     assert_eq!(h.audit_calls("tool.deny"), vec!["write-2"]);
+
+    // The log cannot be written, the journal can: the decision is recorded there, so it is
+    // answered, and the log gets it once it can be written again.
+    let allowed = armed("store::audit::commit", "return", || {
+        h.authorize(&sid, &turn, "read-3", "Read", read.clone())
+    });
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    assert_eq!(h.audit_calls("tool.allow"), vec!["read-2", "read-3"]);
     scenario.teardown();
 }

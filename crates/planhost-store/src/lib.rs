@@ -56,7 +56,7 @@ mod turns;
 mod tx;
 
 pub use approvals::{ApprovalFilter, ApprovalQuery, ArtifactRef, ExecutionFilter, SubmitContext};
-pub use audit_writer::{AuditRow, AuditSink, AuditWriter};
+pub use audit_writer::{AuditRow, AuditSink, AuditWriter, journal_path};
 pub use blobs::Stored;
 pub use error::{Result, StoreError};
 pub use fence::{FenceReport, HOST_RESTARTED};

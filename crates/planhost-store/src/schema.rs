@@ -6,7 +6,8 @@
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
 /// captured entry is unique per session whatever its fingerprint. v5: who answered each
 /// approval. v6: every time a person was shown a checkpoint. v7: the agent each session serves.
-pub const CURRENT_VERSION: u32 = 7;
+/// v8: how far the audit log has read the decision journal.
+pub const CURRENT_VERSION: u32 = 8;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -218,4 +219,14 @@ CREATE UNIQUE INDEX checkpoints_capture_entry ON plan_checkpoints(session_id, ca
 pub(crate) const SCHEMA_V7: &str = r#"
 ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'pi'
     CHECK (agent IN ('pi', 'claude-code', 'codex', 'gemini-cli', 'other'));
+"#;
+
+/// v7 → v8: the last line of the decision journal (`<db>-decisions`) the audit log holds, one
+/// row, written in the same transaction as the rows it covers.
+pub(crate) const SCHEMA_V8: &str = r#"
+CREATE TABLE audit_journal (
+    id  INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+    seq INTEGER NOT NULL CHECK (seq >= 0)
+) STRICT;
+INSERT INTO audit_journal (id, seq) VALUES (1, 0);
 "#;

@@ -10,6 +10,7 @@ use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
 use crate::schema::{
     CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
+    SCHEMA_V8,
 };
 use crate::tx::Tx;
 use crate::{Result, settings};
@@ -43,6 +44,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 6,
             apply: v6_to_v7,
         },
+        Migration {
+            from: 7,
+            apply: v7_to_v8,
+        },
     ],
     validate: validate_current,
 };
@@ -54,7 +59,12 @@ fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V4)?;
     tx.execute_batch(SCHEMA_V5)?;
     tx.execute_batch(SCHEMA_V6)?;
-    tx.execute_batch(SCHEMA_V7)
+    tx.execute_batch(SCHEMA_V7)?;
+    tx.execute_batch(SCHEMA_V8)
+}
+
+fn v7_to_v8(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V8)
 }
 
 fn v6_to_v7(tx: &Transaction<'_>) -> rusqlite::Result<()> {

@@ -294,10 +294,10 @@ fn row(call: &str) -> AuditRow {
     }
 }
 
-/// Records `call` as a confirmed row and waits for the writer's answer.
-fn confirmed(sink: &planhost_store::AuditSink, call: &str) -> planhost_store::Result<()> {
+/// Waits until everything `sink` queued is in the audit log, or for the error that kept it out.
+fn flushed(sink: &planhost_store::AuditSink) -> planhost_store::Result<()> {
     let (tx, rx) = mpsc::channel();
-    sink.record_confirmed(row(call), move |r| tx.send(r).unwrap());
+    sink.flush(move |r| tx.send(r).unwrap());
     rx.recv_timeout(Duration::from_secs(10)).unwrap()
 }
 
@@ -314,7 +314,7 @@ fn audited_calls(store: &mut Store) -> Vec<String> {
 }
 
 #[test]
-fn a_failed_audit_batch_is_reported_and_never_wedges_the_writer() {
+fn a_failed_audit_batch_keeps_its_journaled_rows_and_never_wedges_the_writer() {
     let scenario = FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
@@ -322,12 +322,16 @@ fn a_failed_audit_batch_is_reported_and_never_wedges_the_writer() {
     session(&mut store, "s-1");
     let (sink, writer) = AuditWriter::spawn(&db).unwrap();
 
-    confirmed(&sink, "before").unwrap();
+    sink.record_durable(row("before")).unwrap();
+    flushed(&sink).unwrap();
+    // The log cannot be written: a decision is still recorded (the journal has it), and the
+    // failed batch is reported to whoever waits on it.
     fail::cfg("store::audit::commit", "return").unwrap();
-    let err = confirmed(&sink, "lost").unwrap_err();
-    fail::remove("store::audit::commit");
+    sink.record_durable(row("while-failing")).unwrap();
+    let err = flushed(&sink).unwrap_err();
     assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED", "{err}");
-    assert!(err.to_string().contains("not recorded"), "{err}");
+    assert!(err.to_string().contains("not written"), "{err}");
+    fail::remove("store::audit::commit");
 
     // The failed batch's transaction is gone: the host's own connection writes at once
     // (a writer left holding the lock would make this wait out the busy timeout and fail).
@@ -338,14 +342,75 @@ fn a_failed_audit_batch_is_reported_and_never_wedges_the_writer() {
         "the host waited {:?} for the audit writer's lock",
         started.elapsed()
     );
-    confirmed(&sink, "after").unwrap();
-    assert_eq!(audited_calls(&mut store), vec!["after", "before"]);
+    // The kept row goes in with the next batch, once, before the newer one.
+    sink.record_durable(row("after")).unwrap();
+    flushed(&sink).unwrap();
+    assert_eq!(
+        audited_calls(&mut store),
+        vec!["after", "before", "while-failing"]
+    );
 
-    // A row confirmed after the writer stopped is reported, not silently dropped.
+    // The journal cannot be written: nothing is recorded, and the caller hears it.
+    fail::cfg("store::audit::journal", "return").unwrap();
+    let err = sink.record_durable(row("refused")).unwrap_err();
+    fail::remove("store::audit::journal");
+    assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED", "{err}");
+    flushed(&sink).unwrap();
+    assert_eq!(
+        audited_calls(&mut store),
+        vec!["after", "before", "while-failing"]
+    );
     sink.stop();
     writer.join();
-    let err = confirmed(&sink, "stopped").unwrap_err();
-    assert_eq!(code(&err), "STORE_PERSISTENCE_FAILED", "{err}");
-    assert_eq!(audited_calls(&mut store), vec!["after", "before"]);
     scenario.teardown();
+}
+
+/// planhost killed after a decision was journaled and answered, before the writer put it in the
+/// log: the next start puts it there, once, and skips a line a power loss cut short.
+#[test]
+fn decisions_the_journal_holds_beyond_the_log_are_recorded_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planhost.sqlite");
+    let mut store = open(&db);
+    session(&mut store, "s-1");
+    let (sink, writer) = AuditWriter::spawn(&db).unwrap();
+    sink.record_durable(row("logged")).unwrap();
+    flushed(&sink).unwrap();
+    // The writer is gone (as if killed): these reach only the journal.
+    sink.stop();
+    writer.join();
+    sink.record_durable(row("journaled-1")).unwrap();
+    sink.record_durable(row("journaled-2")).unwrap();
+    assert_eq!(audited_calls(&mut store), vec!["logged"]);
+    let journal = planhost_store::journal_path(&db);
+    let mut text = fs_err::read_to_string(&journal).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    text.push_str("{\"seq\":99,\"at\":");
+    fs_err::write(&journal, text).unwrap();
+
+    let (sink, writer) = AuditWriter::spawn(&db).unwrap();
+    assert_eq!(
+        audited_calls(&mut store),
+        vec!["journaled-1", "journaled-2", "logged"],
+        "each journaled decision is in the log once"
+    );
+    assert_eq!(fs_err::read_to_string(&journal).unwrap(), "", "emptied");
+    // Lines go on after the last readable one.
+    sink.record_durable(row("next")).unwrap();
+    flushed(&sink).unwrap();
+    assert!(
+        fs_err::read_to_string(&journal)
+            .unwrap()
+            .starts_with("{\"seq\":4,"),
+    );
+    sink.stop();
+    writer.join();
+    // A start with nothing new changes nothing.
+    let (sink, writer) = AuditWriter::spawn(&db).unwrap();
+    sink.stop();
+    writer.join();
+    assert_eq!(
+        audited_calls(&mut store),
+        vec!["journaled-1", "journaled-2", "logged", "next"]
+    );
 }

@@ -240,14 +240,11 @@ fn now(svc: &Inner) -> Timestamp {
     svc.clock.now()
 }
 
-/// Records a decision and waits until it is committed: a decision that could not be recorded
-/// (a full disk, an I/O error) is never answered, so no tool call is allowed unaudited.
+/// Records a decision in the decision journal before it is answered: a decision that could not
+/// be recorded (a full disk, an I/O error) is never answered, so no tool call is allowed
+/// unaudited. One append on this thread; the audit log gets the row from the journal's writer.
 async fn record_decision(svc: &Inner, row: AuditRow) -> Result<()> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    svc.audit.record_confirmed(row, move |written| {
-        let _ = tx.send(written);
-    });
-    Ok(rx.await.map_err(|_| ServiceError::Stopped)??)
+    Ok(svc.audit.record_durable(row)?)
 }
 
 impl ToolAuthority {

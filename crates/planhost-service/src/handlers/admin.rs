@@ -90,6 +90,16 @@ pub(crate) async fn set_settings(svc: &Inner, p: SettingsPatch) -> Result<Settin
 }
 
 pub(crate) async fn audit(svc: &Inner, p: AuditFilter) -> Result<AuditLog> {
+    // Decisions recorded in the journal and not yet in the log are written first, so the list
+    // holds every decision answered before it was asked for. If they cannot be (a full disk),
+    // they stay in the journal for the writer's next try, and the list shows what the log has.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    svc.audit.flush(move |written| {
+        let _ = tx.send(written);
+    });
+    if let Ok(Err(error)) = rx.await {
+        tracing::warn!(%error, "audit.list: decisions in the journal are not in the log yet");
+    }
     let limit = u32::try_from(super::limit(p.limit)).unwrap_or(u32::MAX);
     let rows = svc
         .engine(move |e| Ok(e.store().audit(p.session_id.as_ref(), limit)?))
