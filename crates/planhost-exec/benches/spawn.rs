@@ -1,6 +1,7 @@
 //! Spawn overhead (issue 9, moved here in issue 17): the runner (`planhost_exec::run`) against
 //! `bash -c true`, with a breakdown of where the difference goes, back to back and after 100 ms
-//! idle (as the host's Bash runs: once per model reply). Target: ≤ 1.2×, or the measured reason.
+//! idle (as the host's Bash runs: once per model reply). Target: ≤ 1.1× (issue 20; 1.2× in
+//! issue 9), or the measured reason.
 //!
 //! Run: `cargo bench -p planhost-exec --bench spawn`. Knob: `PLANHOST_BENCH_SPAWNS` (runs per
 //! variant, default 200).
@@ -266,9 +267,9 @@ async fn spawn_overhead(reps: usize) {
     }
     let (auto, procfs, spawned) = (medians[6], medians[5], medians[3]);
     println!(
-        "  target runner (Auto) ≤ 1.2x `bash -c true`: {:.2}x ({})",
+        "  target runner (Auto) ≤ 1.1x `bash -c true`: {:.2}x ({})",
         ms(auto) / ms(floor),
-        met(ms(auto) / ms(floor) <= 1.2)
+        met(ms(auto) / ms(floor) <= 1.1)
     );
     println!(
         "  where it goes: fork instead of posix_spawn {:+.3} ms; tokio's child path {:+.3} ms; runner (ProcfsOnly) beyond its spawn {:+.3} ms, of which the two /proc scans {:.3} ms; the cgroup (Auto − ProcfsOnly) {:+.3} ms",

@@ -52,8 +52,14 @@ pub async fn run(
     let (status, timed_out, cancelled) = match ending {
         Ending::Exited(status) => {
             tree.root_reaped();
+            #[cfg(target_os = "linux")]
+            if child.alone() {
+                tree.root_was_alone();
+            }
             match spec.background {
-                BackgroundPolicy::Reap => tree.terminate().await,
+                BackgroundPolicy::Reap => {
+                    tree.terminate().await;
+                }
                 BackgroundPolicy::Keep => tree.release(),
             }
             (status, false, false)

@@ -76,6 +76,17 @@ impl Child {
             Self::Direct(c) => u32::try_from(c.id()).ok(),
         }
     }
+
+    /// Whether the shell, reaped by [`Child::wait`], provably started no process (see
+    /// `direct::Child::alone`). Always false for std's spawn: tokio reaps that shell before the
+    /// runner could look.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn alone(&self) -> bool {
+        match self {
+            Self::Std(_) => false,
+            Self::Direct(c) => c.alone(),
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -141,7 +152,10 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         )
     {
         match super::direct::spawn(plan, cg.dir_fd()) {
-            Ok(child) => return Ok(started(Child::Direct(child), marker, live, cgroup)),
+            Ok(child) => {
+                let pidfd = child.pidfd();
+                return Ok(started(Child::Direct(child), marker, live, cgroup, pidfd));
+            }
             Err(super::direct::Refused::Failed(source)) => {
                 return Err(ExecError::SpawnFailed {
                     program: spec.shell.executable.clone(),
@@ -164,7 +178,7 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         .kill_on_drop(true);
 
     #[cfg(target_os = "linux")]
-    let procs = cgroup.as_ref().map(crate::tree::RunCgroup::procs_file);
+    let procs = cgroup.as_ref().and_then(crate::tree::RunCgroup::procs_file);
     #[cfg(target_os = "linux")]
     let parent = crate::tree::spawner::parent_pid();
     // SAFETY: the closure runs in the forked child before exec. It only calls prctl(2),
@@ -191,7 +205,7 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
             #[cfg(target_os = "linux")]
             if let Some(procs) = &procs {
                 // "0" moves the writer itself; failure leaves the procfs walk in charge.
-                let _ = (&**procs).write(b"0");
+                let _ = (&*procs).write(b"0");
             }
             Ok(())
         });
@@ -213,17 +227,19 @@ pub(crate) fn spawn(spec: &CommandSpec) -> Result<Spawned> {
         source,
     })?;
     #[cfg(target_os = "linux")]
-    return Ok(started(Child::Std(child), marker, live, cgroup));
+    return Ok(started(Child::Std(child), marker, live, cgroup, None));
     #[cfg(not(target_os = "linux"))]
     return Ok(started(Child::Std(child), marker));
 }
 
-/// Starts following the tree of a freshly spawned shell.
+/// Starts following the tree of a freshly spawned shell; `born` is its pidfd when `clone3`
+/// started it in `cgroup`.
 fn started(
     child: Child,
     marker: String,
     #[cfg(target_os = "linux")] live: crate::tree::LiveMarker,
     #[cfg(target_os = "linux")] cgroup: Option<crate::tree::RunCgroup>,
+    #[cfg(target_os = "linux")] born: Option<std::os::fd::OwnedFd>,
 ) -> Spawned {
     // A child that was not reaped yet always has its pid.
     let pid = child
@@ -231,7 +247,13 @@ fn started(
         .and_then(|p| i32::try_from(p).ok())
         .unwrap_or(i32::MAX);
     #[cfg(target_os = "linux")]
-    let tree = Tree::new(pid, format!("{RUN_MARKER_VAR}={marker}"), live, cgroup);
+    let tree = Tree::new(
+        pid,
+        format!("{RUN_MARKER_VAR}={marker}"),
+        live,
+        cgroup,
+        born,
+    );
     #[cfg(not(target_os = "linux"))]
     let tree = Tree::new(pid);
     tracing::debug!(pid, marker, "spawned");

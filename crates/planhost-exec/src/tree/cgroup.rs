@@ -6,7 +6,7 @@ use std::os::fd::OwnedFd;
 
 use fs_err as fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long to wait for `cgroup.freeze` to take effect before killing anyway.
@@ -71,37 +71,25 @@ fn discover() -> Option<PathBuf> {
 #[derive(Debug)]
 pub(crate) struct RunCgroup {
     dir: PathBuf,
-    /// The directory itself, for `clone3(CLONE_INTO_CGROUP)`.
+    /// The directory itself, for `clone3(CLONE_INTO_CGROUP)` and for reading its files.
     dir_fd: OwnedFd,
-    procs: Arc<File>,
 }
 
 impl RunCgroup {
     /// Creates the cgroup for run `marker`, or `None` when the host cannot.
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "the cgroup directory is opened as a handle; a failure only means no cgroup for this run"
-    )]
     pub(crate) fn create(marker: &str) -> Option<Self> {
         let dir = base()?.join(format!("planhost-{marker}"));
         if let Err(e) = fs::create_dir(&dir) {
             tracing::debug!(error = %e, "cannot create run cgroup");
             return None;
         }
-        let opened = fs::File::open(&dir).and_then(|d| {
-            let procs = fs::OpenOptions::new()
-                .write(true)
-                .open(dir.join("cgroup.procs"))?;
-            Ok((OwnedFd::from(d.into_parts().0), procs))
-        });
-        match opened {
-            Ok((dir_fd, procs)) => Some(Self {
+        match fs::File::open(&dir) {
+            Ok(d) => Some(Self {
                 dir,
-                dir_fd,
-                procs: Arc::new(procs.into_parts().0),
+                dir_fd: OwnedFd::from(d.into_parts().0),
             }),
             Err(e) => {
-                tracing::debug!(error = %e, "cannot open cgroup.procs");
+                tracing::debug!(error = %e, "cannot open the run cgroup");
                 let _ = fs::remove_dir(&dir);
                 None
             }
@@ -113,9 +101,18 @@ impl RunCgroup {
         &self.dir_fd
     }
 
-    /// The open `cgroup.procs` (close-on-exec): the child writes `0` to it to join before exec.
-    pub(crate) fn procs_file(&self) -> Arc<File> {
-        Arc::clone(&self.procs)
+    /// `cgroup.procs`, opened for writing (close-on-exec), for the std spawn only: its child
+    /// writes `0` to it to join before exec. `clone3` needs only [`RunCgroup::dir_fd`], so this
+    /// is not opened for every run. `None` (logged) leaves the procfs walk in charge.
+    pub(crate) fn procs_file(&self) -> Option<File> {
+        let path = self.dir.join("cgroup.procs");
+        match fs::OpenOptions::new().write(true).open(&path) {
+            Ok(f) => Some(f.into_parts().0),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot open cgroup.procs");
+                None
+            }
+        }
     }
 
     /// The live members.
@@ -126,8 +123,33 @@ impl RunCgroup {
     }
 
     fn event(&self, key: &str) -> Option<bool> {
-        let events = fs::read_to_string(self.dir.join("cgroup.events")).ok()?;
-        events
+        // Relative to the open directory, into a stack buffer: the runner reads this after every
+        // shell exits. The file is two short lines (`populated 0|1`, `frozen 0|1`).
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::openat(
+            &self.dir_fd,
+            "cgroup.events",
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        let mut buf = [0u8; 128];
+        let mut len = 0;
+        loop {
+            match rustix::io::read(&fd, &mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    len += n;
+                    if len == buf.len() {
+                        break;
+                    }
+                }
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return None,
+            }
+        }
+        std::str::from_utf8(&buf[..len])
+            .ok()?
             .lines()
             .find_map(|l| Some(l.strip_prefix(key)?.trim() == "1"))
     }

@@ -10,7 +10,12 @@
 //!
 //! Every signal goes through a pidfd opened after the start time was recorded and checked again,
 //! so a reused pid is never signalled. Reaping is `waitid(P_PIDFD)` on exactly those pidfds; the
-//! shell itself is left to tokio.
+//! shell itself is reaped by its spawner's side (tokio, or the `clone3` pidfd).
+//!
+//! When the shell exits on its own, finding what it left behind takes a walk of all of `/proc`.
+//! It is skipped only when nothing can be left: the shell was born in its cgroup, no process or
+//! thread was created in the host's pid namespace between its birth and its exit (so it started
+//! none), and the cgroup reports `populated 0`.
 
 mod cgroup;
 mod leftovers;
@@ -29,6 +34,7 @@ use rustix::process::{Pid, PidfdFlags, Signal, WaitId, WaitIdOptions};
 
 use crate::runner::RUN_MARKER_VAR;
 pub(crate) use cgroup::RunCgroup;
+pub(crate) use procfs::last_pid;
 
 pub use leftovers::{
     HostIdentity, Leftovers, WATCHDOG_VAR, Watchdog, Whose, kill_leftovers, watch_host,
@@ -165,20 +171,33 @@ pub(crate) struct Tree {
     root: Option<Root>,
     cgroup: Option<RunCgroup>,
     members: HashMap<i32, Member>,
+    /// Set by [`Tree::root_was_alone`]: the shell started no process at all.
+    alone: bool,
+    /// How many `/proc` walks this tree has made.
+    scans: u32,
     finished: bool,
 }
 
 impl Tree {
     /// Starts tracking the shell `root_pid`, spawned with `marker_entry` (`NAME=value`) in its
     /// environment, in its own session, and (if any) in `cgroup`.
+    ///
+    /// `born` is the shell's own pidfd when `clone3(CLONE_INTO_CGROUP)` started it in `cgroup`:
+    /// then it is a member by construction and, as an unreaped child, cannot have been replaced
+    /// by another process, so neither is checked again.
     pub(crate) fn new(
         root_pid: i32,
         marker_entry: String,
         live: LiveMarker,
         cgroup: Option<RunCgroup>,
+        born: Option<OwnedFd>,
     ) -> Self {
+        let born_in_cgroup = born.is_some() && cgroup.is_some();
         let root = procfs::read_stat(root_pid).and_then(|st| {
-            let fd = open_verified(root_pid, st.start)?;
+            let fd = match born {
+                Some(fd) => fd,
+                None => open_verified(root_pid, st.start)?,
+            };
             Some(Root {
                 pid: root_pid,
                 start: st.start,
@@ -189,7 +208,7 @@ impl Tree {
             tracing::warn!(root_pid, "cannot open a pidfd for the shell");
         }
         let cgroup = cgroup.filter(|cg| {
-            let joined = cg.pids().contains(&root_pid);
+            let joined = born_in_cgroup || cg.pids().contains(&root_pid);
             if !joined {
                 tracing::warn!("shell did not join its cgroup; procfs walk only");
             }
@@ -204,6 +223,8 @@ impl Tree {
             root,
             cgroup,
             members: HashMap::new(),
+            alone: false,
+            scans: 0,
             finished: false,
         }
     }
@@ -211,6 +232,13 @@ impl Tree {
     /// The shell exited and tokio reaped it: its pid may be reused, so stop following it.
     pub(crate) fn root_reaped(&mut self) {
         self.root = None;
+    }
+
+    /// The shell's spawner saw, before reaping it, that no process or thread was created in this
+    /// pid namespace after the shell (see `sys::direct::Child::alone`): the shell was the
+    /// run's only process. With its cgroup empty too, [`Tree::terminate`] has nothing to look for.
+    pub(crate) fn root_was_alone(&mut self) {
+        self.alone = true;
     }
 
     /// Leaves the remaining descendants running ([`crate::BackgroundPolicy::Keep`]).
@@ -226,8 +254,13 @@ impl Tree {
     }
 
     /// SIGTERM, grace, SIGKILL and reap every process of the run. Returns once none is left
-    /// (or the generous bounds passed, which is logged).
-    pub(crate) async fn terminate(mut self) {
+    /// (or the generous bounds passed, which is logged), with the number of `/proc` walks it
+    /// took: none when the shell was alone and its cgroup is empty.
+    pub(crate) async fn terminate(mut self) -> u32 {
+        if self.nothing_left() {
+            self.finished = true;
+            return 0;
+        }
         let grace_end = Instant::now() + TERM_GRACE;
         let mut termed = HashSet::new();
         let mut pause = POLL_MIN;
@@ -239,7 +272,7 @@ impl Tree {
                 if termed.is_empty() && !self.cgroup.as_ref().is_some_and(RunCgroup::populated) {
                     self.reap().await;
                     self.finished = true;
-                    return;
+                    return self.scans;
                 }
                 break;
             }
@@ -256,6 +289,22 @@ impl Tree {
         self.kill_all().await;
         self.reap().await;
         self.finished = true;
+        self.scans
+    }
+
+    /// Whether the run provably has no process left, without a `/proc` walk: the shell is
+    /// reaped and was alone ([`Tree::root_was_alone`]), and its cgroup reports `populated 0`.
+    ///
+    /// An empty cgroup alone would not do. A process can leave its cgroup (root, or a delegated
+    /// subtree) and live on as an orphan of the host, and an orphan that already died is a
+    /// zombie of the host that no cgroup counts, which only the walk finds and reaps. That the
+    /// shell started nothing rules both out; the cgroup check guards against a privileged
+    /// command that moved the pid counter back (`ns_last_pid`) but stayed in its cgroup.
+    fn nothing_left(&self) -> bool {
+        self.alone
+            && self.root.is_none()
+            && self.members.is_empty()
+            && self.cgroup.as_ref().is_some_and(|cg| !cg.populated())
     }
 
     async fn kill_all(&mut self) {
@@ -307,6 +356,7 @@ impl Tree {
 
     /// Records every process of the run and returns those still alive (the shell included).
     fn scan(&mut self) -> Vec<i32> {
+        self.scans = self.scans.saturating_add(1);
         let forks_before = FORKS_STARTED.load(Ordering::SeqCst);
         let forks_were_running = FORKS_IN_FLIGHT.load(Ordering::SeqCst) != 0;
         let procs = procfs::all();
@@ -497,5 +547,73 @@ fn reap_one(pid: i32, m: &Member) -> bool {
             tracing::warn!(pid, error = %e, "waitid failed");
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spawns `command` the way the runner does, waits for the shell and tears the tree down as
+    /// after a normal exit; returns whether the shell was alone and how many walks it took.
+    async fn exit_and_teardown(command: &str, containment: crate::Containment) -> (bool, u32) {
+        let dir = tempfile::tempdir().unwrap();
+        let shell = crate::effective_shell(crate::Platform::Linux, &crate::probe(), None)
+            .expect("bash on this machine");
+        let mut spec = crate::CommandSpec::new(shell, command, dir.path());
+        spec.env = vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())];
+        spec.containment = containment;
+        let crate::sys::Spawned {
+            mut child,
+            mut tree,
+        } = crate::sys::spawn(&spec).unwrap();
+        assert!(child.wait().await.unwrap().success());
+        tree.root_reaped();
+        let alone = child.alone();
+        if alone {
+            tree.root_was_alone();
+        }
+        (alone, tree.terminate().await)
+    }
+
+    /// `true` in its own cgroup: once the shell is gone and the cgroup reports `populated 0`,
+    /// the run ends without a `/proc` walk. Whatever else the machine starts meanwhile (other
+    /// tests, builds) takes a pid and rightly costs that run its walk, so a few tries are
+    /// allowed; every run that did not qualify must still have walked.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_shell_that_started_nothing_in_an_empty_cgroup_needs_no_walk() {
+        if !(cgroup::prepare() && crate::sys::born_in_cgroups()) {
+            eprintln!("no writable cgroup v2 here: the walk is never skipped");
+            return;
+        }
+        if procfs::last_pid().is_none() {
+            eprintln!("no /proc/sys/kernel/ns_last_pid here: the walk is never skipped");
+            return;
+        }
+        let mut tries = Vec::new();
+        for _ in 0..50 {
+            let (alone, scans) = exit_and_teardown("true", crate::Containment::Auto).await;
+            tries.push((alone, scans));
+            assert!(alone || scans >= 1, "{tries:?}");
+            if alone {
+                assert_eq!(scans, 0, "an empty cgroup and a lone shell: {tries:?}");
+                return;
+            }
+        }
+        panic!("something else took a pid in every try: {tries:?}");
+    }
+
+    /// A shell that started anything is walked for even though its cgroup is empty by then: here
+    /// an orphan that already died, a zombie of the host that no cgroup counts. Without the
+    /// cgroup (`ProcfsOnly`) the walk always runs.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_shell_that_started_something_is_walked_for() {
+        for containment in [crate::Containment::Auto, crate::Containment::ProcfsOnly] {
+            let (alone, scans) = exit_and_teardown("( true & ); sleep 0.1", containment).await;
+            assert!(!alone, "{containment:?}");
+            assert!(scans >= 1, "{containment:?}");
+        }
+        let (alone, scans) = exit_and_teardown("true", crate::Containment::ProcfsOnly).await;
+        assert!(!alone && scans >= 1, "ProcfsOnly is unchanged");
     }
 }

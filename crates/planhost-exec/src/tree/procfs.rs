@@ -72,7 +72,9 @@ fn read_stat_at(dir: impl rustix::fd::AsFd, path: &str) -> Option<ProcStat> {
             Ok(0) => break,
             Ok(n) => {
                 len += n;
-                if len == buf.len() {
+                // The line is whole once it ends in its newline: no read just to see EOF (the
+                // walk does this for every process on the machine).
+                if len == buf.len() || buf[len - 1] == b'\n' {
                     break;
                 }
             }
@@ -115,6 +117,42 @@ pub(crate) fn all() -> Vec<ProcStat> {
         }
     }
     out
+}
+
+/// The last pid the kernel handed out in this process's pid namespace
+/// (`/proc/sys/kernel/ns_last_pid`), or `None` where it cannot be read (a kernel without
+/// `CONFIG_CHECKPOINT_RESTORE`). Every new process or thread of the namespace, and of any
+/// namespace below it, takes its pid from the same cyclic counter; only a task holding
+/// `CAP_CHECKPOINT_RESTORE` over the namespace can move the counter by hand or take a pid
+/// without moving it (`clone3`'s `set_tid`).
+pub(crate) fn last_pid() -> Option<i32> {
+    use rustix::fs::{Mode, OFlags};
+    use std::os::fd::OwnedFd;
+    use std::sync::OnceLock;
+    // Opened once: each read is one `pread`, no path lookup. A failed open is tried again next
+    // time rather than remembered.
+    static FILE: OnceLock<OwnedFd> = OnceLock::new();
+    let fd = match FILE.get() {
+        Some(fd) => fd,
+        None => {
+            let fd = rustix::fs::open(
+                "/proc/sys/kernel/ns_last_pid",
+                OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()?;
+            FILE.get_or_init(|| fd)
+        }
+    };
+    let mut buf = [0u8; 16];
+    let n = loop {
+        match rustix::io::pread(fd, &mut buf, 0) {
+            Ok(n) => break n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    };
+    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 
 /// The value of `name` in `/proc/<pid>/environ`, if the process has it (and it is readable).
@@ -162,6 +200,15 @@ mod tests {
             "PF_EXITING is 0x4"
         );
         assert!(parse_stat("12 (x) Z 1 2").is_none());
+    }
+
+    #[test]
+    fn the_last_pid_moves_with_each_new_task() {
+        let Some(before) = last_pid() else {
+            return; // no CONFIG_CHECKPOINT_RESTORE: the runner never skips its walk there
+        };
+        std::thread::spawn(|| ()).join().unwrap();
+        assert_ne!(last_pid(), Some(before), "a new thread takes a pid");
     }
 
     #[test]

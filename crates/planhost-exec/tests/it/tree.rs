@@ -189,6 +189,35 @@ async fn normal_exit_reaps_background_descendants() {
     }
 }
 
+/// An orphan that dies before the shell exits: by then the run's cgroup is empty (`populated
+/// 0`: a zombie is no member), yet the orphan is still a zombie of the host that only the
+/// teardown reaps. An empty cgroup alone must not end the teardown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_exit_reaps_an_orphan_that_died_before_the_shell() {
+    const ORPHAN_DIES_FIRST: &str = r#"
+( bash -c 'echo pid:$$' & )
+sleep 0.2
+echo done
+"#;
+    for containment in [Containment::Auto, Containment::ProcfsOnly] {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = unique_tag("dead-orphan");
+        let _reaper = Reaper(tag.clone());
+        let mut s = spec(ORPHAN_DIES_FIRST, dir.path(), &tag);
+        s.containment = containment;
+        let (res, pids) = run_to_exit(s).await;
+        assert_eq!(res.exit, ExitStatus::Code(0), "{containment:?}");
+        assert!(res.stdout.kept.ends_with("done\n"), "{:?}", res.stdout.kept);
+        assert_eq!(pids.len(), 1, "{containment:?}: {:?}", res.stdout.kept);
+        // Reaped by run() itself: nothing else in this process reaps an orphan.
+        assert!(
+            !crate::support::exists(pids[0]),
+            "{containment:?}: orphan {} left as a zombie",
+            pids[0]
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keep_policy_leaves_background_running_and_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
