@@ -195,6 +195,7 @@ impl Client {
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             roles: roles.to_vec(),
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         })
     }

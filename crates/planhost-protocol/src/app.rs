@@ -31,6 +31,12 @@ pub struct InitializeParams {
     /// as they are allowed, asked, run and finished). Needs the `observer` role.
     #[serde(default)]
     pub tool_activity: bool,
+    /// Which sessions' `state.changed` (and, with `toolActivity`, `tools.activity`)
+    /// notifications this connection gets: `all` (the default), or `own`, the sessions this
+    /// connection opened with `sessions.open` — an agent's connection watches its own session,
+    /// and other sessions' events cost it nothing.
+    #[serde(default)]
+    pub events: EventScope,
     /// With the `agent` role: the agent's own process, when the connecting process is a
     /// short-lived helper acting for it (a hook Claude Code runs for one event). It must be the
     /// connecting process, its parent or its grandparent. Like the process of every agent connection,
@@ -65,6 +71,18 @@ result! {
         pub roles: Vec<Role>,
         /// Every method the host serves, with its role rule.
         pub methods: Vec<MethodInfo>,
+    }
+}
+
+planhost_core::wire_enum! {
+    #[derive(schemars::JsonSchema, Default)]
+    /// Which sessions' notifications a connection gets (`initialize`'s `events`).
+    EventScope {
+        /// Every session's.
+        #[default]
+        All = "all",
+        /// The sessions this connection opened (`sessions.open`).
+        Own = "own",
     }
 }
 

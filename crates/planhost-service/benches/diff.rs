@@ -114,6 +114,7 @@ fn main() {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         };
         let (conn, _events, _) = host.service().connect(&hello, Peer::Embedded).unwrap();

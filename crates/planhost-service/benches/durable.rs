@@ -177,6 +177,7 @@ fn connect(service: &Service) -> (Connection, Notifications) {
         client_version: None,
         roles: vec![Role::Agent, Role::Approver],
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     };
     let (conn, notes, _) = service

@@ -162,7 +162,12 @@ async fn dispatch(
         Q::AppHealth(_) => R::AppHealth(admin::health(svc)),
         Q::AppVersion(_) => R::AppVersion(admin::version(svc)),
         Q::AppRotateWebToken(_) => R::AppRotateWebToken(admin::rotate_web_token(svc)?),
-        Q::SessionsOpen(p) => R::SessionsOpen(sessions::open(svc, p).await?),
+        Q::SessionsOpen(p) => {
+            let session = sessions::open(svc, p).await?;
+            // An `own` connection watches what it opened (from its next event on).
+            svc.fanout.opened(caller.conn, &session.id);
+            R::SessionsOpen(session)
+        }
         Q::SessionsGet(p) => R::SessionsGet(sessions::get(svc, p.session_id).await?),
         Q::SessionsList(p) => R::SessionsList(sessions::list(svc, p).await?),
         Q::SessionsSetMode(p) => R::SessionsSetMode(sessions::set_mode(svc, p).await?),

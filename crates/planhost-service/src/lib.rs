@@ -27,6 +27,7 @@
 //!     client_version: None,
 //!     roles: vec![Role::Agent],
 //!     tool_activity: false,
+//!     events: planhost_protocol::EventScope::All,
 //!     agent_process: None,
 //! };
 //! let (conn, _events, _) = service.connect(&hello, Peer::Embedded).unwrap();

@@ -161,7 +161,8 @@ impl Service {
                     | EventBody::PublicationChanged { .. }
                     | EventBody::HandoffChanged { .. } => {}
                 }
-                fanout.send_all(&ServerNotification::StateChanged(event));
+                let session = event.session_id.clone();
+                fanout.send_session(&session, &ServerNotification::StateChanged(event));
             }
         })
         .map_err(|e| ServiceError::Internal(format!("starting the state thread: {e}")))?;
@@ -307,9 +308,13 @@ impl Service {
         let id = self.inner.next_connection.fetch_add(1, Ordering::Relaxed);
         let (queue, rx) = mpsc::channel(CONNECTION_QUEUE);
         let kill = CancellationToken::new();
-        self.inner
-            .fanout
-            .add(id, queue.clone(), kill.clone(), hello.tool_activity);
+        self.inner.fanout.add(
+            id,
+            queue.clone(),
+            kill.clone(),
+            hello.tool_activity,
+            hello.events,
+        );
         let caller = Caller {
             conn: id,
             by: Resolver {

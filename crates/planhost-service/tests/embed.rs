@@ -45,6 +45,7 @@ fn hello() -> InitializeParams {
         client_version: None,
         roles: vec![Role::Agent, Role::Approver, Role::Observer],
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     }
 }

@@ -68,6 +68,7 @@ impl Host {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver, Role::Observer],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         };
         let (conn, _events, _) = rt

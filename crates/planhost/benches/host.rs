@@ -5,7 +5,10 @@
 //! - the same for a Bash call in Plan mode (the shell classifier on the path: `git log` with
 //!   options and a pipe into `head`, proven read-only, so allowed);
 //! - resident memory idle and with 1,000 open sessions (targets ≤ 20 MB and ≤ 64 MB);
-//! - 50 concurrent socket clients × 1,000 authorize calls each: zero errors, p99 reported.
+//! - 50 concurrent socket clients × 1,000 authorize calls each: zero errors, p99 reported;
+//! - the host's CPU time per state change as idle connections grow (1, 10, 100), each
+//!   connection watching every session (`events: all`) or its own (`events: own`, as pi's
+//!   extension does): target flat with `own`.
 //!
 //! Run: `cargo bench -p planhost --bench host`. Figures go to docs/benchmarks.md.
 
@@ -327,6 +330,112 @@ fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
     );
 }
 
+/// The host's CPU time so far (user + system, every thread), from `/proc/<pid>/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let hz: u64 = String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    Duration::from_micros(ticks * 1_000_000 / hz)
+}
+
+/// Host CPU per state change (a mode switch of an idle session, one `state.changed`) while
+/// `idle` other connections are open, each with `scope` and a session of its own.
+fn fanout_cost(state: &std::path::Path, root: &std::path::Path) {
+    use planhost_protocol::{EventScope, InitializeParams, PROTOCOL_VERSION, SetModeParams};
+    let socket = state.join("bench.sock");
+    let child = Command::new(BIN)
+        .args(["serve", "--state-dir"])
+        .arg(state)
+        .arg("--socket")
+        .arg(&socket)
+        .env("PLANHOST_LOG", "error")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let _guard = Host(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Client::connect_socket(&socket).is_err() {
+        assert!(Instant::now() < deadline, "socket never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let hello = |name: &str, events: EventScope| InitializeParams {
+        protocol_version: PROTOCOL_VERSION,
+        client_name: name.into(),
+        client_version: None,
+        roles: ROLES.to_vec(),
+        tool_activity: false,
+        events,
+        agent_process: None,
+    };
+    let open = |c: &mut Client, external: &str| {
+        c.call::<methods::SessionsOpen>(OpenSessionParams {
+            workspace_root: root.display().to_string(),
+            external_id: Some(external.into()),
+            interactivity: Interactivity::Interactive,
+            persistence: None,
+            agent: None,
+        })
+        .unwrap()
+        .id
+    };
+    let changes = 2_000;
+    println!("fan-out: host CPU per state change ({changes} mode switches) as connections grow");
+    for scope in [EventScope::All, EventScope::Own] {
+        for total in [1usize, 10, 100] {
+            let mut idle = Vec::new();
+            for k in 1..total {
+                let mut c = Client::connect_socket(&socket).unwrap();
+                c.initialize_with(hello("bench-idle", scope)).unwrap();
+                let _ = open(&mut c, &format!("idle-{scope}-{total}-{k}"));
+                idle.push(c);
+            }
+            let mut driver = Client::connect_socket(&socket).unwrap();
+            driver
+                .initialize_with(hello("bench-driver", scope))
+                .unwrap();
+            let session = open(&mut driver, &format!("driver-{scope}-{total}"));
+            let before = cpu_time(pid);
+            let started = Instant::now();
+            for i in 0..changes {
+                let mode = if i % 2 == 0 {
+                    planhost_core::Mode::Plan
+                } else {
+                    planhost_core::Mode::Agent
+                };
+                driver
+                    .call::<methods::SessionsSetMode>(SetModeParams {
+                        session_id: session.clone(),
+                        mode,
+                    })
+                    .unwrap();
+            }
+            let took = started.elapsed();
+            let cpu = cpu_time(pid) - before;
+            println!(
+                "  events {scope:<3}  {total:>3} connections  host CPU {:.3} ms/change  wall {:.3} ms/change",
+                cpu.as_secs_f64() * 1e3 / f64::from(changes),
+                took.as_secs_f64() * 1e3 / f64::from(changes),
+            );
+            drop(driver);
+            drop(idle);
+        }
+    }
+}
+
 fn main() {
     let root = tempfile::tempdir().unwrap();
     let state = tempfile::Builder::new()
@@ -335,4 +444,5 @@ fn main() {
         .unwrap();
     stdio_round_trips(&state.path().join("stdio"), root.path());
     socket_clients(&state.path().join("sock"), root.path());
+    fanout_cost(&state.path().join("fanout"), root.path());
 }

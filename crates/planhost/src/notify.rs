@@ -121,6 +121,7 @@ pub(crate) fn start(svc: Service, state_dir: &Path) -> anyhow::Result<()> {
         client_version: Some(env!("CARGO_PKG_VERSION").into()),
         roles: vec![Role::Observer],
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     };
     let (conn, mut notes, _) = svc.connect(&hello, planhost_service::Peer::Embedded)?;

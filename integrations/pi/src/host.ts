@@ -148,6 +148,8 @@ export class Host {
       clientVersion,
       // pi is both the agent and the person's UI: its dialogs answer approvals.
       roles: [...PI_ROLES],
+      // Only its own session's events: another session's changes cost this connection nothing.
+      events: "own",
     });
     host.connectionId = hello.connectionId;
     return host;

@@ -281,6 +281,11 @@ export type ErrorData = { code: ErrorCode; field?: string | null; };
 export type Event = { at: Timestamp; seq: number; sessionId: SessionId; } & ({ kind: "sessionUpdated"; mode: Mode; permissionMode: PermissionMode; planState: PlanState; } | { kind: "turnStarted"; origin: TurnOrigin; turnId: TurnId; } | { kind: "turnEnded"; state: TurnState; turnId: TurnId; } | { errorCode?: ErrorCode | null; expiresAt: Timestamp; kind: "approvalChanged"; proposalId: ProposalId; resolvedBy?: Resolver | null; status: ApprovalStatus; } | { kind: "permissionAsked"; reason: string; requestId: AskId; toolCallId: ToolCallId; toolName: string; turnId: TurnId; } | { decision: PermissionDecision; kind: "permissionResolved"; requestId: AskId; resolvedBy?: Resolver | null; } | { anchor: EntryId; kind: "checkpointSaved"; revision: number; sha256: string; } | { kind: "publicationChanged"; publicationId: PublicationId; status: PublicationStatus; } | { kind: "handoffChanged"; phase: HandoffPhase; } | { executionId: ExecutionId; kind: "executionChanged"; proposalId: ProposalId; state: ExecutionState; });
 
 /**
+ * Which sessions' notifications a connection gets (`initialize`'s `events`).
+ */
+export type EventScope = "all" | "own";
+
+/**
  * The output of `tools.execute`: the result of the tool the call named, as that
  * tool's result serialises, with no tag (Bash: `exit`, `stdout`, `stderr`,
  * `timedOut`, `cancelled`, …). Read it as the tool called: `ExecuteOutputOf[tool]` in
@@ -422,7 +427,7 @@ export type HostTool = "Read" | "Glob" | "Grep" | "Write" | "Edit" | "Bash" | "E
  * `initialize`: the first request on every connection. Unknown fields are ignored, so a newer
  * client that sends one more field can still talk to this host.
  */
-export type InitializeParams = { agentProcess?: number | null; clientName: string; clientVersion?: string | null; protocolVersion: number; roles: Role[]; toolActivity?: boolean; };
+export type InitializeParams = { agentProcess?: number | null; clientName: string; clientVersion?: string | null; events?: EventScope; protocolVersion: number; roles: Role[]; toolActivity?: boolean; };
 
 /**
  * The host's side of the handshake.

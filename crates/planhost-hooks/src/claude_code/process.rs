@@ -77,6 +77,7 @@ fn connect_or_start(paths: &Paths, planhost: &Path) -> Result<SocketHost, HostEr
                 client_version: Some(env!("CARGO_PKG_VERSION").into()),
                 roles: HOOK_ROLES.to_vec(),
                 tool_activity: false,
+                events: planhost_protocol::EventScope::Own,
                 agent_process: claude_process(),
             },
         )

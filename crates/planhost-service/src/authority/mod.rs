@@ -226,14 +226,17 @@ fn announce(
     if !fanout.has_tool_watchers() {
         return;
     }
-    fanout.send_tool_activity(&ServerNotification::ToolActivity(ToolActivity {
-        session_id: session_id.clone(),
-        turn_id: turn_id.clone(),
-        tool_call_id: tool_call_id.clone(),
-        tool_name: tool_name.to_owned(),
-        state,
-        at,
-    }));
+    fanout.send_tool_activity(
+        session_id,
+        &ServerNotification::ToolActivity(ToolActivity {
+            session_id: session_id.clone(),
+            turn_id: turn_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.to_owned(),
+            state,
+            at,
+        }),
+    );
 }
 
 fn now(svc: &Inner) -> Timestamp {

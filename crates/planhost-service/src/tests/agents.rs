@@ -90,6 +90,7 @@ fn each_session_is_held_to_its_agents_catalog() {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         };
         let (conn, _notes, _) = service.connect(&hello, crate::Peer::Embedded).unwrap();

@@ -10,6 +10,7 @@
 mod agents;
 mod artifact_changed;
 mod bad_input;
+mod events;
 mod fixture;
 #[cfg(target_os = "linux")]
 mod peer;

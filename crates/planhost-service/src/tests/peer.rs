@@ -15,6 +15,7 @@ fn hello(roles: &[Role]) -> InitializeParams {
         client_version: None,
         roles: roles.to_vec(),
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     }
 }

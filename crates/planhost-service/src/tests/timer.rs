@@ -67,6 +67,7 @@ fn actor_expires_at_the_deadline_not_before() {
             client_version: None,
             roles: vec![Role::Agent, Role::Approver],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         };
         let (conn, mut notes, _) = service.connect(&hello, crate::Peer::Embedded).unwrap();

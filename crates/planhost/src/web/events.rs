@@ -25,6 +25,7 @@ pub(super) async fn events(visitor: Visitor, State(web): Shared) -> Response {
         client_version: Some(env!("CARGO_PKG_VERSION").into()),
         roles: vec![Role::Observer],
         tool_activity: true,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     };
     let (conn, notes, _) = match web.svc.connect(&hello, planhost_service::Peer::Embedded) {

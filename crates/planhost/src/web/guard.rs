@@ -331,6 +331,7 @@ impl Web {
             client_version: Some(env!("CARGO_PKG_VERSION").into()),
             roles: vec![Role::Approver, Role::Observer],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: None,
         };
         self.svc.connect(&hello, peer).map(|(conn, _notes, _)| conn)

@@ -97,6 +97,7 @@ async fn in_process(env: &Env) -> Seen {
         client_version: None,
         roles: vec![Role::Agent, Role::Approver, Role::Observer],
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     };
     let (conn, mut notes, _) = service

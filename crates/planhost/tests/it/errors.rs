@@ -243,6 +243,7 @@ fn handshake_errors() {
         client_version: None,
         roles: roles.to_vec(),
         tool_activity: false,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     };
     let mut early = host.connect_raw();

@@ -47,6 +47,7 @@ fn hello_with_activity(name: &str, roles: &[Role]) -> InitializeParams {
         client_version: None,
         roles: roles.to_vec(),
         tool_activity: true,
+        events: planhost_protocol::EventScope::All,
         agent_process: None,
     }
 }

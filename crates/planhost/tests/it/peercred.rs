@@ -210,6 +210,7 @@ fn a_hook_makes_its_agent_a_root_so_the_agents_commands_cannot_approve() {
             client_version: None,
             roles: vec![Role::Agent],
             tool_activity: false,
+            events: planhost_protocol::EventScope::All,
             agent_process: Some(1),
         })
         .unwrap_err();
