@@ -10,10 +10,6 @@
 //! locks): `prctl(PR_SET_PDEATHSIG)`, `setsid`, signal reset, `dup2`, `chdir`, `execve`. Exec
 //! failure comes back through a close-on-exec pipe, as std does it. When the kernel or a seccomp
 //! filter refuses `clone3`, the caller falls back to std's spawn and a `cgroup.procs` write.
-//!
-//! On x86_64 the child shares the host's memory until its exec (`CLONE_VM | CLONE_VFORK` on a
-//! stack of its own, as `posix_spawn` does: see `vfork`), so a spawn copies no page tables;
-//! elsewhere it gets a copy, like a fork.
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -127,8 +123,7 @@ pub(crate) enum Refused {
 /// Starts `plan` in its own session, inside the cgroup whose directory is `cgroup`, with stdin at
 /// `/dev/null` and stdout/stderr on fresh pipes. The clone itself runs on the spawner thread
 /// (see `tree::spawner`), so the shell's `PR_SET_PDEATHSIG` (SIGKILL) fires only when this
-/// process dies. The spawner thread waits for the exec with the shared-memory clone (as std's
-/// spawn does on the fallback path); with the fork-like clone, this caller waits for it.
+/// process dies; waiting for its exec happens here.
 pub(crate) fn spawn(plan: Plan, cgroup: &OwnedFd) -> Result<Child, Refused> {
     if UNSUPPORTED.load(Ordering::SeqCst) {
         return Err(Refused::Unsupported);
@@ -272,41 +267,6 @@ fn clone_into(plan: &Plan, cgroup: RawFd, fds: &ChildFds) -> io::Result<(i64, Ra
         cgroup: cgroup as u64,
         ..CloneArgs::default()
     };
-    #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
-    if !vfork::REFUSED.load(Ordering::Relaxed)
-        && let Some(stack) = vfork::stack()
-    {
-        let ctx = vfork::Ctx {
-            plan,
-            argv: &argv,
-            envp: &envp,
-            fds,
-        };
-        // SAFETY: see `vfork::clone3`; `ctx`, the plan and the stack outlive the child's use of
-        // them, because this thread is suspended until the child has exec'd or exited.
-        let ret = unsafe { vfork::clone3(&mut args, stack, &ctx) };
-        if ret >= 0 {
-            return Ok((ret, pidfd));
-        }
-        let errno = i32::try_from(-ret).unwrap_or(libc::EINVAL);
-        if !matches!(
-            errno,
-            libc::EINVAL | libc::EPERM | libc::ENOSYS | libc::E2BIG
-        ) {
-            return Err(io::Error::from_raw_os_error(errno));
-        }
-        // A kernel or filter that refuses only the shared-memory flags (a time namespace
-        // refuses `CLONE_VM`, for one) may still take the fork-like clone below: try that
-        // before giving up the birth in the cgroup, and from now on go to it directly.
-        tracing::debug!(
-            errno,
-            "the shared-memory clone3 was refused; using the fork-like one"
-        );
-        vfork::REFUSED.store(true, Ordering::Relaxed);
-        args.flags = CLONE_PIDFD | CLONE_INTO_CGROUP;
-        args.stack = 0;
-        args.stack_size = 0;
-    }
     // SAFETY: clone3 without CLONE_VM or a stack gives the child a copy of this address space,
     // like fork. The child runs only `exec_child`, which makes async-signal-safe calls on data
     // prepared above and never returns.
@@ -327,131 +287,10 @@ fn clone_into(plan: &Plan, cgroup: RawFd, fds: &ChildFds) -> io::Result<(i64, Ra
     Ok((ret, pidfd))
 }
 
-/// The shared-memory clone (x86_64): `CLONE_VM | CLONE_VFORK` on a stack of its own, as glibc's
-/// `posix_spawn` does, so that the child copies no page tables and the parent takes no
-/// copy-on-write faults afterwards (a fork costs +0.25–0.40 ms against `posix_spawn` in this
-/// crate's spawn bench, and more in a larger host).
-///
-/// The child runs in the host's memory until its exec, while the spawner thread that cloned it
-/// is suspended: it writes only its own stack (and the spawner thread's `errno`).
-/// `CLONE_CLEAR_SIGHAND` (Linux 5.5; `CLONE_INTO_CGROUP` needs 5.7) gives the child default
-/// dispositions for every signal the host catches, so no handler of the host can run in the
-/// child's shared memory; ignored signals stay ignored, as across a fork.
-#[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
-mod vfork {
-    use std::sync::OnceLock;
-    use std::sync::atomic::AtomicBool;
-
-    /// Set once the kernel refused the shared-memory flags: every later spawn uses the
-    /// fork-like clone directly.
-    pub(super) static REFUSED: AtomicBool = AtomicBool::new(false);
-
-    use super::{ChildFds, CloneArgs, Plan, exec_child};
-
-    const CLONE_VM: u64 = 0x100;
-    const CLONE_VFORK: u64 = 0x4000;
-    const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
-    /// The child's stack: `exec_child` needs a few KiB at most.
-    const STACK_BYTES: usize = 64 * 1024;
-    /// An inaccessible page below it, so that an overflow faults instead of writing the heap.
-    const GUARD_BYTES: usize = 4096;
-
-    /// What the child needs, read through one pointer.
-    pub(super) struct Ctx<'a> {
-        pub(super) plan: &'a Plan,
-        pub(super) argv: &'a [*const libc::c_char],
-        pub(super) envp: &'a [*const libc::c_char],
-        pub(super) fds: &'a ChildFds,
-    }
-
-    /// The child stack's lowest address and size. One stack serves every spawn: clones run one
-    /// at a time on the spawner thread, and each returns only once its child is done with it
-    /// (exec'd or exited). `None` when it cannot be mapped (then the fork-like clone is used).
-    pub(super) fn stack() -> Option<(usize, usize)> {
-        static STACK: OnceLock<Option<usize>> = OnceLock::new();
-        let base = (*STACK.get_or_init(|| {
-            // SAFETY: a fresh anonymous mapping, owned by this static for the process's life.
-            unsafe {
-                let map = libc::mmap(
-                    std::ptr::null_mut(),
-                    GUARD_BYTES + STACK_BYTES,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                    -1,
-                    0,
-                );
-                if map == libc::MAP_FAILED {
-                    tracing::debug!("cannot map a child stack; using a fork-like clone");
-                    return None;
-                }
-                if libc::mprotect(map, GUARD_BYTES, libc::PROT_NONE) != 0 {
-                    libc::munmap(map, GUARD_BYTES + STACK_BYTES);
-                    return None;
-                }
-                Some(map as usize + GUARD_BYTES)
-            }
-        }))?;
-        Some((base, STACK_BYTES))
-    }
-
-    /// `clone3(args | CLONE_VM | CLONE_VFORK | CLONE_CLEAR_SIGHAND)` with the child on `stack`,
-    /// running [`child_main`]`(ctx)`. Returns the child's pid or `-errno`, once the child has
-    /// exec'd or exited.
-    ///
-    /// # Safety
-    /// Only on the spawner thread (one clone at a time), with `stack` from [`stack`] and `ctx`
-    /// valid until this returns.
-    pub(super) unsafe fn clone3(args: &mut CloneArgs, stack: (usize, usize), ctx: &Ctx<'_>) -> i64 {
-        args.flags |= CLONE_VM | CLONE_VFORK | CLONE_CLEAR_SIGHAND;
-        args.stack = stack.0 as u64;
-        args.stack_size = stack.1 as u64;
-        let entry: extern "C" fn(*const Ctx<'_>) -> ! = child_main;
-        let ret: i64;
-        // SAFETY: the parent returns from `syscall` with the pid (or -errno) in rax. The child
-        // starts on its own stack at the same instruction with rax = 0: it aligns the stack,
-        // calls `entry(ctx)` and never comes back (`ud2` if it did). `syscall` clobbers rcx and
-        // r11; r12 and r13 survive it in both.
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                "test rax, rax",
-                "jnz 2f",
-                "xor ebp, ebp",
-                "and rsp, -16",
-                "mov rdi, r12",
-                "call r13",
-                "ud2",
-                "2:",
-                inlateout("rax") libc::SYS_clone3 => ret,
-                in("rdi") std::ptr::from_mut(args),
-                in("rsi") size_of::<CloneArgs>(),
-                in("r12") std::ptr::from_ref(ctx),
-                in("r13") entry,
-                lateout("rcx") _,
-                lateout("r11") _,
-            );
-        }
-        ret
-    }
-
-    /// The child, on its own stack in the host's memory: [`exec_child`]. Never returns.
-    extern "C" fn child_main(ctx: *const Ctx<'_>) -> ! {
-        // SAFETY: `ctx` points into the suspended parent's frame (see `clone3`), and
-        // `exec_child` makes only async-signal-safe calls on it.
-        unsafe {
-            let ctx = &*ctx;
-            exec_child(ctx.plan, ctx.argv, ctx.envp, ctx.fds)
-        }
-    }
-}
-
 /// The child side: never returns.
 ///
 /// # Safety
-/// Only in the child of a clone (fork-like, or the shared-memory one of `vfork`), with every
-/// pointer prepared by the parent. Under the shared-memory clone it runs in the host's memory:
-/// it must never allocate, lock, unwind or panic (a panic would run the host's panic machinery
-/// there), and makes only async-signal-safe calls.
+/// Only in the child of a fork-like clone, with every pointer prepared by the parent.
 unsafe fn exec_child(
     plan: &Plan,
     argv: &[*const libc::c_char],

@@ -157,19 +157,35 @@ fn shell_detail(decision: &Decision, agent: planhost_core::Agent, tool_name: &st
 const AUDIT_INPUT_BYTES: usize = 4 * 1024;
 
 fn audit_input(input: &Value) -> Value {
-    let text = input.to_string();
-    if text.len() <= AUDIT_INPUT_BYTES {
-        return input.clone();
-    }
-    json!({ "summarized": true, "bytes": text.len(), "sha256": planhost_core::sha256_hex(text.as_bytes()) })
+    summarized_input(&input.to_string()).unwrap_or_else(|| input.clone())
 }
 
-fn merge(base: &Value, extra: Value) -> Value {
-    let mut out = base.clone();
-    if let (Some(map), Value::Object(extra)) = (out.as_object_mut(), extra) {
-        map.extend(extra);
-    }
-    out
+/// The summary that stands for an input of `text` (its JSON) above [`AUDIT_INPUT_BYTES`];
+/// `None` when the input is shown whole.
+fn summarized_input(text: &str) -> Option<Value> {
+    (text.len() > AUDIT_INPUT_BYTES).then(|| {
+        json!({ "summarized": true, "bytes": text.len(), "sha256": planhost_core::sha256_hex(text.as_bytes()) })
+    })
+}
+
+/// The audit detail of an allow or a deny, serialised in one pass. Its keys are in the order a
+/// JSON map sorts them (the order these rows always had).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DecisionDetail<'a> {
+    agent: planhost_core::Agent,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<planhost_core::DenyCode>,
+    input: &'a Value,
+    mode: planhost_core::Mode,
+    permission_mode: &'a str,
+    preset: planhost_core::PolicyPreset,
+    provenance: &'a planhost_protocol::Provenance,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    rule: planhost_core::PolicyRule,
+    shell: &'a Value,
+    tool: &'a str,
 }
 
 fn ask_record(info: &PermissionAsk) -> AskRecord<'_> {
@@ -297,25 +313,38 @@ impl ToolAuthority {
         let verdict = OnceCell::new();
         let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input, &verdict);
         let key = (p.session_id.clone(), p.tool_call_id.clone());
-        let digest = input_digest(&p.input);
-        let detail = json!({
-            "tool": p.tool_name, "provenance": p.provenance, "mode": view.mode, "preset": view.preset,
-            "permissionMode": view.permission.as_str(), "rule": decision.rule(), "input": audit_input(&p.input),
-            "shell": shell_detail(&decision, entry.agent, &p.tool_name), "agent": entry.agent,
-        });
-        let audit_row = |action: AuditAction, extra: Value| AuditRow {
-            at: now(svc),
-            session_id: Some(p.session_id.clone()),
-            turn_id: Some(p.turn_id.clone()),
-            tool_call_id: Some(p.tool_call_id.clone()),
-            action,
-            detail: merge(&detail, extra).to_string(),
-        };
+        // The input is serialised once: for the grant's digest and the audit row's size check.
+        let input_text = p.input.to_string();
+        let digest = planhost_core::sha256_hex(input_text.as_bytes());
+        let summary = summarized_input(&input_text);
+        let shell = shell_detail(&decision, entry.agent, &p.tool_name);
+        let audit_row =
+            |action: AuditAction, denied: Option<(planhost_core::DenyCode, &str)>| AuditRow {
+                at: now(svc),
+                session_id: Some(p.session_id.clone()),
+                turn_id: Some(p.turn_id.clone()),
+                tool_call_id: Some(p.tool_call_id.clone()),
+                action,
+                detail: serde_json::to_string(&DecisionDetail {
+                    agent: entry.agent,
+                    code: denied.map(|(code, _)| code),
+                    input: summary.as_ref().unwrap_or(&p.input),
+                    mode: view.mode,
+                    permission_mode: view.permission.as_str(),
+                    preset: view.preset,
+                    provenance: &p.provenance,
+                    reason: denied.map(|(_, reason)| reason),
+                    rule: decision.rule(),
+                    shell: &shell,
+                    tool: &p.tool_name,
+                })
+                .unwrap_or_default(),
+            };
         Ok(match &decision {
             Decision::Allow { rule } => {
                 // Granted only once recorded. execute re-checks the durable turn and policy, so
                 // a change committed while this waited still wins.
-                record_decision(svc, audit_row(AuditAction::ToolAllow, Value::Null)).await?;
+                record_decision(svc, audit_row(AuditAction::ToolAllow, None)).await?;
                 let grant = Grant {
                     turn_id: p.turn_id.clone(),
                     tool_name: p.tool_name.clone(),
@@ -348,10 +377,7 @@ impl ToolAuthority {
                 }
                 record_decision(
                     svc,
-                    audit_row(
-                        AuditAction::ToolDeny,
-                        json!({ "code": code.as_str(), "reason": reason }),
-                    ),
+                    audit_row(AuditAction::ToolDeny, Some((*code, reason.as_str()))),
                 )
                 .await?;
                 AuthorizeResult {
