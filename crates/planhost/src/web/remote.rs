@@ -18,7 +18,7 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use sha2::Digest as _;
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio_rustls::TlsAcceptor;
 
 use super::address::write_private;
@@ -212,6 +212,19 @@ async fn connection(
         );
         tcp.write_all(response.as_bytes()).await?;
         tcp.shutdown().await?;
+        // Read (and drop) what the client is still sending, briefly and bounded: closing with
+        // its request unread would reset the connection, and the client could lose the answer.
+        let mut sink = [0u8; 4096];
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            let mut read = 0usize;
+            while let Ok(n) = tcp.read(&mut sink).await {
+                read += n;
+                if n == 0 || read > 64 * 1024 {
+                    break;
+                }
+            }
+        })
+        .await;
         return Ok(());
     }
     let server = tcp.local_addr()?;

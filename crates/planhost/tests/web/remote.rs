@@ -75,12 +75,12 @@ fn the_remote_page_is_https_only_and_a_phone_approves_over_tls() {
 
     // Plain HTTP on the remote port: 400, where the page is, and no cookie.
     let mut plain = TcpStream::connect(remote).expect("connect");
-    write!(
-        plain,
+    // One write: the page answers from the first byte and closes.
+    let request = format!(
         "GET /?token={} HTTP/1.1\r\nHost: {remote}\r\nConnection: close\r\n\r\n",
         host.token
-    )
-    .unwrap();
+    );
+    plain.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
     plain.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
