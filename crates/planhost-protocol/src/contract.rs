@@ -204,6 +204,16 @@ macro_rules! contract {
             }
         }
 
+        /// A result serialises as its method's result type (untagged): a reply can be written
+        /// straight from it, without a `Value` in between.
+        impl serde::Serialize for ServerResult {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(ServerResult::$variant(r) => r.serialize(serializer),)+
+                }
+            }
+        }
+
         impl ServerResult {
             /// The result as JSON.
             pub fn to_value(&self) -> serde_json::Result<Value> {

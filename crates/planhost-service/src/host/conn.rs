@@ -36,14 +36,30 @@ fn encode_note(note: &ServerNotification) -> Option<Arc<str>> {
         .map(Arc::from)
 }
 
+/// A success reply, written straight from the typed result (no `Value` in between).
+#[derive(serde::Serialize)]
+struct Success<'a> {
+    jsonrpc: &'static str,
+    id: &'a Option<RequestId>,
+    result: &'a ServerResult,
+}
+
 fn reply(id: Option<RequestId>, result: Result<ServerResult, ServiceError>) -> Arc<str> {
-    encode(&match result.and_then(|r| {
-        r.to_value()
-            .map_err(|e| ServiceError::Internal(e.to_string()))
-    }) {
-        Ok(value) => Response::ok(id, value),
-        Err(error) => Response::err(id, error.to_rpc()),
-    })
+    let error = match result {
+        Ok(result) => {
+            let line = serde_json::to_string(&Success {
+                jsonrpc: "2.0",
+                id: &id,
+                result: &result,
+            });
+            match line {
+                Ok(line) => return Arc::from(line),
+                Err(e) => ServiceError::Internal(e.to_string()),
+            }
+        }
+        Err(error) => error,
+    };
+    encode(&Response::err(id, error.to_rpc()))
 }
 
 pub(crate) fn error_line(
