@@ -321,17 +321,13 @@ fn take(shared: &Shared, carried: bool) -> Batch {
     let idle_until = carried.then(|| Instant::now() + RETRY);
     while queue.rows.is_empty() && queue.flushes.is_empty() && !queue.stop {
         match idle_until {
-            Some(until) => {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
+            Some(until) => match wait_until(shared, queue, until) {
+                Some(q) => queue = q,
+                None => {
+                    queue = lock(&shared.queue);
                     break;
                 }
-                queue = shared
-                    .ready
-                    .wait_timeout(queue, left)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-            }
+            },
             None => {
                 queue = shared
                     .ready
@@ -342,21 +338,39 @@ fn take(shared: &Shared, carried: bool) -> Batch {
     }
     let until = Instant::now() + GATHER;
     while queue.flushes.is_empty() && !queue.stop && queue.rows.len() < MAX_BATCH {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
+        match wait_until(shared, queue, until) {
+            Some(q) => queue = q,
+            None => {
+                queue = lock(&shared.queue);
+                break;
+            }
         }
-        queue = shared
-            .ready
-            .wait_timeout(queue, left)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
     }
     Batch {
         rows: std::mem::take(&mut queue.rows),
         flushes: std::mem::take(&mut queue.flushes),
         stop: queue.stop,
     }
+}
+
+/// Waits on the queue's condition until `until`: the guard back after a wake-up, or `None` (the
+/// guard released) once `until` has passed.
+fn wait_until<'a>(
+    shared: &'a Shared,
+    queue: MutexGuard<'a, Queue>,
+    until: Instant,
+) -> Option<MutexGuard<'a, Queue>> {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return None;
+    }
+    Some(
+        shared
+            .ready
+            .wait_timeout(queue, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0,
+    )
 }
 
 /// Committed batches between two of the writer's own WAL checkpoints: a batch adds a few pages,

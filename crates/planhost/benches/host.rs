@@ -270,7 +270,8 @@ fn stdio_round_trips(state: &std::path::Path, root: &std::path::Path) {
     );
 }
 
-fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
+/// `planhost serve` on a socket in `state`, once the socket answers; the host and its socket.
+fn socket_host(state: &std::path::Path) -> (Host, std::path::PathBuf) {
     let socket = state.join("bench.sock");
     let child = Command::new(BIN)
         .args(["serve", "--state-dir"])
@@ -281,12 +282,17 @@ fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = Host(child);
+    let host = Host(child);
     let deadline = Instant::now() + Duration::from_secs(10);
     while Client::connect_socket(&socket).is_err() {
         assert!(Instant::now() < deadline, "socket never appeared");
         std::thread::sleep(Duration::from_millis(20));
     }
+    (host, socket)
+}
+
+fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
+    let (_guard, socket) = socket_host(state);
     let clients = 50;
     let calls = 1_000;
     let started = Instant::now();
@@ -355,23 +361,8 @@ fn cpu_time(pid: u32) -> Duration {
 /// `idle` other connections are open, each with `scope` and a session of its own.
 fn fanout_cost(state: &std::path::Path, root: &std::path::Path) {
     use planhost_protocol::{EventScope, InitializeParams, PROTOCOL_VERSION, SetModeParams};
-    let socket = state.join("bench.sock");
-    let child = Command::new(BIN)
-        .args(["serve", "--state-dir"])
-        .arg(state)
-        .arg("--socket")
-        .arg(&socket)
-        .env("PLANHOST_LOG", "error")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let _guard = Host(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Client::connect_socket(&socket).is_err() {
-        assert!(Instant::now() < deadline, "socket never appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (guard, socket) = socket_host(state);
+    let pid = guard.0.id();
     let hello = |name: &str, events: EventScope| InitializeParams {
         protocol_version: PROTOCOL_VERSION,
         client_name: name.into(),

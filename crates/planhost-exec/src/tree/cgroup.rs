@@ -125,29 +125,8 @@ impl RunCgroup {
     fn event(&self, key: &str) -> Option<bool> {
         // Relative to the open directory, into a stack buffer: the runner reads this after every
         // shell exits. The file is two short lines (`populated 0|1`, `frozen 0|1`).
-        use rustix::fs::{Mode, OFlags};
-        let fd = rustix::fs::openat(
-            &self.dir_fd,
-            "cgroup.events",
-            OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()?;
         let mut buf = [0u8; 128];
-        let mut len = 0;
-        loop {
-            match rustix::io::read(&fd, &mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    len += n;
-                    if len == buf.len() {
-                        break;
-                    }
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return None,
-            }
-        }
+        let len = super::procfs::read_small(&self.dir_fd, "cgroup.events", &mut buf, false)?;
         std::str::from_utf8(&buf[..len])
             .ok()?
             .lines()

@@ -54,6 +54,33 @@ pub(crate) fn parse_stat(line: &str) -> Option<ProcStat> {
     })
 }
 
+/// Reads the file at `path` (relative to `dir`) into `buf` without allocating; how many bytes
+/// it holds (at most `buf.len()`), or `None` when it cannot be read. With `line`, a read that
+/// ends in a newline ends the file (a one-line file is then whole without a read for EOF).
+pub(crate) fn read_small(
+    dir: impl rustix::fd::AsFd,
+    path: &str,
+    buf: &mut [u8],
+    line: bool,
+) -> Option<usize> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let mut len = 0;
+    loop {
+        match rustix::io::read(&fd, &mut buf[len..]) {
+            Ok(0) => return Some(len),
+            Ok(n) => {
+                len += n;
+                if len == buf.len() || (line && buf[len - 1] == b'\n') {
+                    return Some(len);
+                }
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
 /// The stat of one process, or `None` when it no longer exists.
 pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
     read_stat_at(rustix::fs::CWD, &format!("/proc/{pid}/stat"))
@@ -62,26 +89,11 @@ pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
 /// Reads a stat file into a stack buffer: the tree walk reads one per process on the machine,
 /// so it allocates nothing per file.
 fn read_stat_at(dir: impl rustix::fd::AsFd, path: &str) -> Option<ProcStat> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
     // comm is at most 64 bytes and the 52 numeric fields fit well within the rest.
     let mut buf = [0u8; 1024];
-    let mut len = 0;
-    loop {
-        match rustix::io::read(&fd, &mut buf[len..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                len += n;
-                // The line is whole once it ends in its newline: no read just to see EOF (the
-                // walk does this for every process on the machine).
-                if len == buf.len() || buf[len - 1] == b'\n' {
-                    break;
-                }
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return None,
-        }
-    }
+    // The line is whole once it ends in its newline: no read just to see EOF (the walk does
+    // this for every process on the machine).
+    let len = read_small(dir, path, &mut buf, true)?;
     match std::str::from_utf8(&buf[..len]) {
         Ok(line) => parse_stat(line),
         // A comm that is not UTF-8: only the numbers after it matter.
