@@ -60,12 +60,13 @@ pub struct AuditRow {
     pub detail: String,
 }
 
-/// One line of the journal: a row and its place in it.
+/// One line of the journal: a row (borrowed when written, owned when read back) and its place
+/// in it.
 #[derive(Serialize, Deserialize)]
-struct Line {
+struct Line<R> {
     seq: u64,
     #[serde(flatten)]
-    row: AuditRow,
+    row: R,
 }
 
 /// Told once whether a flush wrote everything queued before it.
@@ -173,11 +174,8 @@ impl AuditSink {
         // mark never passes a line that is still on its way.
         let mut journal = lock(&self.shared.journal);
         let seq = journal.next;
-        let mut text = serde_json::to_string(&Line {
-            seq,
-            row: row.clone(),
-        })
-        .map_err(|e| crate::error::corrupt("audit_journal", e))?;
+        let mut text = serde_json::to_string(&Line { seq, row: &row })
+            .map_err(|e| crate::error::corrupt("audit_journal", e))?;
         text.push('\n');
         fail_point!("store::audit::journal", |_| Err(unrecorded(
             rusqlite::ffi::SQLITE_FULL,
@@ -254,7 +252,7 @@ fn recover(conn: &Connection, path: &Path) -> crate::Result<Journal> {
         Ok(file) => {
             for (n, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
                 let line = line.map_err(io)?;
-                match serde_json::from_slice::<Line>(&line) {
+                match serde_json::from_slice::<Line<AuditRow>>(&line) {
                     Ok(l) => {
                         last = last.max(l.seq);
                         if l.seq > mark {

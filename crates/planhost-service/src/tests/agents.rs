@@ -72,11 +72,7 @@ async fn decide(conn: &Connection, at: &(SessionId, TurnId), tool: &str, input: 
 
 #[test]
 fn each_session_is_held_to_its_agents_catalog() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    super::fixture::block_on(async {
         let state = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let config = ServiceConfig {

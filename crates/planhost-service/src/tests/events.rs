@@ -50,11 +50,7 @@ async fn sessions_notified(notes: &mut Notifications) -> Vec<SessionId> {
 
 #[test]
 fn an_own_connection_hears_only_the_sessions_it_opened() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    super::fixture::block_on(async {
         let state = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let service = Service::start(ServiceConfig::new(state.path()))

@@ -20,6 +20,16 @@ pub(crate) const T0_STAMP: &str = "20251130-000000";
 pub(crate) const ALONE: BatchPosition = BatchPosition { index: 0, size: 1 };
 
 /// The person who answers approvals in these tests.
+/// Runs `work` to completion on a fresh single-threaded runtime (timers and I/O enabled): how
+/// the tests that go through the public `Service` drive it.
+pub(crate) fn block_on<F: std::future::Future>(work: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(work)
+}
+
 pub(crate) fn person() -> Resolver {
     Resolver {
         client: "planhost-test".into(),

@@ -48,11 +48,7 @@ async fn collect_for(notes: &mut Notifications, window: Duration) -> Vec<ServerN
 
 #[test]
 fn actor_expires_at_the_deadline_not_before() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    super::fixture::block_on(async {
         let state = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(T0));

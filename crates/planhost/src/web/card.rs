@@ -12,7 +12,7 @@ use maud::{Markup, html};
 
 use super::i18n::Lang;
 use super::markdown;
-use super::page::{agent_name, error_line, rfc3339};
+use super::page::{error_line, rfc3339, whose};
 
 /// One pending (or just answered) plan, with what the card shows.
 #[derive(Debug)]
@@ -35,17 +35,9 @@ pub(crate) struct Card {
 /// Which workspace, agent, session and submission a card is about, and its own address.
 fn card_context(lang: Lang, c: &Card) -> Markup {
     let a = &c.approval;
-    let (workspace, agent) = c.session.as_ref().map_or(("?", "?"), |s| {
-        (s.workspace_root.as_str(), agent_name(lang, s.agent))
-    });
-    let session = a.session_id.as_str();
     html! {
         p.context {
-            span.label { (lang.t("sessions.workspace")) } " "
-            code.workspace { (workspace) } " "
-            span.agent { (agent) } " "
-            span.label { (lang.t("card.session")) } " "
-            code.session title=(session) { (session[..session.len().min(8)]) } " "
+            (whose(lang, c.session.as_ref(), a.session_id.as_str())) " "
             span.submission data-n=(c.submission) {
                 (lang.fill("card.submission", &[("n", &c.submission.to_string())]))
             } " "

@@ -99,39 +99,32 @@ impl Web {
     /// What one fragment shows, and nothing else.
     pub(super) async fn lists_for(&self, conn: &Connection, part: Part) -> Result<Lists, Response> {
         let mut lists = Lists::default();
+        let sessions = || async {
+            conn.call::<methods::SessionsList>(SessionsFilter {
+                workspace_root: None,
+                limit: Some(200),
+            })
+            .await
+            .map_err(internal)
+            .map(|list| list.items)
+        };
         match part {
             Part::Sessions => {
-                lists.sessions = conn
-                    .call::<methods::SessionsList>(SessionsFilter {
-                        workspace_root: None,
-                        limit: Some(200),
-                    })
-                    .await
-                    .map_err(internal)?
-                    .items;
+                lists.sessions = sessions().await?;
                 lists.shells = conn.call::<methods::ShellsCatalog>(Empty {}).await.ok();
             }
             Part::Publications => {
-                lists.publications = conn
-                    .call::<methods::PublicationsList>(PublicationsFilter {
-                        session_id: None,
-                        status: Some(vec![PublicationStatus::Pending]),
-                        limit: Some(200),
-                    })
-                    .await
-                    .map_err(internal)?
-                    .items;
+                lists.publications = pending_publications(conn).await?;
+                // Whose each one is (workspace, agent, session).
+                if !lists.publications.is_empty() {
+                    lists.sessions = sessions().await?;
+                }
             }
             Part::Asks => {
-                lists.asks = conn
-                    .call::<methods::PermissionsList>(AsksFilter {
-                        session_id: None,
-                        status: Some(vec![AskStatus::Open]),
-                        limit: Some(200),
-                    })
-                    .await
-                    .map_err(internal)?
-                    .items;
+                lists.asks = open_asks(conn).await?;
+                if !lists.asks.is_empty() {
+                    lists.sessions = sessions().await?;
+                }
             }
         }
         Ok(lists)
@@ -140,10 +133,36 @@ impl Web {
     /// Sessions, pending publications, open asks and the shell catalog.
     async fn lists(&self, conn: &Connection) -> Result<Lists, Response> {
         let mut all = self.lists_for(conn, Part::Sessions).await?;
-        all.publications = self.lists_for(conn, Part::Publications).await?.publications;
-        all.asks = self.lists_for(conn, Part::Asks).await?.asks;
+        all.publications = pending_publications(conn).await?;
+        all.asks = open_asks(conn).await?;
         Ok(all)
     }
+}
+
+async fn pending_publications(
+    conn: &Connection,
+) -> Result<Vec<planhost_protocol::PublicationInfo>, Response> {
+    Ok(conn
+        .call::<methods::PublicationsList>(PublicationsFilter {
+            session_id: None,
+            status: Some(vec![PublicationStatus::Pending]),
+            limit: Some(200),
+        })
+        .await
+        .map_err(internal)?
+        .items)
+}
+
+async fn open_asks(conn: &Connection) -> Result<Vec<planhost_protocol::PermissionAsk>, Response> {
+    Ok(conn
+        .call::<methods::PermissionsList>(AsksFilter {
+            session_id: None,
+            status: Some(vec![AskStatus::Open]),
+            limit: Some(200),
+        })
+        .await
+        .map_err(internal)?
+        .items)
 }
 
 fn now_ms() -> i64 {

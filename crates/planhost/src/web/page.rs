@@ -4,7 +4,7 @@
 //! plan, `markdown::render`, is markup by construction).
 
 use maud::{DOCTYPE, Markup, html};
-use planhost_core::{ApprovalStatus, ExecutionState, Mode, PermissionMode, PlanState};
+use planhost_core::{ApprovalStatus, ExecutionState, Mode, PermissionMode, PlanState, SessionId};
 use planhost_protocol::{
     ExecutionInfo, PermissionAsk, PublicationInfo, SessionInfo, ShellCatalog, ToolCallState,
 };
@@ -183,6 +183,7 @@ pub(crate) fn publications_html(lang: Lang, csrf: &str, lists: &Lists) -> Markup
             };
             article.publication id={ "publication-" (id) } data-publication-id=(id)
                 data-status=(p.status.as_str()) {
+                (whose_in(lang, lists, &p.session_id))
                 p {
                     span.label { (lang.t("publication.path")) } " "
                     code.path { (p.relative_path) } " (" (what) ")"
@@ -193,12 +194,32 @@ pub(crate) fn publications_html(lang: Lang, csrf: &str, lists: &Lists) -> Markup
                     code.sha256 { (p.sha256) }
                 }
                 (error_for(lang, lists.answer_error.as_ref(), id))
-                form.answer method="post" action={ "/publications/" (id) } data-replace="publications-box" {
-                    input type="hidden" name="csrf" value=(csrf);
-                    button.approve type="submit" name="action" value="approve" { (lang.t("publication.approve")) } " "
-                    button.reject type="submit" name="action" value="reject" { (lang.t("publication.reject")) }
-                }
+                (answer_form(
+                    &format!("/publications/{id}"),
+                    "publications-box",
+                    csrf,
+                    ("action", "approve", lang.t("publication.approve")),
+                    ("action", "reject", lang.t("publication.reject")),
+                ))
             }
+        }
+    }
+}
+
+/// A yes/no answer that posts to `action` and replaces the list `box_id`: each button a
+/// (field name, value, label).
+fn answer_form(
+    action: &str,
+    box_id: &str,
+    csrf: &str,
+    yes: (&str, &str, &str),
+    no: (&str, &str, &str),
+) -> Markup {
+    html! {
+        form.answer method="post" action=(action) data-replace=(box_id) {
+            input type="hidden" name="csrf" value=(csrf);
+            button.approve type="submit" name=(yes.0) value=(yes.1) { (yes.2) } " "
+            button.reject type="submit" name=(no.0) value=(no.1) { (no.2) }
         }
     }
 }
@@ -213,6 +234,7 @@ pub(crate) fn asks_html(lang: Lang, csrf: &str, lists: &Lists) -> Markup {
         @for a in &lists.asks {
             @let id = a.request_id.as_str();
             article.ask id={ "ask-" (id) } data-ask-id=(id) data-rule=(a.rule.as_str()) {
+                (whose_in(lang, lists, &a.session_id))
                 p { span.label { (lang.t("ask.tool")) } " " code.tool { (a.tool_name) } }
                 p {
                     span.label { (lang.t("ask.reason")) } " "
@@ -221,11 +243,13 @@ pub(crate) fn asks_html(lang: Lang, csrf: &str, lists: &Lists) -> Markup {
                 p.label { (lang.t("ask.input")) }
                 pre.input { (serde_json::to_string_pretty(&a.input).unwrap_or_default()) }
                 (error_for(lang, lists.answer_error.as_ref(), id))
-                form.answer method="post" action={ "/asks/" (id) } data-replace="asks-box" {
-                    input type="hidden" name="csrf" value=(csrf);
-                    button.approve type="submit" name="decision" value="allow" { (lang.t("ask.allow")) } " "
-                    button.reject type="submit" name="decision" value="deny" { (lang.t("ask.deny")) }
-                }
+                (answer_form(
+                    &format!("/asks/{id}"),
+                    "asks-box",
+                    csrf,
+                    ("decision", "allow", lang.t("ask.allow")),
+                    ("decision", "deny", lang.t("ask.deny")),
+                ))
             }
         }
     }
@@ -465,6 +489,27 @@ fn idle_controls(lang: Lang, csrf: &str, s: &SessionInfo, shells: Option<&ShellC
             (idle_form(csrf, s, "preset", lang.t("sessions.preset"), preset_options, lang.t("sessions.set_preset")))
         }
     }
+}
+
+/// Whose an item is: its session's workspace and agent (`?` when the host no longer lists the
+/// session) and the session's short id (the whole id on hover).
+pub(crate) fn whose(lang: Lang, session: Option<&SessionInfo>, session_id: &str) -> Markup {
+    let (workspace, agent) = session.map_or(("?", "?"), |s| {
+        (s.workspace_root.as_str(), agent_name(lang, s.agent))
+    });
+    html! {
+        span.label { (lang.t("sessions.workspace")) } " "
+        code.workspace { (workspace) } " "
+        span.agent { (agent) } " "
+        span.label { (lang.t("card.session")) } " "
+        code.session title=(session_id) { (session_id[..session_id.len().min(8)]) }
+    }
+}
+
+/// [`whose`] for an item of the lists, by its session id.
+fn whose_in(lang: Lang, lists: &Lists, session_id: &SessionId) -> Markup {
+    let session = lists.sessions.iter().find(|s| &s.id == session_id);
+    html! { p.context { (whose(lang, session, session_id.as_str())) } }
 }
 
 /// The agent's name in the page's language.

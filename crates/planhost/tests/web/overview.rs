@@ -140,6 +140,14 @@ fn overview(locale: &str, phone: bool) {
     // as English; in English, the host's sentence alone.
     let reason = &r["askReason"];
     assert_eq!(reason["rule"], "agent.shell_by_permission", "{r:#}");
+    // Who asks: the ask names its workspace, agent and session.
+    let whose = reason["whose"].as_str().unwrap_or_default();
+    assert!(
+        whose.contains(&sid_d.as_str()[..8])
+            && whose.contains(" pi ")
+            && whose.contains(&*host.workspace().canonicalize().unwrap().to_string_lossy()),
+        "{r:#}"
+    );
     let text = reason["text"].as_str().unwrap_or_default();
     assert!(
         text.contains("git add"),

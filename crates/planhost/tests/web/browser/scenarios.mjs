@@ -736,6 +736,7 @@ const scenarios = {
       detail: r.querySelector('.detail')?.textContent.trim() ?? null,
       detailLang: r.querySelector('.detail')?.getAttribute('lang') ?? null,
       rule: r.closest('article.ask')?.dataset.rule,
+      whose: r.closest('article.ask')?.querySelector('p.context')?.textContent.replace(/\s+/g, ' ').trim(),
     }));
     const order = () => page.locator('article.card').evaluateAll((cs) => cs.map((c) => ({ id: c.dataset.approvalId, status: c.dataset.status })));
     const context = async (id) =>
@@ -831,6 +832,7 @@ const scenarios = {
       checks: [...box.querySelectorAll('table.checks tr')].map((r) => ({ name: r.dataset.check, ok: r.dataset.ok })),
       auditRows: box.querySelectorAll('table.audit tr').length,
     }));
+    shots.push(await screenshot(page.locator(askSelector(input.ask)), `v2-ask-${phone ? 'phone' : 'desktop'}-${input.locale || 'en'}.png`));
     shots.push(await screenshot(page.locator('#diagnostics'), `v2-diagnostics-${phone ? 'phone' : 'desktop'}.png`));
     await page.locator('#diagnostics > summary').click();
 
