@@ -369,6 +369,8 @@ fn a_failed_audit_batch_keeps_its_journaled_rows_and_never_wedges_the_writer() {
 /// log: the next start puts it there, once, and skips a line a power loss cut short.
 #[test]
 fn decisions_the_journal_holds_beyond_the_log_are_recorded_at_the_next_start() {
+    // Arms nothing, but opens stores: it waits its turn with the tests that arm failpoints.
+    let scenario = FailScenario::setup();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planhost.sqlite");
     let mut store = open(&db);
@@ -413,4 +415,5 @@ fn decisions_the_journal_holds_beyond_the_log_are_recorded_at_the_next_start() {
         audited_calls(&mut store),
         vec!["journaled-1", "journaled-2", "logged", "next"]
     );
+    scenario.teardown();
 }
