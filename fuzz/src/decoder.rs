@@ -10,6 +10,26 @@ use serde_json::Value;
 /// The host's own decoder, from the library every transport uses.
 pub use planhost_service::host::decode_line;
 
+/// The host's connection loop reads a line with `decode_request`, which reads a valid request
+/// straight into its typed params: it must give what `decode_line` then `ClientRequest::parse`
+/// give, request or error, for every line.
+fn check_same_as_the_value_way(bytes: &[u8]) {
+    type Seen = Result<Option<(Option<RequestId>, Result<ClientRequest, RpcError>)>, String>;
+    let fast: Seen = match planhost_service::host::decode_request(bytes) {
+        Ok(d) => Ok(d.map(|d| (d.id, d.request))),
+        Err((id, e)) => Err(format!("{id:?} {e:?}")),
+    };
+    let slow: Seen = match decode_line(bytes) {
+        Ok(i) => Ok(i.map(|i| {
+            let request = ClientRequest::parse(&i.method, i.params.unwrap_or(Value::Null))
+                .map_err(|e| RpcError::with_field(e.code, e.message, e.field));
+            (i.id, request)
+        })),
+        Err((id, e)) => Err(format!("{id:?} {e:?}")),
+    };
+    assert_eq!(fast, slow, "decode_request and the Value way differ");
+}
+
 /// The id a well-formed JSON object carries, read the way a client reads it.
 fn readable_id(value: &Value) -> Option<RequestId> {
     value
@@ -19,6 +39,7 @@ fn readable_id(value: &Value) -> Option<RequestId> {
 
 /// Every invariant of one line through the decoder.
 pub fn check_line(bytes: &[u8]) {
+    check_same_as_the_value_way(bytes);
     let value: Option<Value> = serde_json::from_slice(bytes).ok();
     match decode_line(bytes) {
         Err((id, error)) => {

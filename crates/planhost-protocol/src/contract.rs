@@ -113,6 +113,12 @@ fn parse_params<T: DeserializeOwned>(value: Value) -> Result<T, RequestError> {
     })
 }
 
+/// Deserializes one method's params straight from their JSON text (`None`: absent or `null`, an
+/// empty object), with no `Value` tree in between; `None` when that fails for any reason.
+fn parse_params_text<T: DeserializeOwned>(text: Option<&str>) -> Option<T> {
+    serde_json::from_str(text.unwrap_or("{}")).ok()
+}
+
 macro_rules! contract {
     ($($variant:ident = $name:literal, $access:ident, $params:ty => $result:ty, $doc:literal;)+) => {
         /// A request: one variant per method, holding its params.
@@ -179,6 +185,17 @@ macro_rules! contract {
                         message: format!("unknown method {other:?}"),
                         field: None,
                     }),
+                }
+            }
+
+            /// Reads a request straight from its method name and its params' JSON text as it
+            /// came on the line (`None`: absent or `null`) into the typed params, with no
+            /// `Value` in between. `None` when that fails for any reason: the caller then goes
+            /// [`ClientRequest::parse`]'s way, whose error is the canonical one.
+            pub fn parse_text(method: &str, params: Option<&str>) -> Option<Self> {
+                match method {
+                    $($name => parse_params_text(params).map(ClientRequest::$variant),)+
+                    _ => None,
                 }
             }
 

@@ -92,6 +92,10 @@ fn input_digest(input: &Value) -> String {
     planhost_core::sha256_hex(input.to_string().as_bytes())
 }
 
+/// The strict preset's allow-list, built once (it was built on every tool call).
+static STRICT_ALLOW_LIST: std::sync::LazyLock<Vec<planhost_core::AllowedTool>> =
+    std::sync::LazyLock::new(default_strict_allow_list);
+
 /// The policy's decision for a tool call of the turn `entry` describes.
 ///
 /// `verdict` keeps the shell classifier's answer on the call's command line: it is computed at
@@ -106,7 +110,6 @@ fn decide(
     input: &Value,
     verdict: &OnceCell<CommandSafety>,
 ) -> Decision {
-    let allow_list = default_strict_allow_list();
     let view = entry.view;
     let agent = entry.agent;
     // The command line is where the session agent's catalog says it is (Claude Code's `Bash`
@@ -121,7 +124,7 @@ fn decide(
         tool_name,
         provenance,
         batch,
-        allow_list: &allow_list,
+        allow_list: &STRICT_ALLOW_LIST,
         command: command.as_ref().map(|c| c.line.as_ref()),
         dialect: command
             .as_ref()

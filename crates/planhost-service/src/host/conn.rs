@@ -134,29 +134,23 @@ pub(crate) async fn serve_lines(
             line = next_line(&mut lines, &out, &kill) => line,
         };
         let Some(bytes) = line else { break };
-        let request = match decode_line(&bytes) {
-            Ok(Some(request)) => request,
+        let Decoded { id, request } = match decode_request(&bytes) {
+            Ok(Some(decoded)) => decoded,
             Ok(None) => continue,
             Err((id, error)) => {
                 let _ = responses.send(encode(&Response::err(id, error))).await;
                 continue;
             }
         };
+        drop(bytes);
         let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
             break;
         };
         let (conn, responses) = (conn.clone(), responses.clone());
         tokio::spawn(async move {
-            let id = request.id.clone();
-            let line = match ClientRequest::parse(
-                &request.method,
-                request.params.unwrap_or(Value::Null),
-            ) {
+            let line = match request {
                 Ok(parsed) => reply(id, conn.handle(parsed).await),
-                Err(e) => encode(&Response::err(
-                    id,
-                    RpcError::with_field(e.code, e.message, e.field),
-                )),
+                Err(error) => encode(&Response::err(id, error)),
             };
             let _ = responses.send(line).await;
             drop(permit);
@@ -286,6 +280,57 @@ pub fn decode_line(bytes: &[u8]) -> Result<Option<Incoming>, (Option<RequestId>,
     Ok(incoming.id.is_some().then_some(incoming))
 }
 
+/// A request line's envelope read in place: the method and the params' text borrowed from the
+/// line. Only a plain object line with unescaped `jsonrpc` and `method` and no other member
+/// reads this way (serde skips an unknown member without checking that its numbers fit, which
+/// the `Value` way refuses); every other line takes [`decode_line`]'s way.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    #[serde(default)]
+    id: Option<RequestId>,
+    method: &'a str,
+    #[serde(default, borrow)]
+    params: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A request decoded from its line: its id, and its typed request or why it is refused.
+#[derive(Debug)]
+pub struct Decoded {
+    /// The request's id (a notification is never decoded into one).
+    pub id: Option<RequestId>,
+    /// The typed request, or the error to answer it with.
+    pub request: Result<ClientRequest, RpcError>,
+}
+
+/// One line (without its newline) → a typed request (`Ok(Some)`), a client notification
+/// (`Ok(None)`), or the error for the line with its id when it can be read: exactly what
+/// [`decode_line`] then [`ClientRequest::parse`] give, the same requests and the same errors.
+/// A valid request is read straight from the line's bytes into its typed params, with no
+/// `serde_json::Value` in between (the cost paid on every tool call); anything else, a
+/// notification or a line with any fault, goes the `Value` way, which says what is wrong.
+pub fn decode_request(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId>, RpcError)> {
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if object
+        && let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(bytes)
+        && envelope.jsonrpc == "2.0"
+        && let Some(id) = envelope.id
+        && let Some(request) =
+            ClientRequest::parse_text(envelope.method, envelope.params.map(serde_json::value::RawValue::get))
+    {
+        return Ok(Some(Decoded {
+            id: Some(id),
+            request: Ok(request),
+        }));
+    }
+    Ok(decode_line(bytes)?.map(|incoming| Decoded {
+        id: incoming.id,
+        request: ClientRequest::parse(&incoming.method, incoming.params.unwrap_or(Value::Null))
+            .map_err(|e| RpcError::with_field(e.code, e.message, e.field)),
+    }))
+}
+
 /// The id of a line that is not valid JSON only because a string holds a lone UTF-16
 /// surrogate escape (`"\ud800"`): every surrogate escape is replaced by U+FFFD and the line
 /// parsed again, for its id alone. The request itself is still refused.
@@ -325,7 +370,115 @@ fn lenient_id(bytes: &[u8]) -> Option<RequestId> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// What the host did before `decode_request`: the line into a `Value`, then typed.
+    fn by_value(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId>, RpcError)> {
+        Ok(decode_line(bytes)?.map(|incoming| Decoded {
+            id: incoming.id,
+            request: ClientRequest::parse(&incoming.method, incoming.params.unwrap_or(Value::Null))
+                .map_err(|e| RpcError::with_field(e.code, e.message, e.field)),
+        }))
+    }
+
+    fn same(bytes: &[u8]) -> Result<(), TestCaseError> {
+        type Seen = Result<Option<(Option<RequestId>, Result<ClientRequest, RpcError>)>, String>;
+        let seen = |r: Result<Option<Decoded>, (Option<RequestId>, RpcError)>| -> Seen {
+            match r {
+                Ok(d) => Ok(d.map(|d| (d.id, d.request))),
+                Err((id, e)) => Err(format!("{id:?} {e:?}")),
+            }
+        };
+        let fast = seen(decode_request(bytes));
+        let slow = seen(by_value(bytes));
+        prop_assert_eq!(fast, slow, "line {}", String::from_utf8_lossy(bytes));
+        Ok(())
+    }
+
+    /// Valid lines, and lines one edit away from valid: the envelope's every shape (escaped
+    /// names, duplicate keys, an array, `jsonrpc` 1.0, ids of every kind), the params of the
+    /// hot methods valid, mistyped, missing a field, with an unknown field, absent or null.
+    fn lines() -> Vec<String> {
+        let authorize = r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn"},"input":{"command":"ls -la","n":[1,2.5,-3,1e400,null,true]}}"#;
+        let mut lines = Vec::new();
+        for params in [
+            None,
+            Some("null"),
+            Some("{}"),
+            Some("[]"),
+            Some(authorize),
+            Some(r#"{"sessionId":"s1","turnId":"t1"}"#),
+            Some(r#"{"sessionId":"s1","sessionId":"s2","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn"}}"#),
+            Some(r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":-1,"batchSize":1,"provenance":{"kind":"builtIn"}}"#),
+            Some(r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn","x":1}}"#),
+            Some(r#"{"sessionId":"s1","extra":true}"#),
+            Some(r#"{"limit":5}"#),
+            Some("7"),
+        ] {
+            for method in [
+                "tools.authorize",
+                "app.health",
+                "sessions.get",
+                "sessions.list",
+                "tools.finished",
+                "no.such",
+                r"app.health",
+            ] {
+                for (jsonrpc, id) in [
+                    ("2.0", Some("1")),
+                    ("2.0", Some(r#""a""#)),
+                    ("2.0", None),
+                    ("2.0", Some("null")),
+                    ("2.0", Some("{}")),
+                    ("1.0", Some("2")),
+                    (r"2.0", Some("3")),
+                ] {
+                    let mut line = format!(r#"{{"jsonrpc":"{jsonrpc}","method":"{method}""#);
+                    if let Some(id) = id {
+                        line.push_str(&format!(r#","id":{id}"#));
+                    }
+                    if let Some(params) = params {
+                        line.push_str(&format!(r#","params":{params}"#));
+                    }
+                    line.push('}');
+                    lines.push(line);
+                }
+            }
+        }
+        lines.push(r#"["2.0",1,"app.health",{}]"#.to_owned());
+        lines.push(r#"  {"jsonrpc":"2.0","id":1,"method":"app.health","method":"no.such"}"#.to_owned());
+        lines
+    }
+
+    #[test]
+    fn every_template_decodes_as_the_value_way_did() {
+        for line in lines() {
+            same(line.as_bytes()).unwrap();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn a_line_one_edit_from_valid_decodes_as_the_value_way_did(
+            pick in any::<prop::sample::Index>(),
+            at in any::<prop::sample::Index>(),
+            byte in prop::sample::select(b" {}[]\",:0123456789aeflnrstu.-\x00\xff".to_vec()),
+            how in 0..3_u8,
+        ) {
+            let lines = lines();
+            let mut line = lines[pick.index(lines.len())].clone().into_bytes();
+            let i = at.index(line.len());
+            match how {
+                0 => line[i] = byte,
+                1 => line.insert(i, byte),
+                _ => { line.remove(i); }
+            }
+            same(&line)?;
+        }
+    }
 
     #[test]
     fn a_lone_surrogate_keeps_its_id() {
