@@ -291,16 +291,26 @@ fn socket_host(state: &std::path::Path) -> (Host, std::path::PathBuf) {
     (host, socket)
 }
 
-fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
-    let (_guard, socket) = socket_host(state);
+/// 50 socket clients, each making 1,000 `tools.authorize` calls one after another. `inline`:
+/// each client reads its answers in its own thread (`connect_socket_inline`, as Claude Code's
+/// hook does) instead of a reader thread per client, so less of the machine goes to the
+/// clients' own hand-offs.
+fn socket_clients(state: &std::path::Path, root: &std::path::Path, inline: bool) {
+    let (guard, socket) = socket_host(state);
     let clients = 50;
     let calls = 1_000;
+    let host_pid = guard.0.id();
+    let (host_before, own_before) = (cpu_time(host_pid), cpu_time(std::process::id()));
     let started = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|k| {
             let (socket, root) = (socket.clone(), root.to_owned());
             std::thread::spawn(move || {
-                let mut c = Client::connect_socket(&socket).unwrap();
+                let mut c = if inline {
+                    Client::connect_socket_inline(&socket).unwrap()
+                } else {
+                    Client::connect_socket(&socket).unwrap()
+                };
                 let _ = c.initialize("bench", ROLES).unwrap();
                 let (session, turn) = ready_session(&mut c, &root, &format!("bench-sock-{k}"));
                 let mut lat = Vec::with_capacity(calls);
@@ -325,14 +335,31 @@ fn socket_clients(state: &std::path::Path, root: &std::path::Path) {
         errors += e;
     }
     let took = started.elapsed();
+    let host_cpu = cpu_time(host_pid).saturating_sub(host_before);
+    let own_cpu = cpu_time(std::process::id()).saturating_sub(own_before);
     all.sort();
-    println!("socket: {clients} concurrent clients x {calls} tools.authorize");
+    let reading = if inline {
+        "each reading in its own thread"
+    } else {
+        "each with a reader thread"
+    };
+    println!("socket: {clients} concurrent clients x {calls} tools.authorize ({reading})");
     println!(
         "  errors {errors}  p50 {}  p99 {}  max {}  total {:.0} calls/s",
         us(pct(&all, 0.5)),
         us(pct(&all, 0.99)),
         us(*all.last().unwrap()),
         (clients * calls) as f64 / took.as_secs_f64()
+    );
+    // Where the machine's time went: with every core busy, calls/s is bounded by the cores
+    // over the CPU one call costs the host and the clients together.
+    let per_call = |cpu: Duration| cpu.as_secs_f64() * 1e6 / (clients * calls) as f64;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    println!(
+        "  CPU per call: host {:.1} µs, clients {:.1} µs; {cores} cores allow at most {:.0} calls/s",
+        per_call(host_cpu),
+        per_call(own_cpu),
+        cores as f64 * 1e6 / (per_call(host_cpu) + per_call(own_cpu))
     );
 }
 
@@ -434,6 +461,7 @@ fn main() {
         .tempdir_in("/tmp")
         .unwrap();
     stdio_round_trips(&state.path().join("stdio"), root.path());
-    socket_clients(&state.path().join("sock"), root.path());
+    socket_clients(&state.path().join("sock"), root.path(), false);
+    socket_clients(&state.path().join("sock-inline"), root.path(), true);
     fanout_cost(&state.path().join("fanout"), root.path());
 }

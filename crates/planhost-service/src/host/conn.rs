@@ -316,8 +316,10 @@ pub fn decode_request(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId
         && let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(bytes)
         && envelope.jsonrpc == "2.0"
         && let Some(id) = envelope.id
-        && let Some(request) =
-            ClientRequest::parse_text(envelope.method, envelope.params.map(serde_json::value::RawValue::get))
+        && let Some(request) = ClientRequest::parse_text(
+            envelope.method,
+            envelope.params.map(serde_json::value::RawValue::get),
+        )
     {
         return Ok(Some(Decoded {
             id: Some(id),
@@ -410,9 +412,15 @@ mod tests {
             Some("[]"),
             Some(authorize),
             Some(r#"{"sessionId":"s1","turnId":"t1"}"#),
-            Some(r#"{"sessionId":"s1","sessionId":"s2","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn"}}"#),
-            Some(r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":-1,"batchSize":1,"provenance":{"kind":"builtIn"}}"#),
-            Some(r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn","x":1}}"#),
+            Some(
+                r#"{"sessionId":"s1","sessionId":"s2","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn"}}"#,
+            ),
+            Some(
+                r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":-1,"batchSize":1,"provenance":{"kind":"builtIn"}}"#,
+            ),
+            Some(
+                r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn","x":1}}"#,
+            ),
             Some(r#"{"sessionId":"s1","extra":true}"#),
             Some(r#"{"limit":5}"#),
             Some("7"),
@@ -448,7 +456,9 @@ mod tests {
             }
         }
         lines.push(r#"["2.0",1,"app.health",{}]"#.to_owned());
-        lines.push(r#"  {"jsonrpc":"2.0","id":1,"method":"app.health","method":"no.such"}"#.to_owned());
+        lines.push(
+            r#"  {"jsonrpc":"2.0","id":1,"method":"app.health","method":"no.such"}"#.to_owned(),
+        );
         lines
     }
 
