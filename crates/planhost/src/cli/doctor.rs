@@ -104,7 +104,8 @@ pub(crate) fn checks(paths: &Paths) -> Vec<Check> {
                 ),
                 Some(f) if f.status == EXIT_UNREACHABLE => {
                     format!(
-                        "{}: no host answers; start one with `planhost serve`",
+                        "{}: no host answers; start one with `planhost serve` (pi's extension \
+                         and Claude Code's hook start one by themselves when they need it)",
                         paths.socket.display()
                     )
                 }
