@@ -14,19 +14,16 @@ pub use planhost_service::host::decode_line;
 /// straight into its typed params: it must give what `decode_line` then `ClientRequest::parse`
 /// give, request or error, for every line.
 fn check_same_as_the_value_way(bytes: &[u8]) {
+    type Decoded = Result<Option<planhost_service::host::Decoded>, (Option<RequestId>, RpcError)>;
     type Seen = Result<Option<(Option<RequestId>, Result<ClientRequest, RpcError>)>, String>;
-    let fast: Seen = match planhost_service::host::decode_request(bytes) {
-        Ok(d) => Ok(d.map(|d| (d.id, d.request))),
-        Err((id, e)) => Err(format!("{id:?} {e:?}")),
+    let seen = |r: Decoded| -> Seen {
+        match r {
+            Ok(d) => Ok(d.map(|d| (d.id, d.request))),
+            Err((id, e)) => Err(format!("{id:?} {e:?}")),
+        }
     };
-    let slow: Seen = match decode_line(bytes) {
-        Ok(i) => Ok(i.map(|i| {
-            let request = ClientRequest::parse(&i.method, i.params.unwrap_or(Value::Null))
-                .map_err(|e| RpcError::with_field(e.code, e.message, e.field));
-            (i.id, request)
-        })),
-        Err((id, e)) => Err(format!("{id:?} {e:?}")),
-    };
+    let fast = seen(planhost_service::host::decode_request(bytes));
+    let slow = seen(planhost_service::host::decode_by_value(bytes));
     assert_eq!(fast, slow, "decode_request and the Value way differ");
 }
 

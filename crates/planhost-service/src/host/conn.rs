@@ -326,6 +326,12 @@ pub fn decode_request(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId
             request: Ok(request),
         }));
     }
+    decode_by_value(bytes)
+}
+
+/// The `Value` way: [`decode_line`], then [`ClientRequest::parse`]. What [`decode_request`]
+/// falls back to, and what it is held to (its property test, the fuzz target).
+pub fn decode_by_value(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId>, RpcError)> {
     Ok(decode_line(bytes)?.map(|incoming| Decoded {
         id: incoming.id,
         request: ClientRequest::parse(&incoming.method, incoming.params.unwrap_or(Value::Null))
@@ -376,15 +382,6 @@ mod tests {
 
     use super::*;
 
-    /// What the host did before `decode_request`: the line into a `Value`, then typed.
-    fn by_value(bytes: &[u8]) -> Result<Option<Decoded>, (Option<RequestId>, RpcError)> {
-        Ok(decode_line(bytes)?.map(|incoming| Decoded {
-            id: incoming.id,
-            request: ClientRequest::parse(&incoming.method, incoming.params.unwrap_or(Value::Null))
-                .map_err(|e| RpcError::with_field(e.code, e.message, e.field)),
-        }))
-    }
-
     fn same(bytes: &[u8]) -> Result<(), TestCaseError> {
         type Seen = Result<Option<(Option<RequestId>, Result<ClientRequest, RpcError>)>, String>;
         let seen = |r: Result<Option<Decoded>, (Option<RequestId>, RpcError)>| -> Seen {
@@ -394,7 +391,7 @@ mod tests {
             }
         };
         let fast = seen(decode_request(bytes));
-        let slow = seen(by_value(bytes));
+        let slow = seen(decode_by_value(bytes));
         prop_assert_eq!(fast, slow, "line {}", String::from_utf8_lossy(bytes));
         Ok(())
     }
@@ -460,6 +457,25 @@ mod tests {
             r#"  {"jsonrpc":"2.0","id":1,"method":"app.health","method":"no.such"}"#.to_owned(),
         );
         lines
+    }
+
+    /// The hot requests really take the typed way (were it never taken, every line would still
+    /// decode the same, by the fallback), and give what the `Value` way gives.
+    #[test]
+    fn valid_requests_are_read_the_typed_way() {
+        let authorize = r#"{"sessionId":"s1","turnId":"t1","toolCallId":"c1","toolName":"bash","batchIndex":0,"batchSize":1,"provenance":{"kind":"builtIn"},"input":{"command":"ls -la","n":[1,2.5,-3,null,true]}}"#;
+        for (method, params) in [
+            ("tools.authorize", Some(authorize)),
+            ("app.health", None),
+            ("app.health", Some("{}")),
+            ("sessions.list", Some(r#"{"limit":5}"#)),
+        ] {
+            let typed = ClientRequest::parse_text(method, params)
+                .unwrap_or_else(|| panic!("{method} {params:?} did not read the typed way"));
+            let value = params.map_or(Value::Null, |p| serde_json::from_str(p).unwrap());
+            assert_eq!(Some(typed), ClientRequest::parse(method, value).ok());
+        }
+        assert!(ClientRequest::parse_text("sessions.get", Some(r#"{"extra":1}"#)).is_none());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use planhost_core::{Clock, Platform};
 
-pub use conn::{Decoded, decode_line, decode_request};
+pub use conn::{Decoded, decode_by_value, decode_line, decode_request};
 pub use framing::MAX_LINE_BYTES;
 pub use listen::SocketServer;
 pub use lock::{LockError, StateLock};
