@@ -209,6 +209,8 @@ error_codes! {
     PolicyStrictToolDenied = "POLICY_STRICT_TOOL_DENIED", Refused, "The strict preset does not expose this built-in in Plan mode.";
     PolicyPlanToolDenied = "POLICY_PLAN_TOOL_DENIED", Refused, "Plan mode denies this built-in of the agent (a web tool, or one acting through an outside service).";
     PolicyMcpDenied = "POLICY_MCP_DENIED", Refused, "Plan mode denies this MCP tool: the preset admits none by that server and name.";
+    PolicyPlanApprovalSurface = "POLICY_PLAN_APPROVAL_SURFACE", Refused, "In Plan mode a command that reaches planhost's approval surfaces (its binary, socket, database, web token or page) is denied: it would answer a plan.";
+    PolicyScopeEscape = "POLICY_SCOPE_ESCAPE", Refused, "A command that starts processes outside planhost's reach (`systemd-run`, `at`, `crontab`, a terminal multiplexer, `ssh`): denied in Plan mode.";
     // Tool calls.
     ToolNotAuthorized = "TOOL_NOT_AUTHORIZED", Refused, "No grant for this call, tool, input and turn (or the policy now asks first).";
     ToolCallRunning = "TOOL_CALL_RUNNING", Refused, "The tool call is already running.";
@@ -233,6 +235,8 @@ error_codes! {
     PermissionNotFound = "PERMISSION_NOT_FOUND", Refused, "No open ask has that id.";
     PermissionAlreadyResolved = "PERMISSION_ALREADY_RESOLVED", Refused, "The ask was already answered.";
     PermissionDecisionInvalid = "PERMISSION_DECISION_INVALID", Refused, "An ask is answered allow or deny.";
+    PermissionDenied = "PERMISSION_DENIED", Refused, "A person answered no to this call's ask.";
+    PermissionNoPerson = "PERMISSION_NO_PERSON", Refused, "The policy would ask a person first, and nobody can answer here (the agent runs without one, or has no way to ask): refused, never left to run.";
     // The shell.
     CommandShellInvalid = "COMMAND_SHELL_INVALID", Refused, "Not a shell of this platform's catalog, or not available.";
     CommandShellChanged = "COMMAND_SHELL_CHANGED", Refused, "The shell no longer matches the one the turn pinned.";

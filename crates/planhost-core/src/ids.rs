@@ -106,6 +106,16 @@ pub enum IdMatch {
 /// suffix is practically unique, short enough to type.
 pub const MIN_ID_PREFIX: usize = 8;
 
+/// How an id is shown to a person everywhere (the CLI, the page, the agents' sentences): its last
+/// [`MIN_ID_PREFIX`] characters, the random end of a UUID v7 (its start is a timestamp, which
+/// plans made within a minute share). [`match_id`] takes it back.
+pub fn short_id(id: &str) -> &str {
+    id.len()
+        .checked_sub(MIN_ID_PREFIX)
+        .and_then(|start| id.get(start..))
+        .unwrap_or(id)
+}
+
 /// Resolves what a person typed against the known ids: an exact id wins; otherwise a unique
 /// prefix or suffix of at least [`MIN_ID_PREFIX`] characters (`planhost plans` prints the random
 /// suffix of a UUID v7, whose prefix is only a timestamp).

@@ -24,6 +24,7 @@
 #[macro_use]
 mod vocab;
 
+mod agent;
 mod capture;
 mod catalog;
 mod checkpoint;
@@ -45,6 +46,13 @@ mod shells;
 mod time;
 mod tool_output;
 
+pub use agent::{
+    AgentMode, AgentProfile, AgentView, Answer, AskOutcome, AskWay, Directive, DirectiveKind,
+    DraftLocation, EventFacts, HookFailure, LifecycleRule, Notice, NoticeLevel, Plan as AgentPlan,
+    PlanDirs, PlanOffer, PolicyVerdict, Reply, ReplyFacts, RuleId, SessionEndReason, SessionSource,
+    ShellInput, ShellRoute, Step, WaitOutcome, ask_outcome, lifecycle, reply_for, wait_outcome,
+    words,
+};
 pub use capture::{
     AssistantMessage, CLOSE_DELIMITER, Capture, CaptureError, CaptureErrorKind, ContentBlock,
     Ineligible, OPEN_DELIMITER, PlanBlock, ProposedPlanParser, StopReason, canonical_encoding,
@@ -65,7 +73,7 @@ pub use event::{Event, EventBody};
 pub use host_tool::HostTool;
 pub use ids::{
     AskId, CheckpointId, EntryId, ExecutionId, IdMatch, MIN_ID_PREFIX, PlanId, ProposalId,
-    PublicationId, SessionId, ToolCallId, TurnId, match_id,
+    PublicationId, SessionId, ToolCallId, TurnId, match_id, short_id,
 };
 pub use lifecycle::{
     ExitChoice, ExitOffer, HandoffPhase, HandoffStep, ToolsConflict, exit_offer, handoff_next,
@@ -75,9 +83,9 @@ pub use naming::{FALLBACK_SLUG, MAX_SLUG, artifact_file_name, publication_file_n
 pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, parse_plan_command};
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
-    AllowedTool, AuthorizeInput, Decision, DenyCode, EffectivePermission, OfferedTool, PolicyRule,
-    ToolProvenance, ToolSource, WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list,
-    effective_permission, plan_toolset, source_in_package,
+    AllowedTool, AuthorizeInput, CallFacts, CommandReach, Decision, DenyCode, DraftWrite,
+    EffectivePermission, OfferedTool, PolicyRule, ToolProvenance, ToolSource, WEB_TOOLS_PACKAGE,
+    authorize, default_strict_allow_list, effective_permission, plan_toolset, source_in_package,
 };
 pub use policy_view::{
     PolicyDefaults, PolicyView, began_in_planning, live_policy, stricter_mode, turn_policy,
@@ -97,8 +105,8 @@ pub use tool_output::{
     WriteResult,
 };
 pub use vocab::{
-    Access, ApprovalAction, ApprovalStatus, AuditAction, CheckpointSource, ClientPersistence,
-    ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionDecision, PermissionMode,
-    PlanState, PolicyPreset, PublicationStatus, Resolver, Role, TargetPermissionMode, TurnOrigin,
-    TurnState,
+    Access, AnswerSurface, ApprovalAction, ApprovalStatus, AuditAction, CheckpointSource,
+    ClientPersistence, ExecutionOutcome, ExecutionState, Interactivity, Mode, PermissionDecision,
+    PermissionMode, PlanState, PolicyPreset, PublicationStatus, Resolver, Role,
+    TargetPermissionMode, TurnOrigin, TurnState,
 };

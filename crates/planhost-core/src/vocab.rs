@@ -343,6 +343,32 @@ pub struct Resolver {
     pub client: String,
     /// The roles its connection declared; `approver` is always among them.
     pub roles: Vec<Role>,
+    /// Where the answer came from, as the host established it (never as the client claims):
+    /// absent on rows from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<AnswerSurface>,
+}
+
+wire_enum! {
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+    /// Where a person's answer came from, as the host established it.
+    AnswerSurface {
+        /// The agent's own dialog (Claude Code's permission dialog), shown because planhost
+        /// asked there: the agent ran the call after it.
+        AgentDialog = "agent_dialog",
+        /// The face's own dialog inside the agent (pi's extension), whose process is the
+        /// agent's, never one it started.
+        FaceDialog = "face_dialog",
+        /// The `planhost` CLI in a person's terminal (a process with a controlling terminal,
+        /// under no agent).
+        Terminal = "terminal",
+        /// The `planhost` CLI or another client without a terminal, under no agent.
+        Client = "client",
+        /// The web page.
+        WebPage = "web_page",
+        /// The app that embeds the host in process, or serves it on stdio.
+        Embedded = "embedded",
+    }
 }
 
 impl ApprovalStatus {

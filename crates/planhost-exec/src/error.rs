@@ -78,11 +78,14 @@ pub enum ExecError {
         /// The platform whose catalog was empty of available shells.
         platform: Platform,
     },
-    /// An explicit timeout outside 1,000..=300,000 ms. Returned by [`crate::Timeout::from_request`].
-    #[error("timeout {ms} ms is outside 1000..=300000 ms")]
+    /// An explicit timeout outside 1,000..=300,000 ms (or the agent's own bound). Returned by
+    /// [`crate::Timeout::from_request`] and [`crate::Timeout::within`].
+    #[error("timeout {ms} ms is outside 1000..={max} ms")]
     TimeoutInvalid {
         /// The requested value.
         ms: u64,
+        /// The largest value accepted.
+        max: u64,
     },
     /// The working directory is relative, missing or not a directory. Returned by
     /// [`crate::run`] before anything is spawned.

@@ -26,7 +26,22 @@ impl Timeout {
             Some(ms) if (Self::MIN_MS..=Self::MAX_MS).contains(&ms) => {
                 Ok(Self(Duration::from_millis(ms)))
             }
-            Some(ms) => Err(ExecError::TimeoutInvalid { ms }),
+            Some(ms) => Err(ExecError::TimeoutInvalid {
+                ms,
+                max: Self::MAX_MS,
+            }),
+        }
+    }
+
+    /// An agent's own bound for a shell command it routes through the host: absent means
+    /// `default_ms`; an explicit value must be in 1,000..=`max_ms` (`COMMAND_TIMEOUT_INVALID`).
+    pub fn within(ms: Option<u64>, default_ms: u64, max_ms: u64) -> Result<Self> {
+        match ms {
+            None => Ok(Self(Duration::from_millis(default_ms))),
+            Some(ms) if (Self::MIN_MS..=max_ms).contains(&ms) => {
+                Ok(Self(Duration::from_millis(ms)))
+            }
+            Some(ms) => Err(ExecError::TimeoutInvalid { ms, max: max_ms }),
         }
     }
 
@@ -37,8 +52,7 @@ impl Timeout {
 
     /// The timeout in milliseconds.
     pub fn as_millis(self) -> u64 {
-        // Bounded by MAX_MS, so this never truncates.
-        u64::try_from(self.0.as_millis()).unwrap_or(Self::MAX_MS)
+        u64::try_from(self.0.as_millis()).unwrap_or(u64::MAX)
     }
 }
 

@@ -1,14 +1,13 @@
-//! The immutable plan artifact writer: `<root>/.pi/plan/<file_name>`, create-new, exact bytes.
+//! The immutable plan artifact writer: `<root>/<dirs.root>/<dirs.submissions>/<file_name>`
+//! (`.pi/plan/` for pi, `.planhost/plan/` for the other agents: the agent's profile says),
+//! create-new, exact bytes.
 
 use std::path::{Path, PathBuf};
 
+pub use planhost_core::PlanDirs;
+
 use crate::dir::{Dir, Name, Origin, Permissions};
 use crate::error::{FsError, WriteFailure};
-
-/// Directory under the workspace root that holds plan files.
-pub const PI_DIR: &str = ".pi";
-/// Directory under [`PI_DIR`] that holds immutable plan submissions.
-pub const PLAN_DIR: &str = "plan";
 
 /// Mode of a plan artifact (less what the umask takes away): its owner reads and writes it,
 /// everyone else may only read it, whatever the umask. Not `0o444`: the artifact's immutability
@@ -98,8 +97,9 @@ impl From<FsError> for ArtifactError {
     }
 }
 
-/// Writes `markdown` byte for byte to the new file `<workspace_root>/.pi/plan/<file_name>`,
-/// mode [`ARTIFACT_MODE`] (`.pi` and `.pi/plan`, when created, `0o755`), less the umask.
+/// Writes `markdown` byte for byte to the new file
+/// `<workspace_root>/<dirs.root>/<dirs.submissions>/<file_name>`, mode [`ARTIFACT_MODE`] (the
+/// two directories, when created, `0o755`), less the umask.
 ///
 /// Create-new only: an existing target is a collision and is never replaced. `.pi` and
 /// `.pi/plan` are created one at a time when missing; a symlinked or non-directory component is
@@ -108,14 +108,15 @@ impl From<FsError> for ArtifactError {
 /// removed again.
 pub fn write_plan_artifact(
     workspace_root: &Path,
+    dirs: PlanDirs,
     file_name: &str,
     markdown: &[u8],
 ) -> Result<PlanArtifact, ArtifactError> {
     validate_root(workspace_root)?;
     let name = validate_file_name(file_name)?;
     let root = Dir::open_anchor(workspace_root)?;
-    let pi_name = Name::new(PI_DIR)?;
-    let plan_name = Name::new(PLAN_DIR)?;
+    let pi_name = Name::new(dirs.root)?;
+    let plan_name = Name::new(dirs.submissions)?;
 
     let (pi, pi_origin) = root.ensure_dir(pi_name)?;
     let written = pi.ensure_dir(plan_name).and_then(|(plan, plan_origin)| {
@@ -131,7 +132,7 @@ pub fn write_plan_artifact(
         return Err(e.into());
     }
     Ok(PlanArtifact {
-        relative_path: format!("{PI_DIR}/{PLAN_DIR}/{file_name}"),
+        relative_path: format!("{}{file_name}", dirs.submissions_prefix()),
         sha256: planhost_core::sha256_hex(markdown),
         size_bytes: markdown.len() as u64,
     })
@@ -167,14 +168,19 @@ pub fn verify_plan_artifact(
 ) -> Result<ArtifactOnDisk, ArtifactError> {
     use std::io::Read as _;
     validate_root(workspace_root)?;
-    let file_name = relative_path
-        .strip_prefix(&format!("{PI_DIR}/{PLAN_DIR}/"))
+    let (dirs, file_name) = PlanDirs::ALL
+        .iter()
+        .find_map(|d| {
+            relative_path
+                .strip_prefix(&d.submissions_prefix())
+                .map(|name| (*d, name))
+        })
         .ok_or_else(|| ArtifactError::PathInvalid {
-            reason: format!("{relative_path:?} is not under {PI_DIR}/{PLAN_DIR}/"),
+            reason: format!("{relative_path:?} is not under a plan directory planhost writes"),
         })?;
     let name = validate_file_name(file_name)?;
     let root = Dir::open_anchor(workspace_root)?;
-    let plan = match root.probe(&[Name::new(PI_DIR)?, Name::new(PLAN_DIR)?]) {
+    let plan = match root.probe(&[Name::new(dirs.root)?, Name::new(dirs.submissions)?]) {
         Ok(crate::dir::Probe::Complete(dir)) => dir,
         Ok(crate::dir::Probe::MissingFrom { .. }) => return Ok(ArtifactOnDisk::Missing),
         Err(
@@ -278,51 +284,59 @@ pub(crate) fn markdown_name(file_name: &str) -> Result<Name<'_>, &'static str> {
     }
 }
 
-/// Removes crash leftovers (stale temp files) from a workspace's `.pi/plan/` and `.pi/plans/`,
-/// reached without following symlinks; returns the workspace-relative paths removed. A missing
-/// directory has nothing to sweep.
+/// Removes crash leftovers (stale temp files) from a workspace's plan directories (every
+/// agent's: `.pi/plan/`, `.pi/plans/`, `.planhost/plan/`, `.planhost/plans/`), reached without
+/// following symlinks; returns the workspace-relative paths removed. A missing directory has
+/// nothing to sweep.
 pub fn sweep_plan_dirs(workspace_root: &Path) -> crate::Result<Vec<String>> {
     let root = Dir::open_anchor(workspace_root)?;
-    let pi = match root.open_dir(Name::new(PI_DIR)?) {
-        Ok(d) => d,
-        Err(FsError::NotFound { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
     let mut removed = Vec::new();
-    for sub in [PLAN_DIR, crate::publish::PLANS_DIR] {
-        let dir = match pi.open_dir(Name::new(sub)?) {
+    for dirs in PlanDirs::ALL {
+        let top = match root.open_dir(Name::new(dirs.root)?) {
             Ok(d) => d,
             Err(FsError::NotFound { .. }) => continue,
             Err(e) => return Err(e),
         };
-        removed.extend(
-            dir.sweep_stale_temps()?
-                .into_iter()
-                .map(|n| format!("{PI_DIR}/{sub}/{n}")),
-        );
+        for sub in [dirs.submissions, dirs.published] {
+            let dir = match top.open_dir(Name::new(sub)?) {
+                Ok(d) => d,
+                Err(FsError::NotFound { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            removed.extend(
+                dir.sweep_stale_temps()?
+                    .into_iter()
+                    .map(|n| format!("{}/{sub}/{n}", dirs.root)),
+            );
+        }
     }
     Ok(removed)
 }
 
-/// The complete files in a workspace's `.pi/plan/` (not temp files), by name: what `doctor`
-/// compares with the rows that point at artifacts. A missing directory has none.
-pub fn plan_artifact_names(workspace_root: &Path) -> crate::Result<Vec<String>> {
+/// The complete files in a workspace's submission directories (every agent's; not temp
+/// files), as workspace-relative paths: what `doctor` compares with the rows that point at
+/// artifacts. A missing directory has none.
+pub fn plan_artifact_paths(workspace_root: &Path) -> crate::Result<Vec<String>> {
     let root = Dir::open_anchor(workspace_root)?;
-    let dir = match root
-        .open_dir(Name::new(PI_DIR)?)
-        .and_then(|pi| pi.open_dir(Name::new(PLAN_DIR)?))
-    {
-        Ok(d) => d,
-        Err(FsError::NotFound { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut names: Vec<String> = dir
-        .entry_names()?
-        .into_iter()
-        .filter(|n| !n.starts_with(crate::TEMP_PREFIX))
-        .collect();
-    names.sort();
-    Ok(names)
+    let mut paths = Vec::new();
+    for dirs in PlanDirs::ALL {
+        let dir = match root
+            .open_dir(Name::new(dirs.root)?)
+            .and_then(|top| top.open_dir(Name::new(dirs.submissions)?))
+        {
+            Ok(d) => d,
+            Err(FsError::NotFound { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        paths.extend(
+            dir.entry_names()?
+                .into_iter()
+                .filter(|n| !n.starts_with(crate::TEMP_PREFIX))
+                .map(|n| format!("{}{n}", dirs.submissions_prefix())),
+        );
+    }
+    paths.sort();
+    Ok(paths)
 }
 
 #[cfg(test)]
@@ -337,7 +351,7 @@ mod tests {
         fs_err::create_dir(&victim).unwrap();
         let temp = victim.join(format!("{}4194303-0", crate::TEMP_PREFIX));
         fs_err::File::create(&temp).unwrap();
-        fs_err::os::unix::fs::symlink(elsewhere.path(), ws.path().join(PI_DIR)).unwrap();
+        fs_err::os::unix::fs::symlink(elsewhere.path(), ws.path().join(PlanDirs::PI.root)).unwrap();
         let err = sweep_plan_dirs(ws.path()).unwrap_err();
         assert!(matches!(err, FsError::Symlink { .. }), "{err:?}");
         assert!(temp.exists(), "a file behind the symlink was removed");
@@ -363,7 +377,9 @@ mod tests {
         // Drives the same primitives as the writer with a sink that fails mid-write.
         let tmp = tempfile::tempdir().unwrap();
         let root = Dir::open_anchor(tmp.path()).unwrap();
-        let (pi, pi_origin) = root.ensure_dir(Name::new(PI_DIR).unwrap()).unwrap();
+        let (pi, pi_origin) = root
+            .ensure_dir(Name::new(PlanDirs::PI.root).unwrap())
+            .unwrap();
         let name = Name::new("x.md").unwrap();
         let err = pi
             .create_file_with(name, Permissions::UmaskDefault, |f| {
@@ -373,7 +389,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code().as_str(), "FS_IO");
         assert!(!tmp.path().join(".pi/x.md").exists());
-        roll_back(&root, Name::new(PI_DIR).unwrap(), pi_origin);
+        roll_back(&root, Name::new(PlanDirs::PI.root).unwrap(), pi_origin);
         assert!(!tmp.path().join(".pi").exists());
     }
 }

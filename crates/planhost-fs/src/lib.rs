@@ -8,17 +8,19 @@
 //!   `fsync` of file and directory. Staged temp files ([`Dir::stage`]) commit by `renameat` or
 //!   `renameat2(RENAME_NOREPLACE)`. Publication (`.pi/plans/`) builds on these.
 //! - [`Workspace`]: a canonical root that every tool path must stay inside.
-//! - [`write_plan_artifact`]: the create-new `.pi/plan/<name>.md` writer of seed 000 §5.
+//! - [`write_plan_artifact`]: the create-new `.pi/plan/<name>.md` writer of seed 000 §5 (in
+//!   the directories the agent's profile names: `.planhost/plan/` for agents other than pi).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let tmp = tempfile::tempdir()?;
-//! let artifact = planhost_fs::write_plan_artifact(tmp.path(), "first.md", b"# Plan\r\nstep")?;
+//! let pi = planhost_fs::PlanDirs::PI;
+//! let artifact = planhost_fs::write_plan_artifact(tmp.path(), pi, "first.md", b"# Plan\r\nstep")?;
 //! assert_eq!(artifact.relative_path, ".pi/plan/first.md");
 //! assert_eq!(artifact.size_bytes, 12);
 //!
 //! // A second write to the same name is a collision, never an overwrite.
-//! let again = planhost_fs::write_plan_artifact(tmp.path(), "first.md", b"other");
+//! let again = planhost_fs::write_plan_artifact(tmp.path(), pi, "first.md", b"other");
 //! assert_eq!(again.unwrap_err().code().as_str(), "PLAN_ARTIFACT_COLLISION");
 //!
 //! let ws = planhost_fs::Workspace::new(tmp.path())?;
@@ -47,8 +49,8 @@ mod publish;
 mod workspace;
 
 pub use artifact::{
-    ARTIFACT_MODE, ArtifactError, ArtifactOnDisk, PI_DIR, PLAN_DIR, PlanArtifact,
-    plan_artifact_names, sweep_plan_dirs, verify_plan_artifact, write_plan_artifact,
+    ARTIFACT_MODE, ArtifactError, ArtifactOnDisk, PlanArtifact, PlanDirs, plan_artifact_paths,
+    sweep_plan_dirs, verify_plan_artifact, write_plan_artifact,
 };
 pub use atomic::{Staged, TEMP_PREFIX};
 pub use dir::{
@@ -56,7 +58,7 @@ pub use dir::{
 };
 pub use error::{FsError, Result};
 pub use publish::{
-    Change, ConflictKind, Occupant, OnDisk, PLANS_DIR, PUBLICATION_MODE, Preflight, PublishError,
-    Published, Reconciled, inspect, preflight, publish_new, publish_update, reconcile,
+    Change, ConflictKind, Occupant, OnDisk, PUBLICATION_MODE, Preflight, PublishError, Published,
+    Reconciled, inspect, preflight, publish_new, publish_update, reconcile,
 };
 pub use workspace::{OutsidePath, PathRequest, Resolved, Workspace, WorkspacePath};

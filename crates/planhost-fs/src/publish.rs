@@ -33,13 +33,11 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::artifact::PI_DIR;
+use planhost_core::PlanDirs;
+
 use crate::atomic::Staged;
 use crate::dir::{Dir, EntryKind, FileId, MissingDirs, Name, Permissions, Probe, Replace};
 use crate::error::{FsError, WriteFailure};
-
-/// Directory under [`PI_DIR`] that holds published, human-facing plans.
-pub const PLANS_DIR: &str = "plans";
 
 /// Mode of a first publication (less what the umask takes away): a document the user reads,
 /// edits and commits, never group- or world-writable whatever the umask. An update keeps the
@@ -226,9 +224,13 @@ pub enum Reconciled {
 ///
 /// A symlinked `.pi`, `.pi/plans` or target is refused with [`PublishError::Symlink`]; a
 /// non-directory `.pi` or `.pi/plans` with [`PublishError::NotDirectory`].
-pub fn preflight(workspace_root: &Path, file_name: &str) -> Result<Preflight, PublishError> {
+pub fn preflight(
+    workspace_root: &Path,
+    dirs: PlanDirs,
+    file_name: &str,
+) -> Result<Preflight, PublishError> {
     let name = validate_file_name(file_name)?;
-    let Some(plans) = probe_plans(workspace_root)? else {
+    let Some(plans) = probe_plans(workspace_root, dirs)? else {
         return Ok(Preflight::Free);
     };
     match plans.kind_of(name)? {
@@ -249,12 +251,13 @@ pub fn preflight(workspace_root: &Path, file_name: &str) -> Result<Preflight, Pu
 /// removed again.
 pub fn publish_new(
     workspace_root: &Path,
+    dirs: PlanDirs,
     file_name: &str,
     bytes: &[u8],
 ) -> Result<Published, PublishError> {
     let name = validate_file_name(file_name)?;
     let root = open_root(workspace_root)?;
-    let names = plans_names()?;
+    let names = plans_names(dirs)?;
     let walked = root
         .walk(&names, MissingDirs::Create)
         .map_err(directory_error)?;
@@ -263,7 +266,7 @@ pub fn publish_new(
         root.undo_created(&names, walked.created_from);
     }
     created?;
-    Ok(published(file_name, bytes, Change::Created))
+    Ok(published(dirs, file_name, bytes, Change::Created))
 }
 
 /// Updates the published file in place: stages a temp file, verifies that the name still holds
@@ -278,19 +281,25 @@ pub fn publish_new(
 /// remaining race window.
 pub fn publish_update(
     workspace_root: &Path,
+    dirs: PlanDirs,
     file_name: &str,
     bytes: &[u8],
     base_sha256: &str,
 ) -> Result<Published, PublishError> {
     let name = validate_file_name(file_name)?;
-    let Some(plans) = probe_plans(workspace_root)? else {
-        return Err(conflict(ConflictKind::Deleted, workspace_root, file_name));
+    let Some(plans) = probe_plans(workspace_root, dirs)? else {
+        return Err(conflict(
+            ConflictKind::Deleted,
+            workspace_root,
+            dirs,
+            file_name,
+        ));
     };
     let target = plans.path().join(file_name);
     let digest = planhost_core::sha256_hex(bytes);
     if digest.eq_ignore_ascii_case(base_sha256) {
         verify_base(&plans, name, base_sha256)?;
-        return Ok(published(file_name, bytes, Change::Unchanged));
+        return Ok(published(dirs, file_name, bytes, Change::Unchanged));
     }
     // Checked before staging so a plain conflict creates no temp file at all.
     let mode = match plans.entry(name)? {
@@ -316,16 +325,20 @@ pub fn publish_update(
                 PublishError::WriteFailed { source: e }
             }
         })?;
-    Ok(published(file_name, bytes, Change::Replaced))
+    Ok(published(dirs, file_name, bytes, Change::Replaced))
 }
 
 /// Reports what is at `.pi/plans/<file_name>` now, without following symlinks and without
 /// writing, for `/plan status` (synced, dirty, conflict) and for [`reconcile`].
 ///
 /// A symlinked or non-directory `.pi` or `.pi/plans` is an error, as in [`preflight`].
-pub fn inspect(workspace_root: &Path, file_name: &str) -> Result<OnDisk, PublishError> {
+pub fn inspect(
+    workspace_root: &Path,
+    dirs: PlanDirs,
+    file_name: &str,
+) -> Result<OnDisk, PublishError> {
     let name = validate_file_name(file_name)?;
-    let Some(plans) = probe_plans(workspace_root)? else {
+    let Some(plans) = probe_plans(workspace_root, dirs)? else {
         return Ok(OnDisk::Missing);
     };
     match read_regular(&plans, name) {
@@ -354,11 +367,12 @@ pub fn inspect(workspace_root: &Path, file_name: &str) -> Result<OnDisk, Publish
 /// `base_sha256` (`None` for a first publication) already completed.
 pub fn reconcile(
     workspace_root: &Path,
+    dirs: PlanDirs,
     file_name: &str,
     expected_sha256: &str,
     base_sha256: Option<&str>,
 ) -> Result<Reconciled, PublishError> {
-    Ok(match inspect(workspace_root, file_name)? {
+    Ok(match inspect(workspace_root, dirs, file_name)? {
         OnDisk::File { sha256, .. } if sha256.eq_ignore_ascii_case(expected_sha256) => {
             Reconciled::AlreadyWritten
         }
@@ -378,8 +392,8 @@ pub fn reconcile(
     })
 }
 
-fn plans_names() -> Result<[Name<'static>; 2], PublishError> {
-    Ok([Name::new(PI_DIR)?, Name::new(PLANS_DIR)?])
+fn plans_names(dirs: PlanDirs) -> Result<[Name<'static>; 2], PublishError> {
+    Ok([Name::new(dirs.root)?, Name::new(dirs.published)?])
 }
 
 fn open_root(workspace_root: &Path) -> Result<Dir, PublishError> {
@@ -407,9 +421,9 @@ fn open_root(workspace_root: &Path) -> Result<Dir, PublishError> {
 }
 
 /// Opens `.pi/plans` without creating anything; `None` when it (or `.pi`) does not exist.
-fn probe_plans(workspace_root: &Path) -> Result<Option<Dir>, PublishError> {
+fn probe_plans(workspace_root: &Path, dirs: PlanDirs) -> Result<Option<Dir>, PublishError> {
     let root = open_root(workspace_root)?;
-    match root.probe(&plans_names()?).map_err(directory_error)? {
+    match root.probe(&plans_names(dirs)?).map_err(directory_error)? {
         Probe::Complete(dir) => Ok(Some(dir)),
         Probe::MissingFrom { .. } => Ok(None),
     }
@@ -512,10 +526,18 @@ fn kind_conflict(kind: EntryKind) -> ConflictKind {
     }
 }
 
-fn conflict(kind: ConflictKind, workspace_root: &Path, file_name: &str) -> PublishError {
+fn conflict(
+    kind: ConflictKind,
+    workspace_root: &Path,
+    dirs: PlanDirs,
+    file_name: &str,
+) -> PublishError {
     conflict_at(
         kind,
-        workspace_root.join(PI_DIR).join(PLANS_DIR).join(file_name),
+        workspace_root
+            .join(dirs.root)
+            .join(dirs.published)
+            .join(file_name),
     )
 }
 
@@ -523,9 +545,9 @@ fn conflict_at(kind: ConflictKind, path: PathBuf) -> PublishError {
     PublishError::Conflict { kind, path }
 }
 
-fn published(file_name: &str, bytes: &[u8], change: Change) -> Published {
+fn published(dirs: PlanDirs, file_name: &str, bytes: &[u8], change: Change) -> Published {
     Published {
-        relative_path: format!("{PI_DIR}/{PLANS_DIR}/{file_name}"),
+        relative_path: format!("{}{file_name}", dirs.published_prefix()),
         sha256: planhost_core::sha256_hex(bytes),
         size_bytes: bytes.len() as u64,
         change,

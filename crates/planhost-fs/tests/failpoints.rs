@@ -13,8 +13,8 @@ use std::path::Path;
 
 use fail::FailScenario;
 use planhost_fs::{
-    Dir, Name, Permissions, PublishError, Reconciled, TEMP_PREFIX, publish_new, publish_update,
-    reconcile, write_plan_artifact,
+    Dir, Name, Permissions, PlanDirs, PublishError, Reconciled, TEMP_PREFIX, publish_new,
+    publish_update, reconcile, write_plan_artifact,
 };
 
 /// Every failpoint of the fs adapter, in the order a write meets them.
@@ -64,7 +64,7 @@ fn an_artifact_write_that_fails_at_any_point_leaves_nothing() {
             }
             let bytes = plan_bytes(point);
             let err = armed(point, || {
-                write_plan_artifact(ws.path(), "p.md", &bytes).unwrap_err()
+                write_plan_artifact(ws.path(), PlanDirs::PI, "p.md", &bytes).unwrap_err()
             });
             assert_eq!(
                 err.code().as_str(),
@@ -83,7 +83,7 @@ fn an_artifact_write_that_fails_at_any_point_leaves_nothing() {
                 "{point}: the directories this call created were not removed"
             );
             // Disarmed, the same write succeeds with exactly its bytes.
-            let artifact = write_plan_artifact(ws.path(), "p.md", &bytes).unwrap();
+            let artifact = write_plan_artifact(ws.path(), PlanDirs::PI, "p.md", &bytes).unwrap();
             assert_eq!(
                 fs_err::read(ws.path().join(&artifact.relative_path)).unwrap(),
                 bytes
@@ -103,7 +103,7 @@ fn a_first_publication_that_fails_is_either_absent_or_complete() {
         let bytes = plan_bytes(point);
         let sha = planhost_core::sha256_hex(&bytes);
         let err = armed(point, || {
-            publish_new(ws.path(), "p.md", &bytes).unwrap_err()
+            publish_new(ws.path(), PlanDirs::PI, "p.md", &bytes).unwrap_err()
         });
         assert!(
             matches!(err, PublishError::WriteFailed { .. }),
@@ -117,18 +117,18 @@ fn a_first_publication_that_fails_is_either_absent_or_complete() {
             "fs::fsync_dir" => {
                 assert_eq!(fs_err::read(plans.join("p.md")).unwrap(), bytes, "{point}");
                 assert_eq!(
-                    reconcile(ws.path(), "p.md", &sha, None).unwrap(),
+                    reconcile(ws.path(), PlanDirs::PI, "p.md", &sha, None).unwrap(),
                     Reconciled::AlreadyWritten
                 );
             }
             _ => {
                 assert!(!plans.join("p.md").exists(), "{point}: a file at the name");
                 assert_eq!(
-                    reconcile(ws.path(), "p.md", &sha, None).unwrap(),
+                    reconcile(ws.path(), PlanDirs::PI, "p.md", &sha, None).unwrap(),
                     Reconciled::NotWritten
                 );
                 // Disarmed, the retry writes it.
-                publish_new(ws.path(), "p.md", &bytes).unwrap();
+                publish_new(ws.path(), PlanDirs::PI, "p.md", &bytes).unwrap();
                 assert_eq!(fs_err::read(plans.join("p.md")).unwrap(), bytes, "{point}");
             }
         }
@@ -145,10 +145,10 @@ fn an_update_that_fails_keeps_the_old_bytes_or_has_the_new_ones() {
         let plans = ws.path().join(".pi/plans");
         let old = plan_bytes("old");
         let new = plan_bytes(point);
-        publish_new(ws.path(), "p.md", &old).unwrap();
+        publish_new(ws.path(), PlanDirs::PI, "p.md", &old).unwrap();
         let base = planhost_core::sha256_hex(&old);
         let err = armed(point, || {
-            publish_update(ws.path(), "p.md", &new, &base).unwrap_err()
+            publish_update(ws.path(), PlanDirs::PI, "p.md", &new, &base).unwrap_err()
         });
         assert_eq!(
             err.code().as_str(),
@@ -164,6 +164,7 @@ fn an_update_that_fails_keeps_the_old_bytes_or_has_the_new_ones() {
         assert!(now == *expected, "{point}: the name holds other bytes");
         let landed = reconcile(
             ws.path(),
+            PlanDirs::PI,
             "p.md",
             &planhost_core::sha256_hex(&new),
             Some(&base),
@@ -173,7 +174,7 @@ fn an_update_that_fails_keeps_the_old_bytes_or_has_the_new_ones() {
             "fs::fsync_dir" => assert_eq!(landed, Reconciled::AlreadyWritten),
             _ => {
                 assert_eq!(landed, Reconciled::NotWritten, "{point}");
-                publish_update(ws.path(), "p.md", &new, &base).unwrap();
+                publish_update(ws.path(), PlanDirs::PI, "p.md", &new, &base).unwrap();
                 assert_eq!(fs_err::read(plans.join("p.md")).unwrap(), new);
             }
         }
@@ -221,8 +222,8 @@ fn a_failpoint_that_fires_once_fails_only_that_write() {
     for point in POINTS {
         let ws = tempfile::tempdir().unwrap();
         fail::cfg(point, "1*return").unwrap();
-        let first = write_plan_artifact(ws.path(), "a.md", b"# A\n");
-        let second = write_plan_artifact(ws.path(), "b.md", b"# B\n");
+        let first = write_plan_artifact(ws.path(), PlanDirs::PI, "a.md", b"# A\n");
+        let second = write_plan_artifact(ws.path(), PlanDirs::PI, "b.md", b"# B\n");
         fail::remove(point);
         assert_eq!(
             first.unwrap_err().code().as_str(),
@@ -251,12 +252,12 @@ fn without_rename_noreplace_a_hard_link_still_never_replaces() {
     let (plan_dir, plans) = (ws.path().join(".pi/plan"), ws.path().join(".pi/plans"));
     let (first, second) = (plan_bytes("first"), plan_bytes("second"));
     armed(point, || {
-        let artifact = write_plan_artifact(ws.path(), "a.md", &first).unwrap();
+        let artifact = write_plan_artifact(ws.path(), PlanDirs::PI, "a.md", &first).unwrap();
         assert_eq!(
             fs_err::read(ws.path().join(&artifact.relative_path)).unwrap(),
             first
         );
-        let err = write_plan_artifact(ws.path(), "a.md", &second).unwrap_err();
+        let err = write_plan_artifact(ws.path(), PlanDirs::PI, "a.md", &second).unwrap_err();
         assert!(
             err.to_string().contains("exist"),
             "a collision must be refused: {err}"
@@ -266,8 +267,8 @@ fn without_rename_noreplace_a_hard_link_still_never_replaces() {
             first
         );
 
-        publish_new(ws.path(), "p.md", &first).unwrap();
-        assert!(publish_new(ws.path(), "p.md", &second).is_err());
+        publish_new(ws.path(), PlanDirs::PI, "p.md", &first).unwrap();
+        assert!(publish_new(ws.path(), PlanDirs::PI, "p.md", &second).is_err());
         assert_eq!(fs_err::read(plans.join("p.md")).unwrap(), first);
     });
     assert_no_temps(&plan_dir, point);

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use planhost_fs::{
-    ARTIFACT_MODE, Dir, Name, PUBLICATION_MODE, Permissions, publish_new, publish_update,
+    ARTIFACT_MODE, Dir, Name, PUBLICATION_MODE, Permissions, PlanDirs, publish_new, publish_update,
     write_plan_artifact,
 };
 use rustix::fs::Mode;
@@ -58,8 +58,8 @@ fn artifacts_publications_and_their_directories_are_never_group_or_world_writabl
         let at = |rel: &str| octal(mode(&root.join(rel)), rel, umask);
         let want = |bits: u32, rel: &str| octal(bits, rel, umask);
 
-        write_plan_artifact(root, "plan-0193.md", b"# Plan\n").unwrap();
-        publish_new(root, "plan.md", b"# Plan\n").unwrap();
+        write_plan_artifact(root, PlanDirs::PI, "plan-0193.md", b"# Plan\n").unwrap();
+        publish_new(root, PlanDirs::PI, "plan.md", b"# Plan\n").unwrap();
         assert_eq!(at(".pi"), want(dir, ".pi"));
         assert_eq!(at(".pi/plan"), want(dir, ".pi/plan"));
         assert_eq!(at(".pi/plans"), want(dir, ".pi/plans"));
@@ -71,7 +71,7 @@ fn artifacts_publications_and_their_directories_are_never_group_or_world_writabl
 
         // An update keeps the file's mode, which the umask does not touch either.
         let base = planhost_core::sha256_hex(b"# Plan\n");
-        publish_update(root, "plan.md", b"# Plan v2\n", &base).unwrap();
+        publish_update(root, PlanDirs::PI, "plan.md", b"# Plan v2\n", &base).unwrap();
         assert_eq!(at(".pi/plans/plan.md"), want(file, ".pi/plans/plan.md"));
 
         // Exact bits are exact, and already so while the staged file is still a temp file;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::agent::*;
 use crate::app::*;
 use crate::changes::*;
 use crate::checkpoints::*;
@@ -254,6 +255,8 @@ contract! {
     AppHealth = "app.health", Any, Empty => HealthResult, "Liveness; the cheapest round trip.";
     AppVersion = "app.version", Any, Empty => VersionResult, "Versions of planhost, the protocol, the schema and SQLite.";
     AppRotateWebToken = "app.rotateWebToken", Approver, Empty => Empty, "A person replaces the web page's access token: every page opened with the old one stops working. `WEB_NOT_SERVED` when the host serves no page.";
+    AgentEvent = "agent.event", Agent, AgentEventParams => AgentEventResult, "One event of an agent's session (start, prompt, tool proposed or finished, plan offered, draft, message, stop, end): the host runs the Plan-mode lifecycle and answers one directive with the rule that produced it.";
+    AgentRun = "agent.run", Agent, AgentRunParams => AgentRunResult, "Run a shell command an agent's hook routed through the host: exactly the command `agent.event` allowed, in the host's runner (its scope, timeout and whole-tree kill), output streamed as `tools.output`.";
     SessionsOpen = "sessions.open", Agent, OpenSessionParams => SessionInfo, "Open a session, or reopen it by external id.";
     SessionsGet = "sessions.get", Any, SessionRef => SessionInfo, "One session with its running turn, pending approval and live execution.";
     SessionsList = "sessions.list", Any, SessionsFilter => SessionList, "Sessions, newest first.";

@@ -19,6 +19,7 @@
 #[macro_use]
 mod wire;
 
+mod agent;
 mod app;
 mod changes;
 mod checkpoints;
@@ -30,6 +31,7 @@ mod schema;
 mod sessions;
 mod tools;
 
+pub use agent::*;
 pub use app::*;
 pub use changes::*;
 pub use checkpoints::*;

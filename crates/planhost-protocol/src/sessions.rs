@@ -85,6 +85,10 @@ result! {
         pub created_at: Timestamp,
         /// Last change.
         pub updated_at: Timestamp,
+        /// When its agent ended it for good (`/clear`): it is left out of `sessions.list`
+        /// unless asked for. `null` while it lives.
+        #[serde(default)]
+        pub ended_at: Option<Timestamp>,
     }
 }
 
@@ -97,6 +101,9 @@ params! {
         /// At most this many, newest first (default 100, at most 10,000).
         #[serde(default)]
         pub limit: Option<u32>,
+        /// Also the sessions their agent ended for good (`/clear`); default false.
+        #[serde(default)]
+        pub include_ended: Option<bool>,
     }
 }
 

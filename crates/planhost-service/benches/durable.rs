@@ -140,6 +140,7 @@ fn approve_bench(dir: &Path, workspace: &Path, n: usize) -> Vec<Duration> {
     let by = Resolver {
         client: "bench".into(),
         roles: vec![Role::Approver],
+        via: None,
     };
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {

@@ -9,7 +9,7 @@ use planhost_protocol::{ClientRequest, Method, ServerNotification, ServerResult}
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::handlers::{admin, changes, checkpoints, plans, publications, sessions};
+use crate::handlers::{admin, agent, changes, checkpoints, plans, publications, sessions};
 use crate::service::Inner;
 use crate::{Result, ServiceError};
 
@@ -19,6 +19,8 @@ use crate::{Result, ServiceError};
 pub(crate) struct Caller {
     pub(crate) conn: u64,
     pub(crate) by: Resolver,
+    /// Who is at the other end, as the transport knows it.
+    pub(crate) peer: crate::Peer,
     pub(crate) notes: mpsc::Sender<ServerNotification>,
     pub(crate) kill: CancellationToken,
 }
@@ -159,6 +161,8 @@ async fn dispatch(
                 "this connection is already initialized",
             ));
         }
+        Q::AgentEvent(p) => R::AgentEvent(agent::event(svc, caller, p).await?),
+        Q::AgentRun(p) => R::AgentRun(tools.run_routed(svc, caller, p).await?),
         Q::AppHealth(_) => R::AppHealth(admin::health(svc)),
         Q::AppVersion(_) => R::AppVersion(admin::version(svc)),
         Q::AppRotateWebToken(_) => R::AppRotateWebToken(admin::rotate_web_token(svc)?),
@@ -174,11 +178,15 @@ async fn dispatch(
         Q::SessionsConfigure(p) => R::SessionsConfigure(sessions::configure(svc, p).await?),
         Q::TurnsBegin(p) => R::TurnsBegin(sessions::begin_turn(svc, p).await?),
         Q::TurnsEnd(p) => R::TurnsEnd(sessions::end_turn(svc, p).await?),
-        Q::ToolsAuthorize(p) => R::ToolsAuthorize(tools.authorize(svc, p).await?),
+        Q::ToolsAuthorize(p) => R::ToolsAuthorize(
+            tools
+                .authorize(svc, p, planhost_core::DraftWrite::No)
+                .await?,
+        ),
         Q::ToolsExecute(p) => R::ToolsExecute(tools.execute(svc, caller, p).await?),
         Q::ToolsCancel(p) => R::ToolsCancel(tools.cancel(&p)),
         Q::ToolsStop(p) => R::ToolsStop(tools.stop(svc, caller, &p).await?),
-        Q::ToolsFinished(p) => R::ToolsFinished(tools.finished(svc, caller, &p).await?),
+        Q::ToolsFinished(p) => R::ToolsFinished(tools.finished(svc, &p)),
         Q::PermissionsList(p) => R::PermissionsList(tools.list_asks(&p)),
         Q::PermissionsResolve(p) => R::PermissionsResolve(tools.resolve(svc, caller, p).await?),
         Q::PlansEnter(p) => R::PlansEnter(plans::enter(svc, p).await?),

@@ -101,6 +101,7 @@ pub(crate) fn session(
         last_execution,
         created_at: s.created_at,
         updated_at: s.updated_at,
+        ended_at: s.ended_at,
     }
 }
 

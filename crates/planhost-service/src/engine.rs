@@ -161,6 +161,7 @@ impl Engine {
         let file_name = planhost_core::artifact_file_name(&input.title, &proposal_id);
         let artifact = planhost_fs::write_plan_artifact(
             Path::new(&session.workspace_root),
+            session.agent.profile().dirs,
             &file_name,
             input.markdown.as_bytes(),
         )?;

@@ -65,6 +65,7 @@ mod handlers;
 pub mod host;
 mod lineage;
 mod publish;
+mod reach;
 mod service;
 mod shells;
 

@@ -113,6 +113,22 @@ impl AgentRoots {
         Ok(())
     }
 
+    /// Why `peer` is one of this host's runs (its marker, its cgroup, or under the host), in a
+    /// sentence; `None` when it is not, or cannot be told (no procfs).
+    pub(crate) fn inside_runs(&self, peer: Peer) -> Option<String> {
+        let pid = peer.pid()?;
+        #[cfg(target_os = "linux")]
+        {
+            let why = planhost_exec::lineage::agent_lineage(pid, &[])?;
+            Some(why.to_string())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = pid;
+            None
+        }
+    }
+
     /// Why `peer` may not be an approver; `None` when it may.
     pub(crate) fn refuses(&self, peer: Peer) -> Option<Refusal> {
         let (pid, runs_only) = match peer {

@@ -7,7 +7,7 @@ use planhost_core::{
     DiskState, EntryId, ErrorCode, ExitOffer, Mode, PublicationId, PublicationState,
     PublicationStatus, Resolver, SessionId, exit_offer, plan_title, publication_state,
 };
-use planhost_fs::{OnDisk, PublishError, Reconciled};
+use planhost_fs::{OnDisk, PlanDirs, PublishError, Reconciled};
 use planhost_store::{CheckpointRecord, PlanIdentity, PublicationRecord, StatusChange};
 
 use crate::new_id;
@@ -16,7 +16,6 @@ use crate::engine::Engine;
 use crate::{Result, ServiceError};
 
 /// Where a published plan lives under the workspace.
-const PLANS_PREFIX: &str = ".pi/plans/";
 /// How many numbered names a first publication tries in one second before it gives up: far
 /// more than any person can publish, and every name is one `stat`.
 const MAX_NAME_ATTEMPTS: u32 = 100_000;
@@ -74,12 +73,20 @@ pub(crate) enum PublishOutcome {
     Conflict(PublicationRecord),
 }
 
-fn file_name(relative_path: &str) -> Result<&str> {
-    relative_path.strip_prefix(PLANS_PREFIX).ok_or_else(|| {
-        ServiceError::Publish(PublishError::PathInvalid {
-            reason: format!("{relative_path:?} is not under {PLANS_PREFIX}"),
+/// The plan directories a published path is in, and its file name there.
+fn located(relative_path: &str) -> Result<(PlanDirs, &str)> {
+    PlanDirs::ALL
+        .iter()
+        .find_map(|d| {
+            relative_path
+                .strip_prefix(&d.published_prefix())
+                .map(|name| (*d, name))
         })
-    })
+        .ok_or_else(|| {
+            ServiceError::Publish(PublishError::PathInvalid {
+                reason: format!("{relative_path:?} is not under a plan directory planhost writes"),
+            })
+        })
 }
 
 /// A status change from `from` to `to`, with a reason and who answered.
@@ -130,7 +137,8 @@ impl Engine {
             // Whatever keeps the file from being read as a plain file (a symlinked `.pi/plans`, a
             // directory in its place) is a conflict to report, not an error that hides the status.
             Some(path) => {
-                match planhost_fs::inspect(Path::new(&session.workspace_root), file_name(path)?) {
+                let (dirs, name) = located(path)?;
+                match planhost_fs::inspect(Path::new(&session.workspace_root), dirs, name) {
                     Ok(on_disk) => disk_state(&on_disk),
                     Err(_) => DiskState::NotAFile,
                 }
@@ -199,7 +207,8 @@ impl Engine {
                 Err(ServiceError::PublishedFileChanged)
             }
             (Some(path), PublicationState::Conflict, Overwrite::DiskAsBase) => {
-                let base = match planhost_fs::inspect(Path::new(&root), file_name(path)?)? {
+                let (dirs, name) = located(path)?;
+                let base = match planhost_fs::inspect(Path::new(&root), dirs, name)? {
                     OnDisk::File { sha256, .. } => Some(sha256),
                     OnDisk::Missing => None,
                     OnDisk::NotAFile(_) => return Err(ServiceError::PublishedFileChanged),
@@ -223,11 +232,12 @@ impl Engine {
                 Ok(PublishStart::Pending(record))
             }
             (None, _, _) => {
-                let name = self.free_name(&root, &markdown, &status.identity)?;
+                let dirs = self.store().session(session_id)?.agent.profile().dirs;
+                let name = self.free_name(&root, dirs, &markdown, &status.identity)?;
                 let record = self.store().open_publication(
                     &new_id().into(),
                     &checkpoint,
-                    &format!("{PLANS_PREFIX}{name}"),
+                    &format!("{}{name}", dirs.published_prefix()),
                     None,
                 )?;
                 Ok(PublishStart::Pending(record))
@@ -235,14 +245,20 @@ impl Engine {
         }
     }
 
-    fn free_name(&mut self, root: &str, markdown: &str, identity: &PlanIdentity) -> Result<String> {
+    fn free_name(
+        &mut self,
+        root: &str,
+        dirs: PlanDirs,
+        markdown: &str,
+        identity: &PlanIdentity,
+    ) -> Result<String> {
         let title = plan_title(markdown)
             .or_else(|| identity.session_name.clone())
             .unwrap_or_else(|| "plan".into());
         let stamp = stamp(self.now());
         for attempt in 1..=MAX_NAME_ATTEMPTS {
             let name = planhost_core::publication_file_name(&title, &stamp, attempt);
-            match planhost_fs::preflight(Path::new(root), &name)? {
+            match planhost_fs::preflight(Path::new(root), dirs, &name)? {
                 planhost_fs::Preflight::Free => return Ok(name),
                 planhost_fs::Preflight::Taken => {}
             }
@@ -290,10 +306,11 @@ impl Engine {
     fn write_publication(&mut self, record: &PublicationRecord) -> Result<PublishOutcome> {
         let root = self.root(&record.session_id)?;
         let (checkpoint, bytes) = self.store().checkpoint_bytes(record.checkpoint_id)?;
-        let name = file_name(&record.relative_path)?.to_owned();
+        let (dirs, name) = located(&record.relative_path)?;
+        let name = name.to_owned();
         let written = match &record.base_sha256 {
-            None => planhost_fs::publish_new(Path::new(&root), &name, &bytes),
-            Some(base) => planhost_fs::publish_update(Path::new(&root), &name, &bytes, base),
+            None => planhost_fs::publish_new(Path::new(&root), dirs, &name, &bytes),
+            Some(base) => planhost_fs::publish_update(Path::new(&root), dirs, &name, &bytes, base),
         };
         match written {
             Ok(_) => self.complete(record, &bytes),
@@ -309,8 +326,9 @@ impl Engine {
                 )?;
                 let markdown = String::from_utf8_lossy(&bytes).into_owned();
                 let identity = self.store().plan_identity(&record.session_id)?;
-                let name = self.free_name(&root, &markdown, &identity)?;
-                let next = self.reopen(&checkpoint, &format!("{PLANS_PREFIX}{name}"))?;
+                let name = self.free_name(&root, dirs, &markdown, &identity)?;
+                let next =
+                    self.reopen(&checkpoint, &format!("{}{name}", dirs.published_prefix()))?;
                 Ok(PublishOutcome::Reapprove { revoked, next })
             }
             Err(error @ PublishError::Conflict { .. }) => {
@@ -330,6 +348,7 @@ impl Engine {
                 // bytes in place: check the disk before calling it failed.
                 let landed = planhost_fs::reconcile(
                     Path::new(&root),
+                    dirs,
                     &name,
                     &record.sha256,
                     record.base_sha256.as_deref(),
@@ -390,10 +409,11 @@ impl Engine {
             .publications_with_status(PublicationStatus::Approved)?
         {
             let root = self.root(&record.session_id)?;
-            let name = file_name(&record.relative_path)?.to_owned();
+            let (dirs, name) = located(&record.relative_path)?;
             let outcome = planhost_fs::reconcile(
                 Path::new(&root),
-                &name,
+                dirs,
+                name,
                 &record.sha256,
                 record.base_sha256.as_deref(),
             );

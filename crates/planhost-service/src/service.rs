@@ -93,7 +93,9 @@ pub(crate) struct Inner {
     /// Plan diffs made, and the one permit to make another.
     pub(crate) diffs: crate::handlers::changes::Diffs,
     /// The processes that hold (or held, while they live) an `agent` connection.
-    agent_roots: crate::lineage::AgentRoots,
+    pub(crate) agent_roots: crate::lineage::AgentRoots,
+    /// Where this host's approval surfaces are (DESIGN decision 14).
+    pub(crate) surfaces: crate::reach::Surfaces,
     /// How the web page served beside this host makes a new access token (registered by the
     /// page when it starts; `app.rotateWebToken` calls it).
     pub(crate) web_token_rotation: std::sync::OnceLock<WebTokenRotation>,
@@ -114,10 +116,50 @@ impl Inner {
     }
 }
 
+/// The client name of the web page's in-process connections.
+const WEB_CLIENT: &str = "planhost-web";
+
+/// Where an approver connection's answers come from, by what the kernel says of its peer (a
+/// declaration proves nothing: the approver role was already refused to anything under an
+/// agent). A process that is also the agent (pi's extension) answers in its own dialog; a
+/// process with a controlling terminal is a person's terminal.
+fn answer_surface(peer: Peer, roles: &[Role], client: &str) -> planhost_core::AnswerSurface {
+    use planhost_core::AnswerSurface as S;
+    match peer {
+        // The page's own in-process connection, for a browser it could not find.
+        Peer::Embedded if client == WEB_CLIENT => S::WebPage,
+        Peer::Embedded => S::Embedded,
+        Peer::WebClient(_) => S::WebPage,
+        Peer::Process(_) if roles.contains(&Role::Agent) => S::FaceDialog,
+        Peer::Process(None) => S::Client,
+        Peer::Process(Some(pid)) => {
+            #[cfg(target_os = "linux")]
+            let terminal = planhost_exec::lineage::has_controlling_terminal(pid) == Some(true);
+            #[cfg(not(target_os = "linux"))]
+            let terminal = {
+                let _ = pid;
+                false
+            };
+            if terminal { S::Terminal } else { S::Client }
+        }
+    }
+}
+
 /// A web page's token rotation: makes a new token, or says why it could not.
 pub type WebTokenRotation = Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
 
 impl Service {
+    /// Tells the service where its socket is (the host's transport knows): a command that
+    /// reaches it is one that could answer a plan.
+    pub fn set_socket_surface(&self, socket: &std::path::Path) {
+        self.inner.surfaces.set_socket(socket);
+    }
+
+    /// Tells the service an address its web page serves.
+    pub fn add_page_surface(&self, address: String) {
+        self.inner.surfaces.add_page(address);
+    }
+
     /// Registers how the web page served beside this host rotates its access token, so a
     /// person's `app.rotateWebToken` (the approver role: never the agent's own commands) reaches
     /// it. Once per service; a second registration is refused.
@@ -166,10 +208,20 @@ impl Service {
             }
         })
         .map_err(|e| ServiceError::Internal(format!("starting the state thread: {e}")))?;
+        let surfaces = crate::reach::Surfaces::default();
+        surfaces.set_state_dir(&config.state_dir);
+        if let Some(name) = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .filter(|name| name.starts_with("planhost"))
+        {
+            surfaces.add_program(name);
+        }
         let inner = Inner {
             host,
             clock: config.clock,
             state_dir: config.state_dir,
+            surfaces,
             started: Instant::now(),
             fanout,
             policy,
@@ -315,12 +367,17 @@ impl Service {
             hello.tool_activity,
             hello.events,
         );
+        let via = roles
+            .contains(&Role::Approver)
+            .then(|| answer_surface(peer, &roles, &hello.client_name));
         let caller = Caller {
             conn: id,
             by: Resolver {
                 client: hello.client_name.clone(),
                 roles: roles.clone(),
+                via,
             },
+            peer,
             notes: queue,
             kill,
         };

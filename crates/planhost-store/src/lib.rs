@@ -71,7 +71,7 @@ pub use records::{ApprovalRecord, AuditRecord, SessionRecord, TurnRecord};
 pub use schema::CURRENT_VERSION;
 #[doc(hidden)]
 pub use schema::SCHEMA_V1;
-pub use sessions::{Configure, OpenSession};
+pub use sessions::{Configure, Ended, OpenSession, SessionLife};
 pub use settings::SettingKey;
 pub use store::{MIGRATOR, Opened, Store};
 pub use turns::{PolicyPin, ShellPin};

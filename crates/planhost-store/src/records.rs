@@ -49,6 +49,8 @@ pub struct SessionRecord {
     pub created_at: Timestamp,
     /// Last change.
     pub updated_at: Timestamp,
+    /// When the agent ended it for good (`/clear`); `None` while it lives. Schema v9.
+    pub ended_at: Option<Timestamp>,
 }
 
 /// A turn row.
@@ -186,7 +188,7 @@ where
 
 pub(crate) const SESSION_COLUMNS: &str = "id, external_id, workspace_root, interactivity, mode, \
     plan_state, permission_mode, shell_id, provider, model, policy_preset, event_seq, created_at, \
-    updated_at, client_persistence, agent";
+    updated_at, client_persistence, agent, ended_at";
 
 pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord>> {
     let t = "sessions";
@@ -203,6 +205,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
     let (event_seq, created_at, updated_at) = (row.get(11)?, row.get(12)?, row.get(13)?);
     let persistence: String = row.get(14)?;
     let agent: String = row.get(15)?;
+    let ended_at: Option<i64> = row.get(16)?;
     Ok((|| {
         Ok(SessionRecord {
             id,
@@ -221,6 +224,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Session
             agent: parse(t, agent)?,
             created_at: Timestamp(created_at),
             updated_at: Timestamp(updated_at),
+            ended_at: ended_at.map(Timestamp),
         })
     })())
 }

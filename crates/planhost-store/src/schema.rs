@@ -6,8 +6,9 @@
 /// v4: sessions record whether the client keeps its own session (persisted or ephemeral), and a
 /// captured entry is unique per session whatever its fingerprint. v5: who answered each
 /// approval. v6: every time a person was shown a checkpoint. v7: the agent each session serves.
-/// v8: how far the audit log has read the decision journal.
-pub const CURRENT_VERSION: u32 = 8;
+/// v8: how far the audit log has read the decision journal. v9: when a session ended (a cleared
+/// conversation leaves the lists).
+pub const CURRENT_VERSION: u32 = 9;
 
 /// DDL of schema v1 (tests build v1 databases from it to prove the v1 → v2 migration).
 pub const SCHEMA_V1: &str = r#"
@@ -229,4 +230,10 @@ CREATE TABLE audit_journal (
     seq INTEGER NOT NULL CHECK (seq >= 0)
 ) STRICT;
 INSERT INTO audit_journal (id, seq) VALUES (1, 0);
+"#;
+
+/// v8 → v9: when the agent ended a session for good (`/clear`): the session leaves the lists
+/// and any later event of it reopens it. Existing sessions have not ended.
+pub(crate) const SCHEMA_V9: &str = r#"
+ALTER TABLE sessions ADD COLUMN ended_at INTEGER;
 "#;

@@ -1,7 +1,7 @@
 //! Sessions: open, read, select a mode, configure while idle.
 
 use planhost_core::{
-    Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, SessionId,
+    Agent, Interactivity, Mode, PermissionMode, PlanState, PolicyPreset, SessionId, Timestamp,
 };
 use rusqlite::params;
 use serde_json::json;
@@ -9,6 +9,24 @@ use serde_json::json;
 use crate::records::{SESSION_COLUMNS, SessionRecord, session_from_row};
 use crate::tx::AuditSubject;
 use crate::{Result, Store, StoreError};
+
+/// Whether a list of sessions includes those the agent ended for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Every session.
+    Included,
+    /// Only sessions that live.
+    Excluded,
+}
+
+/// Whether a session lives or was ended for good by its agent (`/clear`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionLife {
+    /// It lives (any event of it brings it back).
+    Live,
+    /// Ended for good: it leaves the lists, and keeps everything it holds.
+    Ended,
+}
 
 /// A request to open (or reopen) a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,11 +144,14 @@ impl Store {
     }
 
     /// Sessions, newest first, optionally of one workspace root; at most `limit` (0: all).
+    /// Sessions the agent ended for good are left out unless `ended` is [`Ended::Included`].
     pub fn sessions_matching(
         &mut self,
         workspace_root: Option<&str>,
         limit: usize,
+        ended: Ended,
     ) -> Result<Vec<SessionRecord>> {
+        let with_ended = ended == Ended::Included;
         let limit = if limit == 0 {
             -1
         } else {
@@ -138,11 +159,12 @@ impl Store {
         };
         self.read(|t| {
             let sql = format!(
-                "SELECT {SESSION_COLUMNS} FROM sessions WHERE ?1 IS NULL OR workspace_root = ?1 \
-                 ORDER BY created_at DESC, id DESC LIMIT ?2"
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE (?1 IS NULL OR workspace_root = ?1) \
+                 AND (?3 OR ended_at IS NULL) ORDER BY created_at DESC, id DESC LIMIT ?2"
             );
             let mut stmt = t.tx.prepare_cached(&sql)?;
-            let rows = stmt.query_map(params![workspace_root, limit], session_from_row)?;
+            let rows =
+                stmt.query_map(params![workspace_root, limit, with_ended], session_from_row)?;
             rows.map(|r| r?).collect()
         })
     }
@@ -160,6 +182,58 @@ impl Store {
             )?
             .execute(params![session_id.as_str(), persistence.as_str(), t.now.0])?;
             t.session(session_id)
+        })
+    }
+
+    /// Records whether a person is at the session now (the agent's face as it is now, not how
+    /// the session began): a resumed headless session can plan once a person is there.
+    pub fn set_interactivity(
+        &mut self,
+        session_id: &SessionId,
+        interactivity: planhost_core::Interactivity,
+    ) -> Result<SessionRecord> {
+        self.transact(|t| {
+            t.session(session_id)?;
+            t.tx.prepare_cached(
+                "UPDATE sessions SET interactivity = ?2, updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(params![
+                session_id.as_str(),
+                interactivity.as_str(),
+                t.now.0
+            ])?;
+            t.session(session_id)
+        })
+    }
+
+    /// Marks the session ended for good (`/clear`), or lives again (`None`: any later event of
+    /// it). It stays, with everything it holds; it only leaves the lists.
+    pub fn set_session_life(
+        &mut self,
+        session_id: &SessionId,
+        life: SessionLife,
+    ) -> Result<SessionRecord> {
+        self.transact(|t| {
+            t.session(session_id)?;
+            let at = match life {
+                SessionLife::Ended => Some(t.now.0),
+                SessionLife::Live => None,
+            };
+            t.tx.prepare_cached(
+                "UPDATE sessions SET ended_at = ?2, updated_at = ?3 WHERE id = ?1",
+            )?
+            .execute(params![session_id.as_str(), at, t.now.0])?;
+            t.session(session_id)
+        })
+    }
+
+    /// When the session's most recent turn began, if it had one.
+    pub fn last_turn_started(&mut self, session_id: &SessionId) -> Result<Option<Timestamp>> {
+        self.read(|t| {
+            Ok(t.tx
+                .prepare_cached("SELECT MAX(started_at) FROM turns WHERE session_id = ?1")?
+                .query_row([session_id.as_str()], |r| r.get::<_, Option<i64>>(0))?
+                .map(Timestamp))
         })
     }
 

@@ -10,7 +10,7 @@ use crate::fence::FenceReport;
 use crate::migrate::{Migration, MigrationReport, Migrator, migrate};
 use crate::schema::{
     CURRENT_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
-    SCHEMA_V8,
+    SCHEMA_V8, SCHEMA_V9,
 };
 use crate::tx::Tx;
 use crate::{Result, settings};
@@ -48,6 +48,10 @@ pub const MIGRATOR: Migrator<'static> = Migrator {
             from: 7,
             apply: v7_to_v8,
         },
+        Migration {
+            from: 8,
+            apply: v8_to_v9,
+        },
     ],
     validate: validate_current,
 };
@@ -60,7 +64,12 @@ fn create_current(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(SCHEMA_V5)?;
     tx.execute_batch(SCHEMA_V6)?;
     tx.execute_batch(SCHEMA_V7)?;
-    tx.execute_batch(SCHEMA_V8)
+    tx.execute_batch(SCHEMA_V8)?;
+    tx.execute_batch(SCHEMA_V9)
+}
+
+fn v8_to_v9(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(SCHEMA_V9)
 }
 
 fn v7_to_v8(tx: &Transaction<'_>) -> rusqlite::Result<()> {

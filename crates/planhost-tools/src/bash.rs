@@ -143,6 +143,75 @@ pub async fn bash(
     Ok(result(run))
 }
 
+/// A shell command an agent's hook routed through the host (`agent.run`): it runs in the
+/// agent's working directory with the agent's environment (planhost adds its run marker, and
+/// for a command it admitted unasked, `extra_env` last), in the turn's pinned shell, bounded by
+/// the agent's own timeout, its whole process tree killed on timeout and cancel and what it
+/// leaves behind reaped when it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutedRun {
+    /// The command text, exactly as allowed.
+    pub command: String,
+    /// The agent's working directory: absolute and existing.
+    pub cwd: std::path::PathBuf,
+    /// The agent's environment.
+    pub env: Vec<(String, String)>,
+    /// Added after `env`, overriding it (planhost's git rules for a command admitted unasked).
+    pub extra_env: Vec<(String, String)>,
+    /// The bound.
+    pub timeout: Timeout,
+}
+
+/// Runs a routed shell command, streaming its output to `events`.
+pub async fn bash_routed(
+    run_spec: &RoutedRun,
+    shell: &ShellPinContext,
+    events: mpsc::Sender<OutputChunk>,
+    cancel: CancellationToken,
+) -> Result<BashResult> {
+    if run_spec.command.trim().is_empty() {
+        return Err(ToolError::invalid("command must not be empty"));
+    }
+    if run_spec.command.contains('\0') {
+        return Err(ToolError::invalid("command contains NUL"));
+    }
+    let (platform, probes) = shell.catalog.resolve();
+    let effective = resolve_pinned(
+        platform,
+        &probes,
+        shell.configured,
+        &shell.pinned,
+        shell.pinned.id,
+    )
+    .map_err(ToolError::from_exec)?;
+    let (shell_id, dialect) = (effective.id, effective.dialect);
+    let result = |run| BashResult {
+        shell_id,
+        dialect,
+        timeout_ms: run_spec.timeout.as_millis(),
+        run,
+    };
+    if cancel.is_cancelled() {
+        return Ok(result(not_started()));
+    }
+    let mut spec = CommandSpec::new(effective, run_spec.command.as_str(), run_spec.cwd.clone());
+    let overridden = |name: &str| {
+        name == planhost_exec::RUN_MARKER_VAR || run_spec.extra_env.iter().any(|(n, _)| n == name)
+    };
+    spec.env = run_spec
+        .env
+        .iter()
+        .filter(|(name, _)| !overridden(name))
+        .cloned()
+        .chain(run_spec.extra_env.iter().cloned())
+        .collect();
+    spec.timeout = run_spec.timeout;
+    let run = run(spec, events, cancel)
+        .await
+        .map_err(ToolError::from_exec)?;
+    Ok(result(run))
+}
+
 /// The result of a call cancelled before its spawn: nothing ran, nothing was printed.
 fn not_started() -> RunResult {
     RunResult {

@@ -55,6 +55,7 @@ mod context;
 mod dispatch;
 mod edit;
 mod error;
+pub mod git_guard;
 mod glob;
 mod grep;
 mod grep_sink;
@@ -64,7 +65,7 @@ mod text;
 mod walk;
 mod write;
 
-pub use bash::{BashRequest, ShellCatalog, ShellPinContext, bash};
+pub use bash::{BashRequest, RoutedRun, ShellCatalog, ShellPinContext, bash, bash_routed};
 pub use bash_env::{BASH_ENV, EnvValue, bash_env};
 pub use context::{OutsideAccess, ToolContext};
 pub use dispatch::{execute, tool_by_name};

@@ -8,7 +8,8 @@ use planhost_fs::WorkspacePath;
 ///   records its SHA-256; an agent rewriting one would make the reviewed plan differ from the
 ///   bytes the approval indexes.
 /// - `.pi/plans`: published plans, written only by the host's publication code.
-pub const RESERVED_DIRS: [&str; 2] = [".pi/plan", ".pi/plans"];
+/// - `.planhost/plan`, `.planhost/plans`: the same for every agent other than pi.
+pub const RESERVED_DIRS: [&str; 4] = [".pi/plan", ".pi/plans", ".planhost/plan", ".planhost/plans"];
 
 /// Whether `path` is one of [`RESERVED_DIRS`] or lies beneath one.
 ///

@@ -74,6 +74,10 @@ wire_enum! {
         PlanStrictShellDenied = "plan.strict.shell_denied",
         PlanStrictUpdatePlanDraft = "plan.strict.update_plan_draft",
         PlanWriteDenied = "plan.write_denied",
+        PlanDraftFile = "plan.draft_file",
+        PlanApprovalSurface = "plan.approval_surface",
+        PlanScopeEscape = "plan.scope_escape",
+        AgentScopeEscapeAsks = "agent.scope_escape_asks",
     }
 }
 
@@ -113,6 +117,13 @@ wire_enum! {
         /// An MCP tool in Plan mode, where the preset admits none by that server and name.
         /// Seed 000 §1 (plugin and unknown tools denied), seed 003 (provenance-checked only).
         McpDenied = "POLICY_MCP_DENIED",
+        /// In Plan mode, a command that reaches planhost's approval surfaces (its binary, its
+        /// socket, its database, its web token, its page): it would answer a plan. DESIGN
+        /// decision 14.
+        PlanApprovalSurface = "POLICY_PLAN_APPROVAL_SURFACE",
+        /// In Plan mode, a command that starts processes outside planhost's reach
+        /// (`systemd-run`, `at`, `crontab`, a terminal multiplexer, `ssh`). DESIGN decision 14.
+        ScopeEscape = "POLICY_SCOPE_ESCAPE",
     }
 }
 
@@ -133,6 +144,8 @@ impl DenyCode {
             DenyCode::StrictToolDenied => E::PolicyStrictToolDenied,
             DenyCode::PlanToolDenied => E::PolicyPlanToolDenied,
             DenyCode::McpDenied => E::PolicyMcpDenied,
+            DenyCode::PlanApprovalSurface => E::PolicyPlanApprovalSurface,
+            DenyCode::ScopeEscape => E::PolicyScopeEscape,
         }
     }
 }

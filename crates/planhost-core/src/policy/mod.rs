@@ -123,6 +123,57 @@ pub struct AuthorizeInput<'a> {
     /// Where the classifier's verdict on `command` is kept, so a caller classifies a command
     /// line once (a grant carries it to the execute-time re-check); `None`: not kept.
     pub verdict: Option<&'a std::cell::OnceCell<CommandSafety>>,
+    /// What the host established about the call beyond its input (on the disk, against its own
+    /// paths): [`CallFacts::NONE`] when nothing.
+    pub facts: &'a CallFacts,
+}
+
+/// Whether a file writer writes the agent's own plan draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DraftWrite {
+    /// It does not (or nothing was checked).
+    #[default]
+    No,
+    /// It writes the agent's own plan draft, as its profile places it, with nothing on the way
+    /// a symlink (checked on the disk by the host): admitted in Plan (`plan.draft_file`).
+    AgentsOwnDraft,
+}
+
+/// What a shell command reaches beyond the files it reads, as the host established it from the
+/// command's words and its own paths.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CommandReach {
+    /// Nothing planhost guards.
+    #[default]
+    Inside,
+    /// One of planhost's approval surfaces (its binary, socket, database, web token, page):
+    /// the command could answer a plan. `what` names it for the person.
+    ApprovalSurface {
+        /// What was found, e.g. "the `planhost` program".
+        what: String,
+    },
+    /// A program that starts processes outside planhost's reach (`systemd-run`, `at`).
+    EscapesScope {
+        /// The program.
+        program: String,
+    },
+}
+
+/// What the host established about a call beyond its input.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallFacts {
+    /// Whether a file writer writes the agent's own plan draft.
+    pub draft: DraftWrite,
+    /// What a shell command reaches.
+    pub reach: CommandReach,
+}
+
+impl CallFacts {
+    /// Nothing established.
+    pub const NONE: CallFacts = CallFacts {
+        draft: DraftWrite::No,
+        reach: CommandReach::Inside,
+    };
 }
 
 impl AuthorizeInput<'_> {
@@ -160,6 +211,15 @@ pub fn authorize(input: &AuthorizeInput<'_>) -> Decision {
         // By name and before provenance or agent: a file writer's name in any catalog is
         // blocked, whoever provides the tool (seed 004 blocks these names; seed 003 blocks
         // same-named overrides of built-ins).
+        // The agent's own plan draft, which its profile places and the host checked on the
+        // disk: the one file an agent writes in Plan (Claude Code hands ExitPlanMode its text).
+        Mode::Plan
+            if input.facts.draft == DraftWrite::AgentsOwnDraft
+                && matches!(input.provenance, ToolProvenance::BuiltIn)
+                && input.agent.classify(name).nature == ToolNature::ChangesFiles =>
+        {
+            return allow(PolicyRule::PlanDraftFile);
+        }
         Mode::Plan if names_a_file_writer(name) => return plan_write_denied(name),
         Mode::Plan | Mode::Agent => {}
     }
@@ -245,6 +305,11 @@ fn built_in(input: &AuthorizeInput<'_>, classified: Classified<'_>) -> Decision 
             );
         }
     };
+    if let Catalog::Shell = catalog
+        && let Some(decision) = reach(input)
+    {
+        return decision;
+    }
     match input.mode {
         Mode::Agent => agent_built_in(input, catalog),
         Mode::Plan => match input.preset {
@@ -252,6 +317,44 @@ fn built_in(input: &AuthorizeInput<'_>, classified: Classified<'_>) -> Decision 
             PolicyPreset::Literal => lenient_plan_built_in(&LITERAL_PLAN, input, catalog),
             PolicyPreset::Explore => lenient_plan_built_in(&EXPLORE_PLAN, input, catalog),
             PolicyPreset::Strict => strict_plan_built_in(input, catalog),
+        },
+    }
+}
+
+/// DESIGN decision 14: in Plan, a command that reaches an approval surface or leaves planhost's
+/// reach is denied, not asked, under every preset; in Agent mode a command that leaves its reach
+/// is asked unless the permission mode is `auto`.
+fn reach(input: &AuthorizeInput<'_>) -> Option<Decision> {
+    match (&input.facts.reach, input.mode) {
+        (CommandReach::Inside, Mode::Agent | Mode::Plan)
+        | (CommandReach::ApprovalSurface { .. }, Mode::Agent) => None,
+        (CommandReach::ApprovalSurface { what }, Mode::Plan) => Some(deny(
+            PolicyRule::PlanApprovalSurface,
+            DenyCode::PlanApprovalSurface,
+            format!(
+                "this command reaches {what}, which answers plans: in Plan mode planhost denies \
+                 it, since it would answer a plan (a person answers with `planhost approve` in \
+                 their own terminal, or on the web page)"
+            ),
+        )),
+        (CommandReach::EscapesScope { program }, Mode::Plan) => Some(deny(
+            PolicyRule::PlanScopeEscape,
+            DenyCode::ScopeEscape,
+            format!(
+                "`{program}` starts processes outside planhost's reach, where nothing it runs \
+                 can be stopped or told apart from a person: Plan mode denies it"
+            ),
+        )),
+        (CommandReach::EscapesScope { program }, Mode::Agent) => match input.permission_mode {
+            EffectivePermission::Auto => None,
+            EffectivePermission::Ask | EffectivePermission::AcceptEdits => Some(Decision::Ask {
+                rule: PolicyRule::AgentScopeEscapeAsks,
+                reason: format!(
+                    "`{program}` starts processes outside planhost's reach: what it leaves \
+                     running is not stopped with the command"
+                ),
+                default: PermissionDecision::Deny,
+            }),
         },
     }
 }

@@ -50,6 +50,7 @@ fn decide_command(
 ) -> Decision {
     let allow_list = default_strict_allow_list();
     authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent: Agent::Pi,
         preset,
         mode,
@@ -477,6 +478,7 @@ fn strict_blocks_every_spoof_of_seed_003() {
 fn strict_with_an_empty_allow_list_admits_no_extension() {
     let provenance = ext(WEB_TOOLS_PACKAGE, GENUINE_WEB);
     let d = authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent: Agent::Pi,
         preset: PolicyPreset::Strict,
         mode: Mode::Plan,
@@ -497,6 +499,7 @@ fn a_configured_allow_list_entry_is_provenance_checked() {
     let allow_list = [AllowedTool::package("docs_lookup", "@acme/docs")];
     let run = |provenance: &ToolProvenance| {
         outcome(&authorize(&AuthorizeInput {
+            facts: &CallFacts::NONE,
             agent: Agent::Pi,
             preset: PolicyPreset::Strict,
             mode: Mode::Plan,
@@ -760,6 +763,7 @@ fn plan_asks_before_a_command_that_may_change_files_deny_first() {
     let cell = std::cell::OnceCell::new();
     let allow_list = default_strict_allow_list();
     let input = |verdict| AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent: Agent::Pi,
         preset: PolicyPreset::Host,
         mode: Mode::Plan,
@@ -915,6 +919,7 @@ proptest! {
         allow_list in any_allow_list(),
     ) {
         let d = authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent: Agent::Pi,
             preset,
             mode: Mode::Plan,
@@ -942,6 +947,7 @@ proptest! {
     ) {
         prop_assume!(agent.classify(&tool_name).nature == ToolNature::Unknown);
         let d = authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
             agent,
             preset,
             mode,
@@ -998,6 +1004,7 @@ fn cell(
     let command = classified.command.command_line(input);
     let allow_list = default_strict_allow_list();
     let d = authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent,
         preset,
         mode,
@@ -1135,6 +1142,7 @@ fn strict_admits_an_mcp_tool_only_by_its_server_and_name() {
     let allow_list = [AllowedTool::mcp("get_issue", "github")];
     let run = |agent: Agent, name: &str| {
         outcome(&authorize(&AuthorizeInput {
+            facts: &CallFacts::NONE,
             agent,
             preset: PolicyPreset::Strict,
             mode: Mode::Plan,
@@ -1171,6 +1179,7 @@ fn strict_admits_an_mcp_tool_only_by_its_server_and_name() {
     );
     // The host preset admits no MCP tool in Plan, allow-listed or not.
     let host = outcome(&authorize(&AuthorizeInput {
+        facts: &CallFacts::NONE,
         agent: Agent::ClaudeCode,
         preset: PolicyPreset::Host,
         mode: Mode::Plan,
@@ -1191,6 +1200,7 @@ fn an_agents_built_in_web_tool_is_admitted_only_for_that_agent() {
     let allow_list = default_strict_allow_list();
     let run = |agent: Agent, name: &str, provenance: &ToolProvenance| {
         outcome(&authorize(&AuthorizeInput {
+            facts: &CallFacts::NONE,
             agent,
             preset: PolicyPreset::Strict,
             mode: Mode::Plan,
@@ -1221,4 +1231,136 @@ fn an_agents_built_in_web_tool_is_admitted_only_for_that_agent() {
         run(Agent::Codex, "WebFetch", &builtin),
         "POLICY_UNKNOWN_TOOL"
     );
+}
+
+/// Decides `tool` of Claude Code with `facts`, under `preset`, `mode` and `permission`.
+fn decide_with(
+    facts: &CallFacts,
+    preset: PolicyPreset,
+    mode: Mode,
+    permission_mode: EffectivePermission,
+    tool_name: &str,
+    command: Option<&str>,
+) -> Decision {
+    let allow_list = default_strict_allow_list();
+    authorize(&AuthorizeInput {
+        facts,
+        agent: Agent::ClaudeCode,
+        preset,
+        mode,
+        permission_mode,
+        tool_name,
+        provenance: &ToolProvenance::BuiltIn,
+        batch: ALONE,
+        allow_list: &allow_list,
+        command,
+        dialect: Dialect::Posix,
+        verdict: None,
+    })
+}
+
+#[test]
+fn the_agents_own_draft_is_the_one_write_plan_admits_under_every_preset() {
+    let draft = CallFacts {
+        draft: DraftWrite::AgentsOwnDraft,
+        ..CallFacts::NONE
+    };
+    for preset in PolicyPreset::ALL {
+        for tool in ["Write", "Edit", "MultiEdit"] {
+            let d = decide_with(
+                &draft,
+                *preset,
+                Mode::Plan,
+                EffectivePermission::Ask,
+                tool,
+                None,
+            );
+            assert_eq!(d.rule(), PolicyRule::PlanDraftFile, "{preset} {tool}");
+            let other = decide_with(
+                &CallFacts::NONE,
+                *preset,
+                Mode::Plan,
+                EffectivePermission::Auto,
+                tool,
+                None,
+            );
+            assert_eq!(
+                outcome(&other),
+                "POLICY_PLAN_WRITE_DENIED",
+                "{preset} {tool}"
+            );
+        }
+        // A shell is never a draft write, whatever the facts say.
+        let bash = decide_with(
+            &draft,
+            *preset,
+            Mode::Plan,
+            EffectivePermission::Auto,
+            "Bash",
+            Some("rm x"),
+        );
+        assert_ne!(bash.rule(), PolicyRule::PlanDraftFile, "{preset}");
+    }
+}
+
+#[test]
+fn a_command_that_reaches_an_approval_surface_or_escapes_is_denied_in_plan() {
+    let surface = CallFacts {
+        reach: CommandReach::ApprovalSurface {
+            what: "the `planhost` program".into(),
+        },
+        ..CallFacts::NONE
+    };
+    let escape = CallFacts {
+        reach: CommandReach::EscapesScope {
+            program: "systemd-run".into(),
+        },
+        ..CallFacts::NONE
+    };
+    for preset in [
+        PolicyPreset::Host,
+        PolicyPreset::Literal,
+        PolicyPreset::Explore,
+    ] {
+        for permission in [EffectivePermission::Ask, EffectivePermission::Auto] {
+            let run = |facts| {
+                outcome(&decide_with(
+                    facts,
+                    preset,
+                    Mode::Plan,
+                    permission,
+                    "Bash",
+                    Some("ls"),
+                ))
+            };
+            assert_eq!(run(&surface), "POLICY_PLAN_APPROVAL_SURFACE", "{preset}");
+            assert_eq!(run(&escape), "POLICY_SCOPE_ESCAPE", "{preset}");
+        }
+    }
+    // Agent mode: an escape asks (Deny first) unless the mode is auto; a surface is for the
+    // roles to decide (`planhost status` reads; `planhost approve` is refused the approver role).
+    let agent = |facts, permission| {
+        decide_with(
+            facts,
+            PolicyPreset::Host,
+            Mode::Agent,
+            permission,
+            "Bash",
+            Some("ls"),
+        )
+    };
+    let asked = agent(&escape, EffectivePermission::AcceptEdits);
+    assert_eq!(asked.rule(), PolicyRule::AgentScopeEscapeAsks);
+    assert!(
+        matches!(
+            asked,
+            Decision::Ask {
+                default: PermissionDecision::Deny,
+                ..
+            }
+        ),
+        "{asked:?}"
+    );
+    assert_eq!(outcome(&agent(&escape, EffectivePermission::Auto)), "allow");
+    assert_eq!(outcome(&agent(&surface, EffectivePermission::Ask)), "allow");
 }

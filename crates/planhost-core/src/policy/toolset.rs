@@ -4,7 +4,7 @@
 use crate::{Agent, BatchPosition, Dialect, HostTool, Mode, PolicyPreset, ToolNature};
 
 use super::{
-    AuthorizeInput, Decision, EffectivePermission, ToolProvenance, authorize,
+    AuthorizeInput, CallFacts, Decision, EffectivePermission, ToolProvenance, authorize,
     default_strict_allow_list,
 };
 
@@ -34,6 +34,7 @@ pub fn plan_toolset(
     let allow_list = default_strict_allow_list();
     let admitted = |tool: &OfferedTool<'_>| {
         let decision = authorize(&AuthorizeInput {
+            facts: &CallFacts::NONE,
             agent,
             preset,
             mode: Mode::Plan,

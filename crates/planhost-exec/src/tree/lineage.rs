@@ -369,3 +369,9 @@ mod tests {
         assert_eq!(why, Some(Why::UnderHost { pid: orphan }));
     }
 }
+
+/// Whether `pid` has a controlling terminal (a person's shell in a terminal; an agent's command,
+/// a daemon or `at` has none); `None` when it cannot be read.
+pub fn has_controlling_terminal(pid: i32) -> Option<bool> {
+    super::procfs::read_stat(pid).map(|st| st.tty != 0)
+}

@@ -14,6 +14,8 @@ pub(crate) struct ProcStat {
     pub(crate) start: u64,
     /// The kernel's `PF_*` flags.
     pub(crate) flags: u32,
+    /// The controlling terminal's device number; 0 when it has none.
+    pub(crate) tty: i64,
 }
 
 /// `PF_EXITING`: set first thing in `do_exit`, before the memory (so the environment) and the
@@ -50,6 +52,7 @@ pub(crate) fn parse_stat(line: &str) -> Option<ProcStat> {
         pgrp: fields[2].parse().ok()?,
         session: fields[3].parse().ok()?,
         flags: fields[6].parse().ok()?,
+        tty: fields[4].parse().ok()?,
         start: fields[19].parse().ok()?,
     })
 }
@@ -203,6 +206,7 @@ mod tests {
                 session: 4242,
                 start: 987654,
                 flags: 4194560,
+                tty: 0,
             }
         );
         assert!(!st.is_dead() && !st.is_exiting());

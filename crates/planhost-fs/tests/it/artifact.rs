@@ -1,7 +1,7 @@
 use fs_err::os::unix::fs::symlink;
 use std::path::Path;
 
-use planhost_fs::{ArtifactError, write_plan_artifact};
+use planhost_fs::{ArtifactError, PlanDirs, write_plan_artifact};
 use proptest::prelude::*;
 
 fn listing(root: &Path) -> Vec<String> {
@@ -40,7 +40,7 @@ fn writes_exact_bytes_and_reports_identity() {
         ("one-mib.md", &big),
     ];
     for (name, bytes) in cases {
-        let artifact = write_plan_artifact(tmp.path(), name, bytes).unwrap();
+        let artifact = write_plan_artifact(tmp.path(), PlanDirs::PI, name, bytes).unwrap();
         assert_eq!(artifact.relative_path, format!(".pi/plan/{name}"));
         assert_eq!(artifact.size_bytes, bytes.len() as u64);
         assert_eq!(artifact.sha256, planhost_core::sha256_hex(bytes));
@@ -55,7 +55,7 @@ fn creates_missing_directories_and_uses_existing_ones() {
     let tmp = tempfile::tempdir().unwrap();
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     fs_err::write(tmp.path().join(".pi/keep"), b"k").unwrap();
-    write_plan_artifact(tmp.path(), "a.md", b"a").unwrap();
+    write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"a").unwrap();
     assert_eq!(
         listing(tmp.path()),
         [".pi", ".pi/keep", ".pi/plan", ".pi/plan/a.md"]
@@ -65,8 +65,8 @@ fn creates_missing_directories_and_uses_existing_ones() {
 #[test]
 fn collision_never_overwrites() {
     let tmp = tempfile::tempdir().unwrap();
-    write_plan_artifact(tmp.path(), "a.md", b"first").unwrap();
-    let err = write_plan_artifact(tmp.path(), "a.md", b"second").unwrap_err();
+    write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"first").unwrap();
+    let err = write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"second").unwrap_err();
     assert!(matches!(err, ArtifactError::Collision { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_COLLISION");
     assert_eq!(
@@ -80,7 +80,7 @@ fn existing_directory_at_target_is_a_collision() {
     let tmp = tempfile::tempdir().unwrap();
     fs_err::create_dir_all(tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_COLLISION"
     );
 }
@@ -91,7 +91,7 @@ fn symlinked_pi_is_refused() {
     let outside = tempfile::tempdir().unwrap();
     symlink(outside.path(), tmp.path().join(".pi")).unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_SYMLINK"
     );
     assert!(listing(outside.path()).is_empty());
@@ -104,7 +104,7 @@ fn symlinked_plan_dir_is_refused() {
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     symlink(outside.path(), tmp.path().join(".pi/plan")).unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_SYMLINK"
     );
     assert!(listing(outside.path()).is_empty());
@@ -119,7 +119,7 @@ fn symlinked_target_pointing_outside_is_refused() {
     fs_err::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
     symlink(&victim, tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_SYMLINK"
     );
     assert_eq!(fs_err::read(&victim).unwrap(), b"keep");
@@ -133,7 +133,7 @@ fn dangling_symlinked_target_is_refused() {
     fs_err::create_dir_all(tmp.path().join(".pi/plan")).unwrap();
     symlink(&missing, tmp.path().join(".pi/plan/a.md")).unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_SYMLINK"
     );
     assert!(!missing.exists());
@@ -143,7 +143,7 @@ fn dangling_symlinked_target_is_refused() {
 fn pi_as_regular_file_is_refused_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     fs_err::write(tmp.path().join(".pi"), b"not a dir").unwrap();
-    let err = write_plan_artifact(tmp.path(), "a.md", b"x").unwrap_err();
+    let err = write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x").unwrap_err();
     assert!(matches!(err, ArtifactError::NotDirectory { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PLAN_ARTIFACT_PATH_INVALID");
     assert_eq!(listing(tmp.path()), [".pi"]);
@@ -156,7 +156,7 @@ fn plan_as_regular_file_fails_and_rolls_back_nothing_it_did_not_create() {
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     fs_err::write(tmp.path().join(".pi/plan"), b"file").unwrap();
     assert_eq!(
-        code(write_plan_artifact(tmp.path(), "a.md", b"x")),
+        code(write_plan_artifact(tmp.path(), PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_PATH_INVALID"
     );
     assert_eq!(listing(tmp.path()), [".pi", ".pi/plan"]);
@@ -166,23 +166,28 @@ fn plan_as_regular_file_fails_and_rolls_back_nothing_it_did_not_create() {
 fn invalid_root_and_names_write_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     assert_eq!(
-        code(write_plan_artifact(Path::new("rel"), "a.md", b"x")),
+        code(write_plan_artifact(
+            Path::new("rel"),
+            PlanDirs::PI,
+            "a.md",
+            b"x"
+        )),
         "PLAN_ARTIFACT_PATH_INVALID"
     );
     let missing = tmp.path().join("missing");
     assert_eq!(
-        code(write_plan_artifact(&missing, "a.md", b"x")),
+        code(write_plan_artifact(&missing, PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_PATH_INVALID"
     );
     let file = tmp.path().join("file");
     fs_err::write(&file, b"").unwrap();
     assert_eq!(
-        code(write_plan_artifact(&file, "a.md", b"x")),
+        code(write_plan_artifact(&file, PlanDirs::PI, "a.md", b"x")),
         "PLAN_ARTIFACT_PATH_INVALID"
     );
     for bad in ["", "../a.md", "a/b.md", "a\0b.md", "a.txt", ".md", ".."] {
         assert_eq!(
-            code(write_plan_artifact(tmp.path(), bad, b"x")),
+            code(write_plan_artifact(tmp.path(), PlanDirs::PI, bad, b"x")),
             "PLAN_ARTIFACT_PATH_INVALID",
             "{bad:?}"
         );
@@ -195,7 +200,7 @@ proptest! {
     #[test]
     fn any_bytes_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let tmp = tempfile::tempdir().unwrap();
-        let artifact = write_plan_artifact(tmp.path(), "p.md", &bytes).unwrap();
+        let artifact = write_plan_artifact(tmp.path(), PlanDirs::PI, "p.md", &bytes).unwrap();
         prop_assert_eq!(fs_err::read(tmp.path().join(".pi/plan/p.md")).unwrap(), bytes.clone());
         prop_assert_eq!(artifact.sha256, planhost_core::sha256_hex(&bytes));
         prop_assert_eq!(artifact.size_bytes, bytes.len() as u64);

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use planhost_core::sha256_hex;
 use planhost_fs::{
-    Change, ConflictKind, Occupant, OnDisk, Preflight, PublishError, Published, Reconciled,
-    TEMP_PREFIX, inspect, preflight, publish_new, publish_update, reconcile,
+    Change, ConflictKind, Occupant, OnDisk, PlanDirs, Preflight, PublishError, Published,
+    Reconciled, TEMP_PREFIX, inspect, preflight, publish_new, publish_update, reconcile,
 };
 use proptest::prelude::*;
 
@@ -65,7 +65,7 @@ fn conflict_kind(result: Result<Published, PublishError>) -> ConflictKind {
 /// A workspace whose plan was published once with `b"v1"`.
 fn published_v1() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    publish_new(tmp.path(), NAME, b"v1").unwrap();
+    publish_new(tmp.path(), PlanDirs::PI, NAME, b"v1").unwrap();
     tmp
 }
 
@@ -82,13 +82,16 @@ fn mkfifo(path: &Path) {
 fn first_publication_creates_missing_dirs_and_exact_bytes() {
     let tmp = tempfile::tempdir().unwrap();
     let bytes = "# Plan: Añadir login\r\n\r\n- step ✓\n- no trailing newline".as_bytes();
-    assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Free);
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        Preflight::Free
+    );
     assert!(
         listing(tmp.path()).is_empty(),
         "preflight created something"
     );
 
-    let published = publish_new(tmp.path(), NAME, bytes).unwrap();
+    let published = publish_new(tmp.path(), PlanDirs::PI, NAME, bytes).unwrap();
     assert_eq!(
         published,
         Published {
@@ -107,7 +110,10 @@ fn first_publication_creates_missing_dirs_and_exact_bytes() {
             format!(".pi/plans/{NAME}")
         ]
     );
-    assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Taken);
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        Preflight::Taken
+    );
 }
 
 #[test]
@@ -115,13 +121,19 @@ fn first_publication_uses_existing_dirs_and_preflight_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     fs_err::write(tmp.path().join(".pi/keep"), b"k").unwrap();
-    assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Free);
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        Preflight::Free
+    );
     assert_eq!(listing(tmp.path()), [".pi", ".pi/keep"]);
 
     fs_err::create_dir(plans(tmp.path())).unwrap();
     fs_err::write(plans(tmp.path()).join("other.md"), b"o").unwrap();
-    assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Free);
-    publish_new(tmp.path(), NAME, b"x").unwrap();
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        Preflight::Free
+    );
+    publish_new(tmp.path(), PlanDirs::PI, NAME, b"x").unwrap();
     assert_eq!(
         fs_err::read(plans(tmp.path()).join("other.md")).unwrap(),
         b"o"
@@ -132,8 +144,11 @@ fn first_publication_uses_existing_dirs_and_preflight_creates_nothing() {
 #[test]
 fn first_publication_never_overwrites() {
     let tmp = published_v1();
-    assert_eq!(preflight(tmp.path(), NAME).unwrap(), Preflight::Taken);
-    let err = publish_new(tmp.path(), NAME, b"v2").unwrap_err();
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        Preflight::Taken
+    );
+    let err = publish_new(tmp.path(), PlanDirs::PI, NAME, b"v2").unwrap_err();
     assert!(matches!(err, PublishError::Collision { .. }), "{err:?}");
     assert_eq!(err.code().as_str(), "PUBLISH_COLLISION");
     assert_eq!(fs_err::read(target(tmp.path())).unwrap(), b"v1");
@@ -142,9 +157,12 @@ fn first_publication_never_overwrites() {
     // A directory at the name is taken too, and stays a directory.
     let other = "other-20260805-120000.md";
     fs_err::create_dir(plans(tmp.path()).join(other)).unwrap();
-    assert_eq!(preflight(tmp.path(), other).unwrap(), Preflight::Taken);
     assert_eq!(
-        code(publish_new(tmp.path(), other, b"x")),
+        preflight(tmp.path(), PlanDirs::PI, other).unwrap(),
+        Preflight::Taken
+    );
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, other, b"x")),
         "PUBLISH_COLLISION"
     );
     assert!(plans(tmp.path()).join(other).is_dir());
@@ -156,12 +174,18 @@ fn collision_takes_the_next_numbered_name() {
     let tmp = tempfile::tempdir().unwrap();
     let first = planhost_core::publication_file_name("Add login", "20260805-120000", 1);
     assert_eq!(first, "add-login-20260805-120000.md");
-    publish_new(tmp.path(), &first, b"someone else").unwrap();
-    assert_eq!(preflight(tmp.path(), &first).unwrap(), Preflight::Taken);
+    publish_new(tmp.path(), PlanDirs::PI, &first, b"someone else").unwrap();
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, &first).unwrap(),
+        Preflight::Taken
+    );
     let second = planhost_core::publication_file_name("Add login", "20260805-120000", 2);
     assert_eq!(second, "add-login-20260805-120000-2.md");
-    assert_eq!(preflight(tmp.path(), &second).unwrap(), Preflight::Free);
-    publish_new(tmp.path(), &second, b"ours").unwrap();
+    assert_eq!(
+        preflight(tmp.path(), PlanDirs::PI, &second).unwrap(),
+        Preflight::Free
+    );
+    publish_new(tmp.path(), PlanDirs::PI, &second, b"ours").unwrap();
     assert_eq!(
         fs_err::read(plans(tmp.path()).join(&first)).unwrap(),
         b"someone else"
@@ -178,14 +202,23 @@ fn symlinked_pi_is_refused_everywhere() {
     let outside = tempfile::tempdir().unwrap();
     fs_err::create_dir(outside.path().join("plans")).unwrap();
     symlink(outside.path(), tmp.path().join(".pi")).unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
-    assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
-    let base = sha256_hex(b"x");
     assert_eq!(
-        code(publish_update(tmp.path(), NAME, b"y", &base)),
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
         "PUBLISH_SYMLINK"
     );
-    assert_eq!(code(inspect(tmp.path(), NAME)), "PUBLISH_SYMLINK");
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
+        "PUBLISH_SYMLINK"
+    );
+    let base = sha256_hex(b"x");
+    assert_eq!(
+        code(publish_update(tmp.path(), PlanDirs::PI, NAME, b"y", &base)),
+        "PUBLISH_SYMLINK"
+    );
+    assert_eq!(
+        code(inspect(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_SYMLINK"
+    );
     assert_eq!(listing(outside.path()), ["plans"]);
 }
 
@@ -195,8 +228,14 @@ fn symlinked_plans_dir_is_refused() {
     let outside = tempfile::tempdir().unwrap();
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     symlink(outside.path(), plans(tmp.path())).unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
-    assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
+    assert_eq!(
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_SYMLINK"
+    );
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
+        "PUBLISH_SYMLINK"
+    );
     assert!(listing(outside.path()).is_empty());
 }
 
@@ -204,17 +243,23 @@ fn symlinked_plans_dir_is_refused() {
 fn non_directory_components_are_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     fs_err::write(tmp.path().join(".pi"), b"file").unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_NOT_DIRECTORY");
-    let err = publish_new(tmp.path(), NAME, b"x").unwrap_err();
+    assert_eq!(
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_NOT_DIRECTORY"
+    );
+    let err = publish_new(tmp.path(), PlanDirs::PI, NAME, b"x").unwrap_err();
     assert!(matches!(err, PublishError::NotDirectory { .. }), "{err:?}");
     assert_eq!(fs_err::read(tmp.path().join(".pi")).unwrap(), b"file");
 
     let tmp = tempfile::tempdir().unwrap();
     fs_err::create_dir(tmp.path().join(".pi")).unwrap();
     fs_err::write(plans(tmp.path()), b"file").unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_NOT_DIRECTORY");
     assert_eq!(
-        code(publish_new(tmp.path(), NAME, b"x")),
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_NOT_DIRECTORY"
+    );
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
         "PUBLISH_NOT_DIRECTORY"
     );
     assert_eq!(listing(tmp.path()), [".pi", ".pi/plans"]);
@@ -222,7 +267,7 @@ fn non_directory_components_are_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     mkfifo(&tmp.path().join(".pi"));
     assert_eq!(
-        code(publish_new(tmp.path(), NAME, b"x")),
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
         "PUBLISH_NOT_DIRECTORY"
     );
 }
@@ -235,15 +280,27 @@ fn symlinked_target_is_refused_and_nothing_is_written_outside() {
     fs_err::write(&victim, b"keep").unwrap();
     fs_err::create_dir_all(plans(tmp.path())).unwrap();
     symlink(&victim, target(tmp.path())).unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
-    assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
+    assert_eq!(
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_SYMLINK"
+    );
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
+        "PUBLISH_SYMLINK"
+    );
     assert_eq!(fs_err::read(&victim).unwrap(), b"keep");
 
     let dangling = outside.path().join("created-through-link.md");
     fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(&dangling, target(tmp.path())).unwrap();
-    assert_eq!(code(preflight(tmp.path(), NAME)), "PUBLISH_SYMLINK");
-    assert_eq!(code(publish_new(tmp.path(), NAME, b"x")), "PUBLISH_SYMLINK");
+    assert_eq!(
+        code(preflight(tmp.path(), PlanDirs::PI, NAME)),
+        "PUBLISH_SYMLINK"
+    );
+    assert_eq!(
+        code(publish_new(tmp.path(), PlanDirs::PI, NAME, b"x")),
+        "PUBLISH_SYMLINK"
+    );
     assert!(!dangling.exists());
     assert_eq!(listing(outside.path()), ["victim.md"]);
     assert!(temps_in(tmp.path()).is_empty());
@@ -255,20 +312,32 @@ fn invalid_roots_and_names_touch_nothing() {
     let file = tmp.path().join("file");
     fs_err::write(&file, b"").unwrap();
     for root in [Path::new("relative"), &tmp.path().join("missing"), &file] {
-        assert_eq!(code(preflight(root, NAME)), "PUBLISH_PATH_INVALID");
-        assert_eq!(code(publish_new(root, NAME, b"x")), "PUBLISH_PATH_INVALID");
-        assert_eq!(code(inspect(root, NAME)), "PUBLISH_PATH_INVALID");
+        assert_eq!(
+            code(preflight(root, PlanDirs::PI, NAME)),
+            "PUBLISH_PATH_INVALID"
+        );
+        assert_eq!(
+            code(publish_new(root, PlanDirs::PI, NAME, b"x")),
+            "PUBLISH_PATH_INVALID"
+        );
+        assert_eq!(
+            code(inspect(root, PlanDirs::PI, NAME)),
+            "PUBLISH_PATH_INVALID"
+        );
     }
     for bad in [
         "", "../a.md", "a/b.md", "a.txt", ".md", ".x.md", "..", "a\0.md",
     ] {
-        assert_eq!(code(preflight(tmp.path(), bad)), "PUBLISH_PATH_INVALID");
         assert_eq!(
-            code(publish_new(tmp.path(), bad, b"x")),
+            code(preflight(tmp.path(), PlanDirs::PI, bad)),
             "PUBLISH_PATH_INVALID"
         );
         assert_eq!(
-            code(publish_update(tmp.path(), bad, b"x", "00")),
+            code(publish_new(tmp.path(), PlanDirs::PI, bad, b"x")),
+            "PUBLISH_PATH_INVALID"
+        );
+        assert_eq!(
+            code(publish_update(tmp.path(), PlanDirs::PI, bad, b"x", "00")),
             "PUBLISH_PATH_INVALID"
         );
     }
@@ -283,7 +352,8 @@ fn update_replaces_bytes_at_the_same_path_and_keeps_permissions() {
     let before = fs_err::metadata(&path).unwrap().ino();
 
     let bytes = b"# Plan\r\nv2 \xE2\x9C\x93";
-    let published = publish_update(tmp.path(), NAME, bytes, &sha256_hex(b"v1")).unwrap();
+    let published =
+        publish_update(tmp.path(), PlanDirs::PI, NAME, bytes, &sha256_hex(b"v1")).unwrap();
     assert_eq!(published.relative_path, format!(".pi/plans/{NAME}"));
     assert_eq!(published.sha256, sha256_hex(bytes));
     assert_eq!(published.change, Change::Replaced);
@@ -298,7 +368,7 @@ fn update_replaces_bytes_at_the_same_path_and_keeps_permissions() {
     assert!(temps_in(tmp.path()).is_empty());
 
     // The next update is based on what was just published.
-    publish_update(tmp.path(), NAME, b"v3", &published.sha256).unwrap();
+    publish_update(tmp.path(), PlanDirs::PI, NAME, b"v3", &published.sha256).unwrap();
     assert_eq!(fs_err::read(&path).unwrap(), b"v3");
 }
 
@@ -306,7 +376,7 @@ fn update_replaces_bytes_at_the_same_path_and_keeps_permissions() {
 fn update_over_modified_file_is_a_conflict() {
     let tmp = published_v1();
     fs_err::write(target(tmp.path()), b"edited by hand").unwrap();
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Modified);
     assert_eq!(fs_err::read(target(tmp.path())).unwrap(), b"edited by hand");
     assert!(temps_in(tmp.path()).is_empty());
@@ -316,13 +386,13 @@ fn update_over_modified_file_is_a_conflict() {
 fn update_over_deleted_file_is_a_conflict() {
     let tmp = published_v1();
     fs_err::remove_file(target(tmp.path())).unwrap();
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Deleted);
     assert!(!target(tmp.path()).exists());
     assert!(temps_in(tmp.path()).is_empty());
 
     fs_err::remove_dir_all(tmp.path().join(".pi")).unwrap();
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Deleted);
     assert!(
         listing(tmp.path()).is_empty(),
@@ -340,7 +410,7 @@ fn update_over_swapped_in_symlink_is_a_conflict_and_outside_is_untouched() {
     fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(&victim, target(tmp.path())).unwrap();
 
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Symlink);
     assert_eq!(fs_err::read(&victim).unwrap(), b"v1");
     assert!(
@@ -358,7 +428,7 @@ fn update_over_directory_or_fifo_is_a_conflict() {
     fs_err::remove_file(target(tmp.path())).unwrap();
     fs_err::create_dir(target(tmp.path())).unwrap();
     fs_err::write(target(tmp.path()).join("inner"), b"i").unwrap();
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Directory);
     assert_eq!(
         fs_err::read(target(tmp.path()).join("inner")).unwrap(),
@@ -368,7 +438,7 @@ fn update_over_directory_or_fifo_is_a_conflict() {
 
     fs_err::remove_dir_all(target(tmp.path())).unwrap();
     mkfifo(&target(tmp.path()));
-    let result = publish_update(tmp.path(), NAME, b"v2", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::NotRegular);
     assert!(temps_in(tmp.path()).is_empty());
 }
@@ -380,20 +450,21 @@ fn update_with_unchanged_bytes_verifies_and_writes_nothing() {
     let before = fs_err::metadata(&path).unwrap().ino();
     // The caller's check: the disk already holds the latest checkpoint.
     assert_eq!(
-        inspect(tmp.path(), NAME).unwrap(),
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
         OnDisk::File {
             sha256: sha256_hex(b"v1"),
             size: 2
         }
     );
-    let published = publish_update(tmp.path(), NAME, b"v1", &sha256_hex(b"v1")).unwrap();
+    let published =
+        publish_update(tmp.path(), PlanDirs::PI, NAME, b"v1", &sha256_hex(b"v1")).unwrap();
     assert_eq!(published.change, Change::Unchanged);
     assert_eq!(published.sha256, sha256_hex(b"v1"));
     assert_eq!(fs_err::metadata(&path).unwrap().ino(), before);
 
     // Same bytes as the base, but the disk moved on: still a conflict, still no write.
     fs_err::write(&path, b"edited").unwrap();
-    let result = publish_update(tmp.path(), NAME, b"v1", &sha256_hex(b"v1"));
+    let result = publish_update(tmp.path(), PlanDirs::PI, NAME, b"v1", &sha256_hex(b"v1"));
     assert_eq!(conflict_kind(result), ConflictKind::Modified);
     assert_eq!(fs_err::read(&path).unwrap(), b"edited");
 }
@@ -401,14 +472,20 @@ fn update_with_unchanged_bytes_verifies_and_writes_nothing() {
 #[test]
 fn inspect_reports_what_is_on_disk_without_following() {
     let tmp = tempfile::tempdir().unwrap();
-    assert_eq!(inspect(tmp.path(), NAME).unwrap(), OnDisk::Missing);
+    assert_eq!(
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        OnDisk::Missing
+    );
     fs_err::create_dir_all(plans(tmp.path())).unwrap();
-    assert_eq!(inspect(tmp.path(), NAME).unwrap(), OnDisk::Missing);
+    assert_eq!(
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
+        OnDisk::Missing
+    );
     assert!(listing(tmp.path()).len() == 2);
 
     fs_err::write(target(tmp.path()), b"abc").unwrap();
     assert_eq!(
-        inspect(tmp.path(), NAME).unwrap(),
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
         OnDisk::File {
             sha256: sha256_hex(b"abc"),
             size: 3
@@ -420,21 +497,21 @@ fn inspect_reports_what_is_on_disk_without_following() {
     fs_err::remove_file(target(tmp.path())).unwrap();
     symlink(outside.path().join("f.md"), target(tmp.path())).unwrap();
     assert_eq!(
-        inspect(tmp.path(), NAME).unwrap(),
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
         OnDisk::NotAFile(Occupant::Symlink)
     );
 
     fs_err::remove_file(target(tmp.path())).unwrap();
     fs_err::create_dir(target(tmp.path())).unwrap();
     assert_eq!(
-        inspect(tmp.path(), NAME).unwrap(),
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
         OnDisk::NotAFile(Occupant::Directory)
     );
 
     fs_err::remove_dir(target(tmp.path())).unwrap();
     mkfifo(&target(tmp.path()));
     assert_eq!(
-        inspect(tmp.path(), NAME).unwrap(),
+        inspect(tmp.path(), PlanDirs::PI, NAME).unwrap(),
         OnDisk::NotAFile(Occupant::Other)
     );
 }
@@ -445,19 +522,19 @@ fn reconcile_first_publication() {
     let expected = sha256_hex(b"v1");
     // Crash before anything was created: retry is safe.
     assert_eq!(
-        reconcile(tmp.path(), NAME, &expected, None).unwrap(),
+        reconcile(tmp.path(), PlanDirs::PI, NAME, &expected, None).unwrap(),
         Reconciled::NotWritten
     );
     // Crash after the write completed: do not repeat it.
-    publish_new(tmp.path(), NAME, b"v1").unwrap();
+    publish_new(tmp.path(), PlanDirs::PI, NAME, b"v1").unwrap();
     assert_eq!(
-        reconcile(tmp.path(), NAME, &expected, None).unwrap(),
+        reconcile(tmp.path(), PlanDirs::PI, NAME, &expected, None).unwrap(),
         Reconciled::AlreadyWritten
     );
     // Someone else's file at the name.
     fs_err::write(target(tmp.path()), b"theirs").unwrap();
     assert_eq!(
-        reconcile(tmp.path(), NAME, &expected, None).unwrap(),
+        reconcile(tmp.path(), PlanDirs::PI, NAME, &expected, None).unwrap(),
         Reconciled::Conflict(ConflictKind::Modified)
     );
 }
@@ -467,9 +544,9 @@ fn reconcile_update() {
     let tmp = published_v1();
     let base = sha256_hex(b"v1");
     let expected = sha256_hex(b"v2");
-    let check = || reconcile(tmp.path(), NAME, &expected, Some(&base)).unwrap();
+    let check = || reconcile(tmp.path(), PlanDirs::PI, NAME, &expected, Some(&base)).unwrap();
     assert_eq!(check(), Reconciled::NotWritten);
-    publish_update(tmp.path(), NAME, b"v2", &base).unwrap();
+    publish_update(tmp.path(), PlanDirs::PI, NAME, b"v2", &base).unwrap();
     assert_eq!(check(), Reconciled::AlreadyWritten);
 
     fs_err::write(target(tmp.path()), b"edited").unwrap();
@@ -556,7 +633,7 @@ fn check_update(
     base: &str,
     before: &Seen,
 ) -> Result<Option<String>, TestCaseError> {
-    let result = publish_update(root, NAME, new, base);
+    let result = publish_update(root, PlanDirs::PI, NAME, new, base);
     let after = seen(&target(root));
     match before {
         Seen::File(old) if sha256_hex(old) == base => {
@@ -592,7 +669,7 @@ proptest! {
             let before = seen(&path);
             match op {
                 Op::New(new) => {
-                    let result = publish_new(root, NAME, &new);
+                    let result = publish_new(root, PlanDirs::PI, NAME, &new);
                     let after = seen(&path);
                     if before == Seen::Missing {
                         prop_assert_eq!(result.unwrap().change, Change::Created);
@@ -657,25 +734,33 @@ proptest! {
 fn a_planted_huge_file_is_a_conflict_without_reading_it_whole() {
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path();
-    let published = planhost_fs::publish_new(root, "plan.md", b"# Plan: x\n").unwrap();
+    let published =
+        planhost_fs::publish_new(root, PlanDirs::PI, "plan.md", b"# Plan: x\n").unwrap();
     let path = root.join(&published.relative_path);
     fs_err::remove_file(&path).unwrap();
     let file = fs_err::File::create(&path).unwrap();
     file.set_len(1 << 40).unwrap(); // 1 TiB, sparse
     drop(file);
-    match planhost_fs::inspect(root, "plan.md").unwrap() {
+    match planhost_fs::inspect(root, PlanDirs::PI, "plan.md").unwrap() {
         planhost_fs::OnDisk::File { size, sha256 } => {
             assert_eq!(size, planhost_core::MAX_PLAN_BYTES as u64 + 1);
             assert_ne!(sha256, published.sha256);
         }
         other => panic!("expected a file, got {other:?}"),
     }
-    let reconciled = planhost_fs::reconcile(root, "plan.md", &published.sha256, None).unwrap();
+    let reconciled =
+        planhost_fs::reconcile(root, PlanDirs::PI, "plan.md", &published.sha256, None).unwrap();
     assert_eq!(
         reconciled,
         planhost_fs::Reconciled::Conflict(planhost_fs::ConflictKind::Modified)
     );
-    let err = planhost_fs::publish_update(root, "plan.md", b"# Plan: y\n", &published.sha256)
-        .unwrap_err();
+    let err = planhost_fs::publish_update(
+        root,
+        PlanDirs::PI,
+        "plan.md",
+        b"# Plan: y\n",
+        &published.sha256,
+    )
+    .unwrap_err();
     assert_eq!(err.code().as_str(), "PUBLISH_CONFLICT");
 }

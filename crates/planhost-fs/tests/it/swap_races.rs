@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use planhost_fs::{
-    ArtifactOnDisk, OnDisk, Preflight, Reconciled, inspect, plan_artifact_names, preflight,
-    publish_new, publish_update, reconcile, sweep_plan_dirs, verify_plan_artifact,
+    ArtifactOnDisk, OnDisk, PlanDirs, Preflight, Reconciled, inspect, plan_artifact_paths,
+    preflight, publish_new, publish_update, reconcile, sweep_plan_dirs, verify_plan_artifact,
     write_plan_artifact,
 };
 use planhost_test_support::swap::{SWAP_RACE_FOR, snapshot, swap_race};
@@ -94,7 +94,7 @@ fn race_artifacts(fixture: &Fixture, a: &str, b: &str) {
                 0 => {
                     let name = format!("a-{n}.md");
                     let bytes = format!("# artifact {n}\n");
-                    if write_plan_artifact(root, &name, bytes.as_bytes()).is_ok() {
+                    if write_plan_artifact(root, PlanDirs::PI, &name, bytes.as_bytes()).is_ok() {
                         written.push((name, bytes));
                     }
                     None
@@ -108,7 +108,7 @@ fn race_artifacts(fixture: &Fixture, a: &str, b: &str) {
                     Ok(ArtifactOnDisk::Intact) => Some("verified the outside artifact".to_owned()),
                     Ok(_) | Err(_) => None,
                 },
-                2 => plan_artifact_names(root)
+                2 => plan_artifact_paths(root)
                     .ok()
                     .and_then(|names| names.into_iter().find(|n| n.contains(MARKER))),
                 _ => {
@@ -170,30 +170,30 @@ fn race_publication(fixture: &Fixture, a: &str, b: &str, rearm: impl Fn()) -> Ve
                 0 => {
                     let name = format!("new-{n}.md");
                     let bytes = format!("# published {n}\n");
-                    if publish_new(root, &name, bytes.as_bytes()).is_ok() {
+                    if publish_new(root, PlanDirs::PI, &name, bytes.as_bytes()).is_ok() {
                         published.push((name, bytes));
                     }
                     None
                 }
                 1 => {
                     let next = if current == BASE { NEXT } else { BASE };
-                    if publish_update(root, "plan.md", next, &sha(current)).is_ok() {
+                    if publish_update(root, PlanDirs::PI, "plan.md", next, &sha(current)).is_ok() {
                         current = next;
                         updates += 1;
                     }
                     None
                 }
-                2 => match inspect(root, "read.md") {
+                2 => match inspect(root, PlanDirs::PI, "read.md") {
                     Ok(OnDisk::File { sha256, .. }) if sha256 == sha(&read) => {
                         Some("inspected the outside file".to_owned())
                     }
                     Ok(_) | Err(_) => None,
                 },
-                3 => match preflight(root, &format!("{MARKER}.md")) {
+                3 => match preflight(root, PlanDirs::PI, &format!("{MARKER}.md")) {
                     Ok(Preflight::Taken) => Some("preflight saw an outside name".to_owned()),
                     Ok(Preflight::Free) | Err(_) => None,
                 },
-                _ => match reconcile(root, "read.md", &sha(&read), None) {
+                _ => match reconcile(root, PlanDirs::PI, "read.md", &sha(&read), None) {
                     Ok(Reconciled::AlreadyWritten) => {
                         Some("reconciled the outside file".to_owned())
                     }

@@ -7,29 +7,28 @@
 //! the policy against the durable state on the engine's thread, so nothing that changed since
 //! the authorization (a mode switch, an approval) can be slipped past it.
 
+mod asks;
+mod calls;
 mod execute;
 pub(crate) mod policy_cache;
+mod route;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use planhost_core::{
-    AuditAction, AuthorizeInput, BatchPosition, CommandSafety, Decision, ErrorCode,
-    PermissionDecision, SessionId, Timestamp, ToolCallId, ToolProvenance, TurnId,
-    default_strict_allow_list,
+    AuditAction, AuthorizeInput, BatchPosition, CallFacts, CommandSafety, Decision, ErrorCode,
+    SessionId, Timestamp, ToolCallId, ToolProvenance, TurnId, default_strict_allow_list,
 };
 use planhost_protocol::{
-    AskList, AskStatus, AsksFilter, AuthorizeParams, AuthorizeResult, CancelParams, CancelResult,
-    DecisionKind, ExecuteOutput, ExecuteParams, ExecuteResult, FinishedParams, FinishedResult,
-    PermissionAsk, ResolvePermissionParams, ServerNotification, ToolActivity, ToolCallInfo,
-    ToolCallState,
+    AuthorizeParams, AuthorizeResult, DecisionKind, PermissionAsk, ServerNotification,
+    ToolActivity, ToolCallState,
 };
 use planhost_store::{AskRecord, AuditRow};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::Caller;
 use crate::fanout::Fanout;
 use crate::service::Inner;
 use crate::{Result, ServiceError};
@@ -54,6 +53,10 @@ struct Grant {
     since: Timestamp,
     /// The classifier's verdict on the input's command line, when the policy needed it.
     verdict: Option<CommandSafety>,
+    /// What the host established about the call, for the execute-time re-check.
+    facts: CallFacts,
+    /// For a shell call of an agent whose shell planhost runs: what `agent.run` may run.
+    routed: Option<Routed>,
 }
 
 struct Ask {
@@ -61,6 +64,57 @@ struct Ask {
     input_sha256: String,
     /// The classifier's verdict the ask was decided by, for the grant a yes makes.
     verdict: Option<CommandSafety>,
+    /// What the host established about the call.
+    facts: CallFacts,
+    /// For a shell call of an agent whose shell planhost runs: what `agent.run` may run once
+    /// the person says yes in the agent's own dialog.
+    routed: Option<Routed>,
+}
+
+/// A shell call an agent's hook routes through `agent.run`: exactly what may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Routed {
+    /// The command line, exactly.
+    pub(crate) command: String,
+    /// The agent's timeout for it, in milliseconds, if it gave one.
+    pub(crate) timeout_ms: Option<u64>,
+    /// The agent runs it in the background (no timeout of its own).
+    pub(crate) background: bool,
+    /// The call's input, exactly, for the run-time re-check.
+    pub(crate) input: Value,
+}
+
+impl Routed {
+    /// What an agent's shell call routes, read from its input where the agent's profile and
+    /// catalog say; `None` when the agent runs no shell through planhost or this is no shell.
+    fn of(agent: planhost_core::Agent, tool_name: &str, input: &Value) -> Option<Self> {
+        let profile = agent.profile();
+        if profile.shell != planhost_core::ShellRoute::RewriteToHost {
+            return None;
+        }
+        let classified = agent.classify(tool_name);
+        if classified.nature != planhost_core::ToolNature::RunsCommands {
+            return None;
+        }
+        let command = classified.command.command_line(input)?.line.into_owned();
+        let timeout_ms = profile
+            .shell_input
+            .timeout_field
+            .and_then(|f| input.get(f))
+            .and_then(Value::as_u64);
+        let background = profile
+            .shell_input
+            .background_field
+            .and_then(|f| input.get(f))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        Some(Self {
+            command,
+            timeout_ms,
+            background,
+            input: input.clone(),
+        })
+    }
 }
 
 struct Running {
@@ -81,6 +135,8 @@ pub(crate) struct ToolAuthority {
     grants: Mutex<HashMap<CallKey, Grant>>,
     asks: Mutex<Vec<Ask>>,
     running: Mutex<HashMap<CallKey, Running>>,
+    /// The session of each routed shell call, for `agent.run` (which names only the call).
+    routes: Mutex<HashMap<ToolCallId, SessionId>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,6 +165,7 @@ fn decide(
     batch: BatchPosition,
     input: &Value,
     verdict: &OnceCell<CommandSafety>,
+    facts: &CallFacts,
 ) -> Decision {
     let view = entry.view;
     let agent = entry.agent;
@@ -131,7 +188,32 @@ fn decide(
             .and_then(|c| c.dialect)
             .unwrap_or(entry.dialect),
         verdict: Some(verdict),
+        facts,
     })
+}
+
+/// What a shell command reaches (DESIGN decision 14), from its words and programs against the
+/// host's own paths; nothing for any other tool.
+fn reach(
+    svc: &Inner,
+    agent: planhost_core::Agent,
+    tool_name: &str,
+    input: &Value,
+    dialect: planhost_core::Dialect,
+) -> planhost_core::CommandReach {
+    let classified = agent.classify(tool_name);
+    if !matches!(
+        classified.nature,
+        planhost_core::ToolNature::RunsCommands | planhost_core::ToolNature::RunsSkill
+    ) {
+        return planhost_core::CommandReach::Inside;
+    }
+    match classified.command.command_line(input) {
+        Some(line) => svc
+            .surfaces
+            .reach(&line.line, line.dialect.unwrap_or(dialect), &[]),
+        None => planhost_core::CommandReach::Inside,
+    }
 }
 
 /// What the audit row says of a shell call's command line: proven read-only, or why it asked
@@ -300,21 +382,38 @@ impl ToolAuthority {
         Ok(entry)
     }
 
-    /// `tools.authorize`: the durable session decides; the request's claims are only inputs.
+    /// `tools.authorize`: the durable session decides; the request's claims are only inputs,
+    /// with what the host established about the call: `draft`, whether a file writer writes
+    /// the agent's own plan draft (checked on the disk), and what a shell command reaches
+    /// (against the host's own paths).
     pub(crate) async fn authorize(
         &self,
         svc: &Inner,
         p: AuthorizeParams,
+        draft: planhost_core::DraftWrite,
     ) -> Result<AuthorizeResult> {
         let provenance = domain_provenance(&p.provenance)?;
         let entry = Self::policy_view(svc, &p.session_id, &p.turn_id).await?;
+        let facts = CallFacts {
+            draft,
+            reach: reach(svc, entry.agent, &p.tool_name, &p.input, entry.dialect),
+        };
         let view = entry.view;
         let batch = BatchPosition {
             index: p.batch_index,
             size: p.batch_size,
         };
         let verdict = OnceCell::new();
-        let decision = decide(&entry, &p.tool_name, &provenance, batch, &p.input, &verdict);
+        let decision = decide(
+            &entry,
+            &p.tool_name,
+            &provenance,
+            batch,
+            &p.input,
+            &verdict,
+            &facts,
+        );
+        let routed = Routed::of(entry.agent, &p.tool_name, &p.input);
         let key = (p.session_id.clone(), p.tool_call_id.clone());
         // The input is serialised once: for the grant's digest and the audit row's size check.
         let input_text = p.input.to_string();
@@ -355,7 +454,12 @@ impl ToolAuthority {
                     by: GrantedBy::Policy,
                     since: now(svc),
                     verdict: verdict.get().cloned(),
+                    facts: facts.clone(),
+                    routed: routed.clone(),
                 };
+                if routed.is_some() {
+                    lock(&self.routes).insert(p.tool_call_id.clone(), p.session_id.clone());
+                }
                 lock(&self.grants).insert(key.clone(), grant);
                 activity(
                     svc,
@@ -415,10 +519,15 @@ impl ToolAuthority {
                 svc.engine(move |e| Ok(e.store().record_ask(&ask_record(&record))?))
                     .await?;
                 let request_id = info.request_id.clone();
+                if routed.is_some() {
+                    lock(&self.routes).insert(p.tool_call_id.clone(), p.session_id.clone());
+                }
                 lock(&self.asks).push(Ask {
                     info,
                     input_sha256: digest,
                     verdict: verdict.get().cloned(),
+                    facts: facts.clone(),
+                    routed: routed.clone(),
                 });
                 activity(
                     svc,
@@ -437,414 +546,5 @@ impl ToolAuthority {
                 }
             }
         })
-    }
-
-    /// `permissions.resolve`: any approver answers an open ask, once.
-    pub(crate) async fn resolve(
-        &self,
-        svc: &Inner,
-        caller: &Caller,
-        p: ResolvePermissionParams,
-    ) -> Result<PermissionAsk> {
-        let already = || {
-            ServiceError::refused(
-                ErrorCode::PermissionAlreadyResolved,
-                "this ask was already answered",
-            )
-        };
-        let (ask, digest) = {
-            let asks = lock(&self.asks);
-            let ask = asks
-                .iter()
-                .find(|a| a.info.request_id == p.request_id)
-                .ok_or_else(|| {
-                    ServiceError::refused(
-                        ErrorCode::PermissionNotFound,
-                        format!("no open ask {}", p.request_id),
-                    )
-                })?;
-            if ask.info.decision.is_some() {
-                return Err(already());
-            }
-            (ask.info.clone(), ask.input_sha256.clone())
-        };
-        let record = ask.clone();
-        let note = p.note.clone();
-        let by = caller.by.clone();
-        let decision = p.decision;
-        svc.engine(move |e| {
-            Ok(e.store()
-                .record_ask_answer(&ask_record(&record), decision, note.as_deref(), &by)?)
-        })
-        .await?;
-        let mut asks = lock(&self.asks);
-        let Some(slot) = asks.iter_mut().find(|a| a.info.request_id == p.request_id) else {
-            return Err(ServiceError::refused(
-                ErrorCode::PermissionNotFound,
-                "the ask was withdrawn",
-            ));
-        };
-        if slot.info.decision.is_some() {
-            return Err(already());
-        }
-        slot.info.decision = Some(p.decision);
-        slot.info.resolved_by = Some(caller.by.clone());
-        let answered = slot.info.clone();
-        let verdict = slot.verdict.clone();
-        drop(asks);
-        let key = (ask.session_id.clone(), ask.tool_call_id.clone());
-        let state = match p.decision {
-            PermissionDecision::Allow => {
-                let grant = Grant {
-                    turn_id: ask.turn_id.clone(),
-                    tool_name: ask.tool_name.clone(),
-                    input_sha256: digest,
-                    by: GrantedBy::Person,
-                    since: now(svc),
-                    verdict,
-                };
-                lock(&self.grants).insert(key.clone(), grant);
-                Some(ToolCallState::Allowed)
-            }
-            PermissionDecision::Deny => None,
-        };
-        activity(svc, &key, &ask.turn_id, &ask.tool_name, state);
-        Ok(answered)
-    }
-
-    /// `permissions.list`, newest first.
-    pub(crate) fn list_asks(&self, p: &AsksFilter) -> AskList {
-        let items = lock(&self.asks)
-            .iter()
-            .rev()
-            .filter(|a| {
-                p.session_id
-                    .as_ref()
-                    .is_none_or(|s| *s == a.info.session_id)
-            })
-            .filter(|a| {
-                let status = match a.info.decision {
-                    None => AskStatus::Open,
-                    Some(_) => AskStatus::Answered,
-                };
-                p.status.as_ref().is_none_or(|s| s.contains(&status))
-            })
-            .take(crate::handlers::limit(p.limit))
-            .map(|a| a.info.clone())
-            .collect();
-        AskList { items }
-    }
-
-    /// A turn ended: its grants and asks are void. Called from the engine thread's event hook,
-    /// before the reply of the change that ended it.
-    /// Watchers of tool activity hear of every call withdrawn (`at` is the event's time).
-    pub(crate) fn turn_closed(
-        &self,
-        fanout: &Fanout,
-        at: Timestamp,
-        session_id: &SessionId,
-        turn_id: &TurnId,
-    ) {
-        let watched = fanout.has_tool_watchers();
-        let mut void: Vec<(CallKey, String)> = Vec::new();
-        lock(&self.grants).retain(|key, g| {
-            let ends = key.0 == *session_id && g.turn_id == *turn_id;
-            if ends && watched {
-                void.push((key.clone(), g.tool_name.clone()));
-            }
-            !ends
-        });
-        lock(&self.asks).retain(|a| {
-            let ends = a.info.session_id == *session_id && a.info.turn_id == *turn_id;
-            if ends && watched && a.info.decision.is_none() {
-                let key = (a.info.session_id.clone(), a.info.tool_call_id.clone());
-                void.push((key, a.info.tool_name.clone()));
-            }
-            !ends
-        });
-        for (key, tool) in &void {
-            announce(fanout, at, key, turn_id, tool, None);
-        }
-    }
-
-    /// The session's mode or permission changed: every grant must be asked for again.
-    pub(crate) fn session_changed(&self, fanout: &Fanout, at: Timestamp, session_id: &SessionId) {
-        let watched = fanout.has_tool_watchers();
-        let mut void: Vec<(CallKey, Grant)> = Vec::new();
-        lock(&self.grants).retain(|key, g| {
-            let ends = key.0 == *session_id;
-            if ends && watched {
-                void.push((key.clone(), g.clone()));
-            }
-            !ends
-        });
-        for (key, g) in &void {
-            announce(fanout, at, key, &g.turn_id, &g.tool_name, None);
-        }
-    }
-
-    /// `tools.execute`: only a call allowed in this turn for exactly this input runs, once, and
-    /// only if the policy still allows it now.
-    pub(crate) async fn execute(
-        &self,
-        svc: &Inner,
-        caller: &Caller,
-        p: ExecuteParams,
-    ) -> Result<ExecuteResult> {
-        let key = (p.session_id.clone(), p.tool_call_id.clone());
-        let grant = lock(&self.grants).remove(&key);
-        let grant = match grant {
-            Some(g)
-                if g.turn_id == p.turn_id
-                    && g.tool_name == p.tool.as_str()
-                    && g.input_sha256 == input_digest(&p.input) =>
-            {
-                g
-            }
-            other => {
-                // A grant for other input or another turn is spent by the attempt.
-                if let Some(g) = other {
-                    activity(svc, &key, &g.turn_id, &g.tool_name, None);
-                }
-                return Err(ServiceError::refused(
-                    ErrorCode::ToolNotAuthorized,
-                    format!(
-                        "tool call {} was not authorized for {} with this input in this turn",
-                        p.tool_call_id,
-                        p.tool.as_str()
-                    ),
-                ));
-            }
-        };
-        // Cancelled with the connection, even if it closes before the call registers below.
-        let cancel = caller.kill.child_token();
-        {
-            let mut running = lock(&self.running);
-            if running.contains_key(&key) {
-                return Err(ServiceError::refused(
-                    ErrorCode::ToolCallRunning,
-                    "this tool call is already running",
-                ));
-            }
-            running.insert(
-                key.clone(),
-                Running {
-                    cancel: cancel.clone(),
-                    conn: caller.conn,
-                    turn_id: grant.turn_id.clone(),
-                    tool_name: grant.tool_name.clone(),
-                    since: now(svc),
-                },
-            );
-        }
-        let tool = p.tool.as_str();
-        activity(
-            svc,
-            &key,
-            &grant.turn_id,
-            tool,
-            Some(ToolCallState::Running),
-        );
-        let outcome = execute::run(svc, caller, &p, grant.by, grant.verdict, cancel).await;
-        lock(&self.running).remove(&key);
-        activity(svc, &key, &grant.turn_id, tool, None);
-        let summary = match &outcome {
-            Ok(v) => {
-                // Bash's exit status; null for the file tools.
-                let exit = if let ExecuteOutput::Bash(bash) = &v.output {
-                    Some(bash.run.exit)
-                } else {
-                    None
-                };
-                json!({ "tool": p.tool.as_str(), "ok": true, "exit": exit })
-            }
-            Err(e) => json!({ "tool": p.tool.as_str(), "ok": false, "code": e.code() }),
-        };
-        svc.audit.record(AuditRow {
-            at: now(svc),
-            session_id: Some(p.session_id.clone()),
-            turn_id: Some(p.turn_id.clone()),
-            tool_call_id: Some(p.tool_call_id.clone()),
-            action: AuditAction::ToolExecuted,
-            detail: summary.to_string(),
-        });
-        outcome
-    }
-
-    /// A host method that is itself the tool (`plans.submit`, `plans.enter`) completed its call.
-    pub(crate) fn release(&self, svc: &Inner, key: &CallKey) {
-        let released = lock(&self.grants).remove(key);
-        if let Some(grant) = released {
-            activity(svc, key, &grant.turn_id, &grant.tool_name, None);
-        }
-    }
-
-    /// `tools.finished`: the client ran an allowed call itself and it ended; its grant is void.
-    ///
-    /// A call the host asked about and nobody answered in planhost, which the client then ran,
-    /// was answered in the client's own dialog (Claude Code's permission dialog, whose answer
-    /// no hook reports): its ask is closed as allowed there, recorded with the client that says
-    /// so, so that no surface offers to answer a call that already ran. It grants nothing.
-    pub(crate) async fn finished(
-        &self,
-        svc: &Inner,
-        caller: &Caller,
-        p: &FinishedParams,
-    ) -> Result<FinishedResult> {
-        let open_ask = lock(&self.asks)
-            .iter()
-            .find(|a| {
-                a.info.session_id == p.session_id
-                    && a.info.tool_call_id == p.tool_call_id
-                    && a.info.turn_id == p.turn_id
-                    && a.info.decision.is_none()
-            })
-            .map(|a| a.info.clone());
-        if let Some(ask) = open_ask {
-            let record = ask.clone();
-            let by = caller.by.clone();
-            svc.engine(move |e| {
-                Ok(e.store().record_ask_answer(
-                    &ask_record(&record),
-                    PermissionDecision::Allow,
-                    Some("answered in the agent's own dialog: the agent ran the tool"),
-                    &by,
-                )?)
-            })
-            .await?;
-            if let Some(slot) = lock(&self.asks)
-                .iter_mut()
-                .find(|a| a.info.request_id == ask.request_id)
-            {
-                slot.info.decision = Some(PermissionDecision::Allow);
-                slot.info.resolved_by = Some(caller.by.clone());
-            }
-            let key = (p.session_id.clone(), p.tool_call_id.clone());
-            activity(svc, &key, &ask.turn_id, &ask.tool_name, None);
-        }
-        Ok(self.release_grant(svc, p))
-    }
-
-    /// Drops the call's unused grant, recording that the client ran it.
-    fn release_grant(&self, svc: &Inner, p: &FinishedParams) -> FinishedResult {
-        let key = (p.session_id.clone(), p.tool_call_id.clone());
-        let released = {
-            let mut grants = lock(&self.grants);
-            match grants.get(&key) {
-                Some(g) if g.turn_id == p.turn_id => grants.remove(&key),
-                Some(_) | None => None,
-            }
-        };
-        let Some(grant) = released else {
-            return FinishedResult { released: false };
-        };
-        activity(svc, &key, &grant.turn_id, &grant.tool_name, None);
-        svc.audit.record(AuditRow {
-            at: now(svc),
-            session_id: Some(p.session_id.clone()),
-            turn_id: Some(p.turn_id.clone()),
-            tool_call_id: Some(p.tool_call_id.clone()),
-            action: AuditAction::ToolFinished,
-            detail: json!({ "tool": grant.tool_name, "ok": !p.is_error, "ranBy": "client" })
-                .to_string(),
-        });
-        FinishedResult { released: true }
-    }
-
-    /// The unfinished tool calls of a session, oldest first: open asks, unused grants and
-    /// calls the host is running.
-    pub(crate) fn in_flight(&self, session_id: &SessionId) -> Vec<ToolCallInfo> {
-        let info = |(_, call): &CallKey, turn: &TurnId, tool: &str, state, since| ToolCallInfo {
-            turn_id: turn.clone(),
-            tool_call_id: call.clone(),
-            tool_name: tool.to_owned(),
-            state,
-            since,
-        };
-        let mut calls: Vec<ToolCallInfo> = Vec::new();
-        for (key, g) in lock(&self.grants)
-            .iter()
-            .filter(|(k, _)| k.0 == *session_id)
-        {
-            calls.push(info(
-                key,
-                &g.turn_id,
-                &g.tool_name,
-                ToolCallState::Allowed,
-                g.since,
-            ));
-        }
-        for (key, r) in lock(&self.running)
-            .iter()
-            .filter(|(k, _)| k.0 == *session_id)
-        {
-            calls.push(info(
-                key,
-                &r.turn_id,
-                &r.tool_name,
-                ToolCallState::Running,
-                r.since,
-            ));
-        }
-        for a in lock(&self.asks)
-            .iter()
-            .filter(|a| a.info.session_id == *session_id && a.info.decision.is_none())
-        {
-            calls.push(ToolCallInfo {
-                turn_id: a.info.turn_id.clone(),
-                tool_call_id: a.info.tool_call_id.clone(),
-                tool_name: a.info.tool_name.clone(),
-                state: ToolCallState::Asking,
-                since: a.info.asked_at,
-            });
-        }
-        calls.sort_by(|a, b| {
-            (a.since, a.tool_call_id.as_str()).cmp(&(b.since, b.tool_call_id.as_str()))
-        });
-        calls
-    }
-
-    /// `tools.cancel`.
-    pub(crate) fn cancel(&self, p: &CancelParams) -> CancelResult {
-        let cancelled = lock(&self.running)
-            .get(&(p.session_id.clone(), p.tool_call_id.clone()))
-            .map(|r| r.cancel.cancel())
-            .is_some();
-        CancelResult { cancelled }
-    }
-
-    /// `tools.stop`: a person stops a call the host runs. The stop is on record (`tool.stopped`,
-    /// with who gave it) before the call is cancelled; a call that is not running is left alone.
-    pub(crate) async fn stop(
-        &self,
-        svc: &Inner,
-        caller: &Caller,
-        p: &CancelParams,
-    ) -> Result<CancelResult> {
-        let key = (p.session_id.clone(), p.tool_call_id.clone());
-        let running = lock(&self.running)
-            .get(&key)
-            .map(|r| (r.turn_id.clone(), r.tool_name.clone()));
-        let Some((turn_id, tool_name)) = running else {
-            return Ok(CancelResult { cancelled: false });
-        };
-        let (session, call, by) = (
-            p.session_id.clone(),
-            p.tool_call_id.clone(),
-            caller.by.clone(),
-        );
-        svc.engine(move |e| {
-            Ok(e.store()
-                .record_tool_stopped(&session, &turn_id, &call, &tool_name, &by)?)
-        })
-        .await?;
-        Ok(self.cancel(p))
-    }
-
-    /// A connection went away: cancel what it was running (its process trees die).
-    pub(crate) fn connection_closed(&self, conn: u64) {
-        for running in lock(&self.running).values().filter(|r| r.conn == conn) {
-            running.cancel.cancel();
-        }
     }
 }

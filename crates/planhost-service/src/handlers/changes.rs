@@ -217,7 +217,7 @@ pub(crate) async fn orphans(svc: &Inner) -> Result<OrphanArtifacts> {
     tokio::task::spawn_blocking(move || {
         let (mut items, mut unreadable) = (Vec::new(), Vec::new());
         for (root, referenced) in known {
-            let names = match planhost_fs::plan_artifact_names(std::path::Path::new(&root)) {
+            let paths = match planhost_fs::plan_artifact_paths(std::path::Path::new(&root)) {
                 Ok(names) => names,
                 // A workspace that is gone has no files to compare.
                 Err(planhost_fs::FsError::NotFound { .. }) => continue,
@@ -230,8 +230,7 @@ pub(crate) async fn orphans(svc: &Inner) -> Result<OrphanArtifacts> {
                     continue;
                 }
             };
-            for name in names {
-                let relative = format!("{}/{}/{name}", planhost_fs::PI_DIR, planhost_fs::PLAN_DIR);
+            for relative in paths {
                 if !referenced.contains(&relative) {
                     items.push(OrphanArtifact {
                         workspace_root: root.clone(),

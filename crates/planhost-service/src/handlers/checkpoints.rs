@@ -39,6 +39,14 @@ pub(crate) async fn save(svc: &Inner, p: SaveCheckpointParams) -> Result<SavedCh
 }
 
 pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResult> {
+    svc.engine(move |e| capture_with_projection(e, p)).await
+}
+
+/// Captures on the engine, then reads the branch's projection in the same step.
+pub(crate) fn capture_with_projection(
+    e: &mut crate::engine::Engine,
+    p: CaptureParams,
+) -> Result<CaptureResult> {
     let nothing = |code: ErrorCode, detail: String| CaptureResult {
         checkpoint: None,
         created: false,
@@ -47,21 +55,18 @@ pub(crate) async fn capture(svc: &Inner, p: CaptureParams) -> Result<CaptureResu
         projection: None,
         event_seq: 0,
     };
-    svc.engine(move |e| {
-        let session_id = p.session_id.clone();
-        let branch_path = p.branch_path.clone();
-        let mut result = capture_in(e, p, nothing)?;
-        // What the client would ask for next, read in the same step: after the capture, on the
-        // same branch, with the event seq it is current at. Only a convenience: a failed read
-        // must not turn a saved capture into an error.
-        match e.projection(&session_id, &branch_path) {
-            Ok((text, revision)) => result.projection = Some(ProjectionResult { text, revision }),
-            Err(error) => tracing::warn!(%error, "reading the projection after a capture"),
-        }
-        result.event_seq = e.store().session(&session_id)?.event_seq;
-        Ok(result)
-    })
-    .await
+    let session_id = p.session_id.clone();
+    let branch_path = p.branch_path.clone();
+    let mut result = capture_in(e, p, nothing)?;
+    // What the client would ask for next, read in the same step: after the capture, on the
+    // same branch, with the event seq it is current at. Only a convenience: a failed read must
+    // not turn a saved capture into an error.
+    match e.projection(&session_id, &branch_path) {
+        Ok((text, revision)) => result.projection = Some(ProjectionResult { text, revision }),
+        Err(error) => tracing::warn!(%error, "reading the projection after a capture"),
+    }
+    result.event_seq = e.store().session(&session_id)?.event_seq;
+    Ok(result)
 }
 
 fn capture_in(

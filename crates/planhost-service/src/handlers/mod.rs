@@ -2,6 +2,7 @@
 //! params and returns a typed result; the store is only ever reached on the engine's thread.
 
 pub(crate) mod admin;
+pub(crate) mod agent;
 pub(crate) mod changes;
 pub(crate) mod checkpoints;
 pub(crate) mod plans;

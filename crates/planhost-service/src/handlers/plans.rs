@@ -169,8 +169,19 @@ pub(crate) async fn resolve(
 
 pub(crate) async fn claim(svc: &Inner, p: ExecutionRef) -> Result<ClaimedExecution> {
     let shells = svc.shells;
-    svc.engine(move |e| {
-        let (session, execution) = (&p.session_id, &p.execution_id);
+    svc.engine(move |e| claim_in(e, shells, &p.session_id, &p.execution_id))
+        .await
+}
+
+/// Claims the queued execution on the engine: its turn begins with the shell pinned, and the
+/// exact approved plan comes back.
+pub(crate) fn claim_in(
+    e: &mut Engine,
+    shells: crate::shells::Shells,
+    session: &SessionId,
+    execution: &ExecutionId,
+) -> Result<ClaimedExecution> {
+    {
         let pin = shells.pin_for(e, session)?;
         let turn = e.claim_execution(session, execution, pin.as_ref())?;
         let approval = find_execution(e, session, execution)?;
@@ -189,8 +200,7 @@ pub(crate) async fn claim(svc: &Inner, p: ExecutionRef) -> Result<ClaimedExecuti
                 .display()
                 .to_string(),
         })
-    })
-    .await
+    }
 }
 
 fn find_execution(

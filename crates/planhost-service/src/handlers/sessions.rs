@@ -89,9 +89,15 @@ pub(crate) async fn open(svc: &Inner, p: OpenSessionParams) -> Result<SessionInf
 pub(crate) async fn list(svc: &Inner, p: SessionsFilter) -> Result<SessionList> {
     let limit = super::limit(p.limit);
     svc.engine(move |e| {
-        let sessions = e
-            .store()
-            .sessions_matching(p.workspace_root.as_deref(), limit)?;
+        let sessions = e.store().sessions_matching(
+            p.workspace_root.as_deref(),
+            limit,
+            if p.include_ended == Some(true) {
+                planhost_store::Ended::Included
+            } else {
+                planhost_store::Ended::Excluded
+            },
+        )?;
         let items = sessions
             .iter()
             .map(|s| info(e, &s.id))

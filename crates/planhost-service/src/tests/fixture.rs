@@ -34,6 +34,7 @@ pub(crate) fn person() -> Resolver {
     Resolver {
         client: "planhost-test".into(),
         roles: vec![Role::Approver],
+        via: None,
     }
 }
 

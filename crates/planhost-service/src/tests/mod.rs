@@ -7,6 +7,7 @@
     clippy::wildcard_enum_match_arm
 )]
 
+mod agent_event;
 mod agents;
 mod artifact_changed;
 mod bad_input;

@@ -416,7 +416,7 @@ fn a_write_completed_before_a_crash_is_reconciled_not_repeated() {
         .unwrap();
     let root = f.workspace_root();
     let name = p.relative_path.strip_prefix(".pi/plans/").unwrap();
-    planhost_fs::publish_new(&root, name, V1.as_bytes()).unwrap();
+    planhost_fs::publish_new(&root, planhost_fs::PlanDirs::PI, name, V1.as_bytes()).unwrap();
     f.restart();
     let after = f.store().publication(&p.id).unwrap();
     assert_eq!(after.status, PublicationStatus::Completed);

@@ -26,6 +26,7 @@ pub(crate) fn preset(
             let list = call::<methods::SessionsList>(
                 &mut c,
                 SessionsFilter {
+                    include_ended: None,
                     workspace_root: None,
                     limit: Some(10_000),
                 },

@@ -18,6 +18,7 @@ pub(crate) fn status(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     let sessions = call::<methods::SessionsList>(
         &mut c,
         SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: Some(10_000),
         },

@@ -101,6 +101,7 @@ impl Web {
         let mut lists = Lists::default();
         let sessions = || async {
             conn.call::<methods::SessionsList>(SessionsFilter {
+                include_ended: None,
                 workspace_root: None,
                 limit: Some(200),
             })

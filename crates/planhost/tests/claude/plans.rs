@@ -115,6 +115,7 @@ fn a_deferred_plan_approved_from_the_cli_resumes_and_runs_once() {
     );
     let sessions = watcher
         .call::<methods::SessionsList>(SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: None,
         })

@@ -33,6 +33,7 @@ fn write_is_denied_in_plan() {
     let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
     let sessions = watcher
         .call::<methods::SessionsList>(SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: None,
         })
@@ -207,6 +208,7 @@ fn a_fork_opens_a_new_host_session() {
     let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
     let sessions = watcher
         .call::<methods::SessionsList>(SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: None,
         })

@@ -122,6 +122,7 @@ fn an_attended_plan_waits_for_the_person_and_an_interrupt_grants_nothing() {
         || {
             let session = watcher
                 .call::<methods::SessionsList>(SessionsFilter {
+                    include_ended: None,
                     workspace_root: None,
                     limit: None,
                 })

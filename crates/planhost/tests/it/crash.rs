@@ -187,6 +187,7 @@ fn check_no_leftovers(env: &Env, at_kill: &AtKill, trial: &str) {
 /// Every session the host has (at most 10,000).
 fn all_sessions(c: &mut Conn) -> Vec<SessionInfo> {
     c.call::<methods::SessionsList>(SessionsFilter {
+        include_ended: None,
         workspace_root: None,
         limit: Some(10_000),
     })

@@ -327,6 +327,7 @@ fn session_and_turn_refusals_change_nothing() {
         assert_refused(&e, "WORKSPACE_INVALID");
     }
     let all = SessionsFilter {
+        include_ended: None,
         workspace_root: None,
         limit: None,
     };

@@ -245,6 +245,7 @@ fn a_finished_execution_is_the_sessions_last_execution() {
         "{after:?}"
     );
     let listed = agent.call::<methods::SessionsList>(SessionsFilter {
+        include_ended: None,
         workspace_root: None,
         limit: None,
     });

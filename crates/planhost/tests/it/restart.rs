@@ -150,6 +150,7 @@ fn a_restarted_host_interrupts_live_work_and_replays_nothing() {
     assert_eq!(all.items.len(), 2, "{all:?}");
     let sessions = c
         .call::<methods::SessionsList>(SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: None,
         })

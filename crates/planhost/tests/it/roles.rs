@@ -138,6 +138,7 @@ fn everything(c: &mut Conn) -> Everything {
     let all = Some(10_000);
     Everything {
         sessions: c.call::<methods::SessionsList>(SessionsFilter {
+            include_ended: None,
             workspace_root: None,
             limit: all,
         }),
@@ -321,6 +322,7 @@ fn the_handshake_lists_each_methods_role_rule() {
     ));
     assert_code(&e, codes::FORBIDDEN, "ROLE_FORBIDDEN");
     let sessions = c.call::<methods::SessionsList>(SessionsFilter {
+        include_ended: None,
         workspace_root: None,
         limit: None,
     });

@@ -364,6 +364,7 @@ impl Host {
             BOUND,
             || {
                 self.query::<methods::SessionsList>(SessionsFilter {
+                    include_ended: None,
                     workspace_root: Some(root.clone()),
                     limit: None,
                 })
