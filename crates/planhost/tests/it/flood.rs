@@ -15,7 +15,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use planhost_core::Role;
 use planhost_protocol::{Empty, EventScope, HealthStatus, InitializeParams, methods};
@@ -257,6 +257,7 @@ fn until_held_at_most(host: &SocketHost, most: usize, what: &str, bound: Duratio
 
 /// pi's extension: `initialize` with its roles and its own events, then `sessions.open`.
 fn pi_like(host: &SocketHost, env: &Env) -> Conn {
+    let started = Instant::now();
     let mut pi = host.connect_raw();
     pi.read_timeout(BOUND);
     let hello = pi.try_call::<methods::Initialize>(InitializeParams {
@@ -271,6 +272,10 @@ fn pi_like(host: &SocketHost, env: &Env) -> Conn {
     assert!(hello.is_ok(), "pi's extension was refused: {hello:?}");
     let session = pi.try_call::<methods::SessionsOpen>(params::open(&env.workspace()));
     assert!(session.is_ok(), "pi's sessions.open failed: {session:?}");
+    eprintln!(
+        "pi's extension: connected, initialized and opened its session in {:?}",
+        started.elapsed()
+    );
     pi
 }
 
@@ -294,7 +299,10 @@ fn hook_allows_a_read(env: &Env) {
         .env("PLANHOST_STATE_DIR", env.state_dir())
         .env("PLANHOST_SOCKET", env.socket())
         .env("HOME", env.root());
+    let started = Instant::now();
     let run = planhost_test_support::run_detached(&sh, BOUND);
+    // With the detached start and the poll for its exit (every 10 ms or so) included.
+    eprintln!("the hook: answered in {:?}", started.elapsed());
     assert_eq!(run.code, Some(0), "the hook was not served: {run:?}");
     assert!(
         run.stdout.contains(r#""permissionDecision":"allow""#),
