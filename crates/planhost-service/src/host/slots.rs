@@ -25,7 +25,8 @@ const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
 pub(crate) struct ProcessKey {
     pid: i32,
     /// Its start time in clock ticks since boot; 0 where it could not be read (the process is
-    /// gone already, or this is not Linux): then the pid alone names it.
+    /// gone already, the host had no descriptor left to read procfs with, or this is not
+    /// Linux): then the pid alone names it, apart from its connections counted with a start.
     start: u64,
 }
 
