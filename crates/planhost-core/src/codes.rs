@@ -113,7 +113,9 @@ error_codes! {
     InvalidRequest = "INVALID_REQUEST", InvalidRequest, "The line is JSON but not a JSON-RPC 2.0 request object.";
     LineTooLong = "LINE_TOO_LONG", InvalidRequest, "The line is longer than 16 MiB; it was discarded and the connection goes on.";
     InputBufferFull = "INPUT_BUFFER_FULL", InvalidRequest, "The host already buffers its limit of unfinished lines across all connections (64 MiB by default); this line was discarded and the connection goes on: send it again.";
-    TooManyConnections = "TOO_MANY_CONNECTIONS", Refused, "The host serves its limit of connections (512 by default), or has no file descriptor left; this connection is closed at once. Close another client, or try again shortly.";
+    TooManyConnections = "TOO_MANY_CONNECTIONS", Refused, "The host serves its limit of connections (512 by default), or all but the ones it keeps for processes that hold no connection yet (64) while this process already holds one, or it has no file descriptor left; this connection is closed at once. Close another client, or try again shortly.";
+    TooManyProcessConnections = "TOO_MANY_PROCESS_CONNECTIONS", Refused, "The connecting process (by its pid and start time) already holds its limit of connections (128 by default); this one is closed at once and the process's other connections go on. Close one of them: a client needs one, or a few.";
+    InitializeTimeout = "INITIALIZE_TIMEOUT", Refused, "The connection did not complete `initialize` within 5 s of being accepted; it is closed and its slot freed. A client sends `initialize` first, as soon as it connects.";
     MethodNotFound = "METHOD_NOT_FOUND", MethodNotFound, "No method has that name.";
     InvalidParams = "INVALID_PARAMS", InvalidParams, "The params do not match the method; `data.field` names the offending field.";
     InternalError = "INTERNAL_ERROR", Internal, "A fault inside planhost; nothing was granted.";

@@ -240,6 +240,97 @@ fn a_stream_is_served_with_the_sockets_framing_and_the_connection_limit() {
     Arc::into_inner(host).unwrap().shutdown();
 }
 
+/// What an embedder's stream is served with: the deadline for `initialize` (a stream that
+/// says nothing is told and closed, one that initialized may idle past it), and the bound per
+/// process for a stream it names a process's.
+#[test]
+fn a_stream_that_never_initializes_is_closed_an_idle_one_is_not_and_a_process_is_bounded() {
+    let state = tempfile::tempdir().unwrap();
+    let mut config = config(state.path());
+    config.limits = Limits {
+        initialize_timeout: Duration::from_millis(300),
+        max_connections_per_process: 1,
+        ..Limits::default()
+    };
+    let host = {
+        let _start = starting();
+        Arc::new(Host::start(config).unwrap())
+    };
+    let serve = |peer: Peer| {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let host = Arc::clone(&host);
+        let served = tokio::spawn(async move { host.serve_stream(theirs, peer).await });
+        let (read, write) = tokio::io::split(ours);
+        (BufReader::new(read).lines(), write, served)
+    };
+    let next = async |lines: &mut tokio::io::Lines<BufReader<_>>| -> Option<serde_json::Value> {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer or the end within 10 s")
+            .unwrap()?;
+        Some(serde_json::from_str(&line).unwrap())
+    };
+    let hello = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": PROTOCOL_VERSION, "clientName": "t", "roles": ["observer"]}});
+    let health = r#"{"jsonrpc":"2.0","id":2,"method":"app.health"}"#;
+    let me = Peer::Process(Some(i32::try_from(std::process::id()).unwrap()));
+    runtime().block_on(async {
+        // Initialized, then idle for three deadlines: still served.
+        let (mut idle, mut idle_write, _idle) = serve(me);
+        idle_write
+            .write_all(format!("{hello}\n").as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(next(&mut idle).await.unwrap()["id"], 1);
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        idle_write
+            .write_all(format!("{health}\n").as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(next(&mut idle).await.unwrap()["result"]["status"], "ok");
+
+        // The same process again, past its bound of one: told, closed; the first goes on.
+        let (mut second, _second_write, served) = serve(me);
+        let refusal = next(&mut second).await.unwrap();
+        assert_eq!(
+            refusal["error"]["data"]["code"],
+            "TOO_MANY_PROCESS_CONNECTIONS"
+        );
+        let message = refusal["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("pid {}", std::process::id())),
+            "{message}"
+        );
+        assert!(next(&mut second).await.is_none(), "closed");
+        served.await.unwrap();
+
+        // Never initialized (here: only a notification, which needs no answer): told, closed.
+        let (mut silent, mut silent_write, served) = serve(Peer::Embedded);
+        silent_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n")
+            .await
+            .unwrap();
+        let told = next(&mut silent).await.unwrap();
+        assert_eq!(
+            told["error"]["data"]["code"], "INITIALIZE_TIMEOUT",
+            "{told}"
+        );
+        assert!(next(&mut silent).await.is_none(), "closed");
+        tokio::time::timeout(Duration::from_secs(10), served)
+            .await
+            .unwrap()
+            .unwrap();
+
+        idle_write
+            .write_all(format!("{health}\n").as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(next(&mut idle).await.unwrap()["result"]["status"], "ok");
+        drop(idle_write);
+    });
+    Arc::into_inner(host).unwrap().shutdown();
+}
+
 /// An interactive session on `workspace`, in Plan.
 async fn plan_session(
     conn: &planhost_service::Connection,

@@ -70,58 +70,58 @@ pub(crate) fn error_line(
     encode(&Response::err(id, RpcError::new(code, message)))
 }
 
-/// Serves one connection until its input ends, it is killed (slow client), or it fails. `peer`
-/// is who is at the other end, for the service's handshake (the approver lineage rule).
+/// How long a connection may take to complete `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handshake {
+    /// Within this long of being served; then it is told `INITIALIZE_TIMEOUT` and closed.
+    Within(std::time::Duration),
+    /// As long as it takes (the one client of `serve --stdio`).
+    Unbounded,
+}
+
+/// How a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub(crate) enum Ended {
+    /// Its input ended, it was killed, or it failed.
+    Closed,
+    /// The host closes it and queued a last line saying why; the transport should let the
+    /// writer send it before closing.
+    Told,
+}
+
+/// Serves one connection until its input ends, it is killed (slow client), it fails, or it does
+/// not complete `initialize` within `handshake`. `peer` is who is at the other end, for the
+/// service's handshake (the approver lineage rule).
 pub(crate) async fn serve_lines(
     service: Service,
     peer: Peer,
+    handshake: Handshake,
     mut lines: mpsc::Receiver<std::io::Result<Frame>>,
     out: mpsc::Sender<Arc<str>>,
     kill: CancellationToken,
-) {
-    // The handshake: nothing but `initialize` is served before it.
-    let (conn, notes) = loop {
-        let Some(bytes) = next_line(&mut lines, &out, &kill).await else {
-            return;
-        };
-        let request = match decode_line(&bytes) {
-            Ok(Some(request)) => request,
-            Ok(None) => continue,
-            Err((id, error)) => {
-                let _ = out.send(encode(&Response::err(id, error))).await;
-                continue;
+) -> Ended {
+    let hello = initialize(&service, peer, &mut lines, &out, &kill);
+    let initialized = match handshake {
+        Handshake::Unbounded => hello.await,
+        Handshake::Within(limit) => match tokio::time::timeout(limit, hello).await {
+            Ok(initialized) => initialized,
+            Err(_) => {
+                tracing::debug!(?peer, "closed: no initialize within {limit:?}");
+                let message = format!(
+                    "this connection did not complete initialize within {} s of being \
+                     accepted, so planhost closes it: a client sends initialize first, as soon \
+                     as it connects",
+                    limit.as_secs_f64()
+                );
+                // A client that never reads may have filled its queue: it is closed all the same.
+                let _ = out.try_send(error_line(None, ErrorCode::InitializeTimeout, message));
+                return Ended::Told;
             }
-        };
-        let id = request.id.clone();
-        if request.method != "initialize" {
-            let line = error_line(id, ErrorCode::NotInitialized, "send initialize first");
-            let _ = out.send(line).await;
-            continue;
-        }
-        let params = request.params.unwrap_or(Value::Null);
-        if let Err(error) = Service::check_hello_version(&params) {
-            let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
-            continue;
-        }
-        let hello = match ClientRequest::parse("initialize", params) {
-            Ok(ClientRequest::Initialize(hello)) => hello,
-            Ok(_) => continue,
-            Err(e) => {
-                let error = RpcError::with_field(e.code, e.message, e.field);
-                let _ = out.send(encode(&Response::err(id, error))).await;
-                continue;
-            }
-        };
-        match service.connect(&hello, peer) {
-            Ok((conn, notes, result)) => {
-                let value = serde_json::to_value(result).unwrap_or(Value::Null);
-                let _ = out.send(encode(&Response::ok(id, value))).await;
-                break (conn, notes);
-            }
-            Err(error) => {
-                let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
-            }
-        }
+        },
+    };
+    let Some((conn, notes)) = initialized else {
+        return Ended::Closed;
     };
     tracing::debug!(connection = conn.id(), roles = ?conn.roles(), "initialized");
     // A connection the service drops (it stopped reading) ends the transport too.
@@ -163,6 +163,59 @@ pub(crate) async fn serve_lines(
     }
     drop(responses);
     let _ = writer.await;
+    Ended::Closed
+}
+
+/// The handshake: nothing but `initialize` is served before it. The connection and its
+/// notifications once it succeeded; `None` when the input ended first.
+async fn initialize(
+    service: &Service,
+    peer: Peer,
+    lines: &mut mpsc::Receiver<std::io::Result<Frame>>,
+    out: &mpsc::Sender<Arc<str>>,
+    kill: &CancellationToken,
+) -> Option<(crate::Connection, Notifications)> {
+    loop {
+        let bytes = next_line(lines, out, kill).await?;
+        let request = match decode_line(&bytes) {
+            Ok(Some(request)) => request,
+            Ok(None) => continue,
+            Err((id, error)) => {
+                let _ = out.send(encode(&Response::err(id, error))).await;
+                continue;
+            }
+        };
+        let id = request.id.clone();
+        if request.method != "initialize" {
+            let line = error_line(id, ErrorCode::NotInitialized, "send initialize first");
+            let _ = out.send(line).await;
+            continue;
+        }
+        let params = request.params.unwrap_or(Value::Null);
+        if let Err(error) = Service::check_hello_version(&params) {
+            let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
+            continue;
+        }
+        let hello = match ClientRequest::parse("initialize", params) {
+            Ok(ClientRequest::Initialize(hello)) => hello,
+            Ok(_) => continue,
+            Err(e) => {
+                let error = RpcError::with_field(e.code, e.message, e.field);
+                let _ = out.send(encode(&Response::err(id, error))).await;
+                continue;
+            }
+        };
+        match service.connect(&hello, peer) {
+            Ok((conn, notes, result)) => {
+                let value = serde_json::to_value(result).unwrap_or(Value::Null);
+                let _ = out.send(encode(&Response::ok(id, value))).await;
+                return Some((conn, notes));
+            }
+            Err(error) => {
+                let _ = out.send(encode(&Response::err(id, error.to_rpc()))).await;
+            }
+        }
+    }
 }
 
 /// The one writer of a connection: notifications first whenever one is queued, so a state

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
@@ -12,7 +11,9 @@ use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
+use super::conn::{Ended, Handshake};
 use super::framing::{Budget, LineCodec, MAX_LINE_BYTES};
+use super::slots::{Owner, Slot, Slots};
 use super::{HostError, Limits, conn};
 use crate::{Peer, Service};
 
@@ -20,16 +21,19 @@ use crate::{Peer, Service};
 /// decides a client stopped reading.
 const CLIENT_QUEUE: usize = crate::CONNECTION_QUEUE;
 
+/// How long a refused client's last line may take to be written before its socket closes.
+const TELL_BEFORE_CLOSING: Duration = Duration::from_secs(1);
+
 /// How often a failing `accept` is logged at most (with the count since the last line).
 const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(10);
 /// The longest pause between two `accept` attempts while the host has no descriptor left.
 const ACCEPT_MAX_PAUSE: Duration = Duration::from_millis(500);
 
-/// What every connection of a host shares: how many are served, and the input budget.
+/// What every connection of a host shares: its slots, and the input budget.
 #[derive(Debug, Clone)]
 pub(crate) struct Live {
     limits: Limits,
-    connections: Arc<AtomicUsize>,
+    slots: Arc<Slots>,
     budget: Arc<Budget>,
 }
 
@@ -37,7 +41,7 @@ impl Live {
     pub(crate) fn new(limits: Limits) -> Self {
         Self {
             limits,
-            connections: Arc::new(AtomicUsize::new(0)),
+            slots: Slots::new(limits),
             budget: Budget::new(limits.max_buffered_bytes),
         }
     }
@@ -47,37 +51,20 @@ impl Live {
         self.limits
     }
 
-    /// What a client refused at the connection limit is told.
-    pub(crate) fn full(&self) -> String {
-        format!(
-            "planhost serves {} connections, its limit; this one is closed: close another \
-             client or try again shortly",
-            self.limits.max_connections
-        )
+    /// A slot for one more connection from `peer`, or the line that tells it why not.
+    pub(crate) fn admit(&self, peer: Peer) -> Result<Slot, Arc<str>> {
+        self.slots.admit(Owner::of(peer)).map_err(|refusal| {
+            conn::error_line(None, refusal.code(), refusal.message(&self.limits))
+        })
     }
 
-    /// A slot for one more connection, or `None` at the limit.
-    pub(crate) fn admit(&self) -> Option<Slot> {
-        self.connections
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.limits.max_connections).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Slot(Arc::clone(&self.connections)))
+    /// How long a connection may take to complete `initialize`.
+    pub(crate) fn handshake(&self) -> Handshake {
+        Handshake::Within(self.limits.initialize_timeout)
     }
 
     pub(crate) fn codec(&self) -> LineCodec {
         LineCodec::new(MAX_LINE_BYTES, Arc::clone(&self.budget))
-    }
-}
-
-/// One served connection; its count goes when it is dropped.
-#[derive(Debug)]
-pub(crate) struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -152,14 +139,17 @@ impl SocketServer {
                     continue;
                 }
             };
-            let Some(slot) = self.live.admit() else {
-                tokio::spawn(refuse(stream, self.live.full()));
-                continue;
-            };
             // The process that connected, as the kernel recorded it at connect(2)
-            // (`SO_PEERCRED`): the service refuses it the approver role when it runs under an
-            // agent.
+            // (`SO_PEERCRED`): its connections count against its own bound, and the service
+            // refuses it the approver role when it runs under an agent.
             let peer = Peer::Process(stream.peer_cred().ok().and_then(|cred| cred.pid()));
+            let slot = match self.live.admit(peer) {
+                Ok(slot) => slot,
+                Err(refusal) => {
+                    tokio::spawn(refuse(stream, refusal));
+                    continue;
+                }
+            };
             let (service, live) = (self.service.clone(), self.live.clone());
             tokio::spawn(async move {
                 let (read, write) = stream.into_split();
@@ -196,16 +186,14 @@ impl SocketServer {
         let accepted = tokio::time::timeout(Duration::from_millis(1), self.listener.accept()).await;
         if let Ok(Ok((stream, _))) = accepted {
             // Written inline: the descriptor must be closed before the spare is opened again.
-            let _ = tokio::time::timeout(
-                Duration::from_millis(50),
-                write_refusal(
-                    stream,
-                    "planhost has no file descriptor left for another connection; this one is \
-                     closed: try again shortly"
-                        .to_owned(),
-                ),
-            )
-            .await;
+            let line = conn::error_line(
+                None,
+                ErrorCode::TooManyConnections,
+                "planhost has no file descriptor left for another connection; this one is \
+                 closed: try again shortly",
+            );
+            let _ =
+                tokio::time::timeout(Duration::from_millis(50), write_refusal(stream, line)).await;
         }
         self.spare = open_spare();
     }
@@ -268,28 +256,31 @@ fn open_spare() -> Option<std::fs::File> {
         .map(|f| f.into_parts().0)
 }
 
-async fn refuse(stream: tokio::net::UnixStream, message: String) {
-    let _ = tokio::time::timeout(Duration::from_secs(1), write_refusal(stream, message)).await;
+async fn refuse(stream: tokio::net::UnixStream, line: Arc<str>) {
+    let _ = tokio::time::timeout(TELL_BEFORE_CLOSING, write_refusal(stream, line)).await;
 }
 
-/// Tells a client it is refused (`TOO_MANY_CONNECTIONS`) and closes its side.
-async fn write_refusal<S: AsyncWrite + Unpin>(mut stream: S, message: String) {
-    let line = conn::error_line(None, ErrorCode::TooManyConnections, message);
+/// Tells a client it is refused (the error `line`) and closes its side.
+async fn write_refusal<S: AsyncWrite + Unpin>(mut stream: S, line: Arc<str>) {
     let _ = stream.write_all(line.as_bytes()).await;
     let _ = stream.write_all(b"\n").await;
     let _ = stream.shutdown().await;
 }
 
-/// Serves a stream within the host's connection limit (refused with `TOO_MANY_CONNECTIONS`
-/// past it).
+/// Serves a stream within the host's limits: charged to `peer` (a process's bound applies to a
+/// [`Peer::Process`]), refused with the reason's code past them, and closed when it does not
+/// complete `initialize` in time.
 pub(crate) async fn serve_stream<S>(service: Service, live: &Live, stream: S, peer: Peer)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    let Some(slot) = live.admit() else {
-        let (_, write) = tokio::io::split(stream);
-        write_refusal(write, live.full()).await;
-        return;
+    let slot = match live.admit(peer) {
+        Ok(slot) => slot,
+        Err(refusal) => {
+            let (_, write) = tokio::io::split(stream);
+            write_refusal(write, refusal).await;
+            return;
+        }
     };
     let (read, write) = tokio::io::split(stream);
     serve_admitted(service, live, read, write, peer).await;
@@ -320,7 +311,7 @@ where
         }
     });
     let writer_kill = kill.clone();
-    let writer = tokio::spawn(async move {
+    let mut writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, &mut write);
         // The kill races every write, not only the wait for the next line: a client that stopped
         // reading leaves a write pending forever, and a dropped client's socket must close now.
@@ -340,9 +331,27 @@ where
             writer_kill.cancel();
         }
     });
-    conn::serve_lines(service, peer, line_rx, out_tx, kill.clone()).await;
+    let ended = conn::serve_lines(
+        service,
+        peer,
+        live.handshake(),
+        line_rx,
+        out_tx,
+        kill.clone(),
+    )
+    .await;
+    // A client told why it is closed gets that line: the writer sends it and stops, its queue
+    // empty, before the socket closes (bounded: a client that does not read is closed anyway).
+    let written = match ended {
+        Ended::Told => tokio::time::timeout(TELL_BEFORE_CLOSING, &mut writer)
+            .await
+            .is_ok(),
+        Ended::Closed => false,
+    };
     kill.cancel();
-    let _ = writer.await;
+    if !written {
+        let _ = writer.await;
+    }
 }
 
 /// A sibling of `path` no one can guess: `.<name>.<pid>.<random>`.

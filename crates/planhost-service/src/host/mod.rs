@@ -22,12 +22,14 @@ mod framing;
 mod listen;
 mod lock;
 mod paths;
+mod slots;
 mod stdio;
 mod sweep;
 mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use planhost_core::{Clock, Platform};
 
@@ -47,6 +49,20 @@ pub struct Limits {
     /// Connections served at once (every transport together); one more is refused with
     /// `TOO_MANY_CONNECTIONS` and closed.
     pub max_connections: usize,
+    /// Of `max_connections`, the last ones, kept for a process's first connection: once the
+    /// others are taken, a process that already holds one (or a peer that is no process the
+    /// host can name) is refused with `TOO_MANY_CONNECTIONS`, while a new client still gets in.
+    /// At most half of `max_connections` is kept this way.
+    pub reserved_connections: usize,
+    /// Connections one process may hold at once (by the pid `SO_PEERCRED` names and its start
+    /// time); one more is refused with `TOO_MANY_PROCESS_CONNECTIONS` and closed. Streams an
+    /// embedding app serves as [`Peer::Embedded`](crate::Peer::Embedded) are no process's.
+    pub max_connections_per_process: usize,
+    /// How long a socket or stream connection may take to complete `initialize`, from when it
+    /// is served; then it is told `INITIALIZE_TIMEOUT` and closed, and its slot freed. An
+    /// initialized connection may stay idle for as long as it likes. `serve --stdio` has no
+    /// deadline: its one client started the host.
+    pub initialize_timeout: Duration,
     /// Bytes of unfinished lines buffered for all connections together; a line that would
     /// take more is discarded with `INPUT_BUFFER_FULL` and its connection goes on.
     pub max_buffered_bytes: usize,
@@ -56,6 +72,23 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: 512,
+            // Room for new clients while the rest is flooded: pi sessions and Claude Code's
+            // hooks (one process, one connection each; a few hooks at once for parallel tool
+            // calls) need far fewer than 64 at a time.
+            reserved_connections: 64,
+            // A client holds one connection (pi's extension per session, a hook, the CLI) or a
+            // few; 128 leaves room for an app that drives many sessions from one process (the
+            // load test holds 100) while one process still cannot take more than a quarter of
+            // the host.
+            max_connections_per_process: 128,
+            // Every client sends `initialize` first, at once: pi's extension in the same turn of
+            // its event loop as the connect, a hook and the CLI right after `connect(2)`, all
+            // answered in milliseconds (the handshake reads no database). The clock starts once
+            // the host serves the connection, so a wait in the listen queue is not charged to
+            // the client. 5 s is three orders of magnitude above what a client on a loaded
+            // machine takes, and keeps a connection that never sends a byte from holding its
+            // slot longer than that.
+            initialize_timeout: Duration::from_secs(5),
             max_buffered_bytes: 64 * 1024 * 1024,
         }
     }
@@ -230,7 +263,10 @@ impl Host {
     }
 
     /// Serves one client on any byte stream (an embedding app's own transport), with the same
-    /// framing, limits and connection loop as the socket.
+    /// framing, limits and connection loop as the socket. The connection is charged to `peer`:
+    /// a [`Peer::Process`](crate::Peer::Process) counts against that process's bound and may
+    /// take the reserve for its first connection; a [`Peer::Embedded`](crate::Peer::Embedded)
+    /// counts only against the cap, outside the reserve.
     pub async fn serve_stream<S>(&self, stream: S, peer: crate::Peer)
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,

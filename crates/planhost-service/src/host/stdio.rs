@@ -4,11 +4,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use planhost_core::ErrorCode;
 use tokio::sync::mpsc;
 use tokio_util::bytes::BytesMut;
 use tokio_util::sync::CancellationToken;
 
+use super::conn::Handshake;
 use super::framing::read_frame_blocking;
 use super::listen::Live;
 use super::{HostError, conn};
@@ -18,11 +18,13 @@ use crate::{Peer, Service};
 const STDOUT_DRAIN: Duration = Duration::from_secs(5);
 
 pub(crate) async fn serve(svc: Service, live: &Live) -> Result<(), HostError> {
-    let Some(slot) = live.admit() else {
-        let line = conn::error_line(None, ErrorCode::TooManyConnections, live.full());
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{line}")?;
-        return Ok(());
+    let slot = match live.admit(Peer::Embedded) {
+        Ok(slot) => slot,
+        Err(line) => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{line}")?;
+            return Ok(());
+        }
     };
     let (frame_tx, frame_rx) = mpsc::channel(64);
     let (out_tx, out_rx) = mpsc::channel::<Arc<str>>(crate::CONNECTION_QUEUE);
@@ -51,7 +53,17 @@ pub(crate) async fn serve(svc: Service, live: &Live) -> Result<(), HostError> {
         .spawn(move || stdout_loop(out_rx))?;
     let kill = CancellationToken::new();
     // The app on the other end of the pipes started this host: as before, its roles stand.
-    conn::serve_lines(svc, Peer::Embedded, frame_rx, out_tx, kill.clone()).await;
+    // No deadline for `initialize`: the app started this host for this one connection, and
+    // closing it would end the host; there is no slot to win back from it.
+    let _ = conn::serve_lines(
+        svc,
+        Peer::Embedded,
+        Handshake::Unbounded,
+        frame_rx,
+        out_tx,
+        kill.clone(),
+    )
+    .await;
     // stdin ended: whatever the client was running dies with its connection.
     kill.cancel();
     drop(slot);

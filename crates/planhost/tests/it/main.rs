@@ -16,6 +16,7 @@ mod crash_files;
 mod disk_full;
 mod errors;
 mod faults;
+mod flood;
 mod flow;
 mod host_crash;
 mod in_flight;
