@@ -14,6 +14,8 @@
 //! # Ok::<(), planhost_client::ClientError>(())
 //! ```
 
+pub mod paths;
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -265,7 +267,9 @@ impl Client {
         result
     }
 
-    fn response_with<R: DeserializeOwned>(
+    /// Waits for the answer to a request, handing every notification that arrives meanwhile to
+    /// `on_note` (a routed command's output, as it streams).
+    pub fn response_with<R: DeserializeOwned>(
         &mut self,
         id: i64,
         mut on_note: impl FnMut(&Notification),

@@ -100,6 +100,12 @@ pub enum AgentEvent {
         /// The message.
         message: CapturedMessage,
     },
+    /// The face learned that a plan of this session was answered (or expired, or was
+    /// interrupted): what the person and the model are told of it.
+    PlanAnswered {
+        /// The plan.
+        proposal_id: planhost_core::ProposalId,
+    },
     /// The agent's run stopped.
     TurnStopped {
         /// Aborted by the person (Escape), rather than finished.

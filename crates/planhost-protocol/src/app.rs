@@ -246,3 +246,13 @@ result! {
         pub reason: String,
     }
 }
+
+result! {
+    /// `app.startWeb`: the page the running host now serves.
+    pub struct StartedWeb {
+        /// Its address on this machine (without its token: `planhost web` prints that).
+        pub url: String,
+        /// Whether this call started it (false: it was served already).
+        pub started: bool,
+    }
+}

@@ -254,6 +254,7 @@ contract! {
     Initialize = "initialize", Any, InitializeParams => InitializeResult, "Handshake: the protocol version and the connection's roles. Must come first, once.";
     AppHealth = "app.health", Any, Empty => HealthResult, "Liveness; the cheapest round trip.";
     AppVersion = "app.version", Any, Empty => VersionResult, "Versions of planhost, the protocol, the schema and SQLite.";
+    AppStartWeb = "app.startWeb", Approver, Empty => StartedWeb, "A person starts the web page in the running host (a host an agent's hook started serves none): its address. `WEB_NOT_SERVED` when this host cannot serve one (an embedding app, stdio).";
     AppRotateWebToken = "app.rotateWebToken", Approver, Empty => Empty, "A person replaces the web page's access token: every page opened with the old one stops working. `WEB_NOT_SERVED` when the host serves no page.";
     AgentEvent = "agent.event", Agent, AgentEventParams => AgentEventResult, "One event of an agent's session (start, prompt, tool proposed or finished, plan offered, draft, message, stop, end): the host runs the Plan-mode lifecycle and answers one directive with the rule that produced it.";
     AgentRun = "agent.run", Agent, AgentRunParams => AgentRunResult, "Run a shell command an agent's hook routed through the host: exactly the command `agent.event` allowed, in the host's runner (its scope, timeout and whole-tree kill), output streamed as `tools.output`.";

@@ -101,8 +101,13 @@ fn submit(
     store.check_submit(&ctx, &input).unwrap();
     let proposal_id = planhost_core::ProposalId::from(new_id());
     let file_name = planhost_core::artifact_file_name(&input.title, &proposal_id);
-    let written =
-        planhost_fs::write_plan_artifact(Path::new(root), &file_name, markdown.as_bytes()).unwrap();
+    let written = planhost_fs::write_plan_artifact(
+        Path::new(root),
+        planhost_fs::PlanDirs::PI,
+        &file_name,
+        markdown.as_bytes(),
+    )
+    .unwrap();
     let artifact = ArtifactRef {
         relative_path: written.relative_path,
         sha256: written.sha256,

@@ -19,8 +19,9 @@ use crate::{Result, ServiceError};
 pub(crate) struct Caller {
     pub(crate) conn: u64,
     pub(crate) by: Resolver,
-    /// Who is at the other end, as the transport knows it.
-    pub(crate) peer: crate::Peer,
+    /// Why the peer is one of this host's runs (read once, at `initialize`, for an agent
+    /// connection); `None` when it is not.
+    pub(crate) inside_run: Option<String>,
     pub(crate) notes: mpsc::Sender<ServerNotification>,
     pub(crate) kill: CancellationToken,
 }
@@ -145,6 +146,21 @@ impl Connection {
     }
 }
 
+/// A command planhost runs cannot speak for the agent (DESIGN decision 14): it would claim a
+/// person's yes in the agent's dialog, or run a command the person was asked about.
+fn refuse_inside_run(caller: &Caller) -> Result<()> {
+    match &caller.inside_run {
+        None => Ok(()),
+        Some(why) => Err(ServiceError::refused(
+            ErrorCode::RoleForbidden,
+            format!(
+                "this process is one of the commands planhost runs ({why}): it cannot speak for \
+                 the agent"
+            ),
+        )),
+    }
+}
+
 /// The one dispatch: a method without a handler does not compile.
 async fn dispatch(
     svc: &Arc<Inner>,
@@ -161,10 +177,17 @@ async fn dispatch(
                 "this connection is already initialized",
             ));
         }
-        Q::AgentEvent(p) => R::AgentEvent(agent::event(svc, caller, p).await?),
-        Q::AgentRun(p) => R::AgentRun(tools.run_routed(svc, caller, p).await?),
+        Q::AgentEvent(p) => {
+            refuse_inside_run(caller)?;
+            R::AgentEvent(agent::event(svc, caller, p).await?)
+        }
+        Q::AgentRun(p) => {
+            refuse_inside_run(caller)?;
+            R::AgentRun(tools.run_routed(svc, caller, p).await?)
+        }
         Q::AppHealth(_) => R::AppHealth(admin::health(svc)),
         Q::AppVersion(_) => R::AppVersion(admin::version(svc)),
+        Q::AppStartWeb(_) => R::AppStartWeb(admin::start_web(svc).await?),
         Q::AppRotateWebToken(_) => R::AppRotateWebToken(admin::rotate_web_token(svc)?),
         Q::SessionsOpen(p) => {
             let session = sessions::open(svc, p).await?;

@@ -75,7 +75,7 @@ pub use error::{Result, ServiceError};
 pub use fanout::CONNECTION_QUEUE;
 pub use lineage::Peer;
 pub use planhost_store::{FenceReport, MigrationReport, dump_database};
-pub use service::{Service, ServiceConfig, Started, WebTokenRotation};
+pub use service::{PageStarter, Service, ServiceConfig, Started, WebTokenRotation};
 
 #[cfg(test)]
 mod tests;

@@ -99,6 +99,8 @@ pub(crate) struct Inner {
     /// How the web page served beside this host makes a new access token (registered by the
     /// page when it starts; `app.rotateWebToken` calls it).
     pub(crate) web_token_rotation: std::sync::OnceLock<WebTokenRotation>,
+    /// How the host starts its page on a person's request (registered by `planhost serve`).
+    pub(crate) page_starter: std::sync::OnceLock<PageStarter>,
     next_connection: AtomicU64,
     threads: Mutex<Option<(HostThread, AuditWriter)>>,
 }
@@ -148,7 +150,28 @@ fn answer_surface(peer: Peer, roles: &[Role], client: &str) -> planhost_core::An
 /// A web page's token rotation: makes a new token, or says why it could not.
 pub type WebTokenRotation = Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
 
+/// How the host that serves this service starts its web page on request: the page's address,
+/// whether this call started it, or why it could not.
+pub type PageStarter = Box<
+    dyn Fn() -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = std::result::Result<(String, bool), String>>
+                    + Send,
+            >,
+        > + Send
+        + Sync,
+>;
+
 impl Service {
+    /// Registers how the host starts its web page when a person asks (`app.startWeb`: a host an
+    /// agent's hook started serves none). Once per service.
+    pub fn set_page_starter(&self, start: PageStarter) -> std::result::Result<(), &'static str> {
+        self.inner
+            .page_starter
+            .set(start)
+            .map_err(|_| "a page starter is already registered")
+    }
+
     /// Tells the service where its socket is (the host's transport knows): a command that
     /// reaches it is one that could answer a plan.
     pub fn set_socket_surface(&self, socket: &std::path::Path) {
@@ -233,6 +256,7 @@ impl Service {
             diffs: crate::handlers::changes::Diffs::default(),
             agent_roots: crate::lineage::AgentRoots::default(),
             web_token_rotation: std::sync::OnceLock::new(),
+            page_starter: std::sync::OnceLock::new(),
             next_connection: AtomicU64::new(1),
             threads: Mutex::new(Some((thread, audit_writer))),
         };
@@ -370,6 +394,13 @@ impl Service {
         let via = roles
             .contains(&Role::Approver)
             .then(|| answer_surface(peer, &roles, &hello.client_name));
+        // An agent's face (its extension, its hook) is never one of this host's runs: a
+        // command planhost runs that connects as the agent is told so on what it asks.
+        let inside_run = if roles.contains(&Role::Agent) {
+            self.inner.agent_roots.inside_runs(peer)
+        } else {
+            None
+        };
         let caller = Caller {
             conn: id,
             by: Resolver {
@@ -377,7 +408,7 @@ impl Service {
                 roles: roles.clone(),
                 via,
             },
-            peer,
+            inside_run,
             notes: queue,
             kill,
         };

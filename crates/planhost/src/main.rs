@@ -80,6 +80,17 @@ enum Command {
     /// Show or choose the tool-policy preset: host (the default: in Plan, shell commands run
     /// unasked only when proven read-only), literal (seed 000: by the permission mode), strict
     /// (Plan is read-only, no shell), explore (only file writers blocked in Plan).
+    /// The permission mode outside Plan: `ask` (the default: asks before writes, edits and
+    /// commands not proven read-only), `accept-edits` or `auto`; the host's default, or one
+    /// session's with `--session`.
+    Mode {
+        /// The mode to choose; without it, the mode is shown.
+        #[arg(value_parser = parse_mode)]
+        mode: Option<planhost_core::TargetPermissionMode>,
+        /// One session (its id, or a unique prefix or suffix), instead of the host's default.
+        #[arg(long)]
+        session: Option<String>,
+    },
     Preset {
         /// The preset to use; without it, the current one is shown.
         name: Option<planhost_core::PolicyPreset>,
@@ -211,6 +222,13 @@ enum SetupAgent {
 enum HookAgent {
     /// Claude Code.
     ClaudeCode,
+    /// A shell command the hook routed through planhost (written by the hook; not for typing).
+    #[command(hide = true)]
+    Run {
+        /// The tool call, then `--` and the command (or `--stdin`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -272,6 +290,7 @@ fn main() -> ExitCode {
             clear,
         } => cli::notify(&paths.state_dir, command, timeout_ms, clear),
         Command::Preset { name, session } => cli::preset(&paths, name, session.as_deref()),
+        Command::Mode { mode, session } => cli::mode(&paths, mode, session.as_deref()),
         Command::Status(out) => cli::status(&paths, out),
         Command::Setup {
             agent: SetupAgent::ClaudeCode { scope, uninstall },
@@ -279,6 +298,9 @@ fn main() -> ExitCode {
         Command::Hook {
             agent: HookAgent::ClaudeCode,
         } => cli::hook_claude_code(&paths),
+        Command::Hook {
+            agent: HookAgent::Run { args },
+        } => Ok(planhost_hooks::route::run(&paths.socket, &args)),
         Command::Plans { pending, output } => cli::plans(&paths, pending, output),
         Command::Show { proposal, output } => cli::show(&paths, &proposal, output),
         Command::Approve { proposal, mode } => cli::approve(&paths, &proposal, mode),
@@ -326,4 +348,9 @@ fn init_logging(serving: bool) {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+}
+
+fn parse_mode(text: &str) -> Result<planhost_core::TargetPermissionMode, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a permission mode: ask, accept-edits or auto"))
 }

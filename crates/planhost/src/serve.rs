@@ -57,12 +57,16 @@ pub(crate) fn run(
         }),
         Transport::Socket => runtime.block_on(async {
             let socket = host.bind_socket(&paths.socket)?;
+            host.service().set_socket_surface(&paths.socket);
             if let Some(addr) = web
                 && let Err(error) =
                     crate::web::start(host.service().clone(), paths, addr, remote.clone()).await
             {
                 let _ = fs_err::remove_file(&paths.socket);
                 return Err(error);
+            }
+            if web.is_none() {
+                register_page_starter(host.service(), paths);
             }
             eprintln!("planhost: serving on {}", paths.socket.display());
             socket.serve(stop_requested()).await;
@@ -78,6 +82,34 @@ pub(crate) fn run(
     });
     host.shutdown();
     result.map(|()| std::process::ExitCode::SUCCESS)
+}
+
+/// A host started without `--web` (as an agent's hook starts one) serves its page once a person
+/// asks (`planhost web`, through `app.startWeb`): in this process, beside the socket, so the
+/// plans waiting are neither interrupted nor moved.
+fn register_page_starter(service: &planhost_service::Service, paths: &Paths) {
+    let started: Arc<tokio::sync::Mutex<Option<String>>> = Arc::default();
+    let (svc, paths) = (service.clone(), paths.clone());
+    let starter: planhost_service::PageStarter = Box::new(move || {
+        let (started, svc, paths) = (Arc::clone(&started), svc.clone(), paths.clone());
+        Box::pin(async move {
+            let mut url = started.lock().await;
+            if let Some(url) = url.as_ref() {
+                return Ok((url.clone(), false));
+            }
+            let addr = crate::web::DEFAULT_ADDR
+                .parse()
+                .map_err(|e| format!("the page's default address: {e}"))?;
+            let served = crate::web::start(svc, &paths, addr, None)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            *url = Some(served.clone());
+            Ok((served, true))
+        })
+    });
+    if let Err(error) = service.set_page_starter(starter) {
+        tracing::warn!(error, "the page cannot be started on request");
+    }
 }
 
 /// Ctrl-C or SIGTERM (`planhost stop`).

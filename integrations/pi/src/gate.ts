@@ -105,7 +105,9 @@ async function ask(
   }
 }
 
-/** The `tool_call` handler: allow (undefined), or block with the host's reason and code. */
+/** The `tool_call` handler: allow (undefined), or block with the host's reason and code. The
+ * host decides (`agent.event`, a proposed tool call); an ask is shown here, Deny first where
+ * the host says so. `turnId` is the turn the call belongs to (the run's, or a `!cmd`'s own). */
 export async function authorize(
   s: PlanhostSession,
   event: ToolCallEvent,
@@ -113,34 +115,34 @@ export async function authorize(
 ): Promise<{ block: true; reason: string } | undefined> {
   try {
     if (s.turnReady) await s.turnReady;
-    const sessionId = s.requireSession();
+    s.requireSession();
     if (!s.turnId) throw new HostError("TURN_NOT_ACTIVE", "planhost has no turn for this run (it could not start one; see the message above)");
     const position = s.batches.get(event.toolCallId) ?? { index: 0, size: 1 };
     const hostName = HOST_NAMES[event.toolName] ?? event.toolName;
     const input = event.toolName === "bash" ? bashInput(event.input as any) : (event.input as Record<string, unknown>);
-    const decision = await s.call("tools.authorize", {
-      sessionId,
-      turnId: s.turnId,
-      toolCallId: event.toolCallId,
-      toolName: hostName,
+    const result = await s.event(ctx, {
+      kind: "toolProposed",
+      callId: event.toolCallId,
+      tool: hostName,
+      input,
       batchIndex: position.index,
       batchSize: position.size,
       provenance: provenance(s.pi, event.toolName),
-      input,
     });
-    if (decision.decision === "allow") {
+    const directive = result.directive;
+    if (directive.kind === "allow" || directive.kind === "proceed") {
       s.authorized.set(event.toolCallId, input);
       return undefined;
     }
-    if (decision.decision === "ask" && decision.requestId) {
-      const yes = await ask(s, ctx, decision.requestId, hostName, decision.reason, input, decision.defaultAnswer);
+    if (directive.kind === "ask" && directive.requestId) {
+      const yes = await ask(s, ctx, directive.requestId, hostName, directive.reason ?? "", input, directive.defaultAnswer);
       if (yes) {
         s.authorized.set(event.toolCallId, input);
         return undefined;
       }
       return { block: true, reason: `planhost: the person said no to ${hostName} [PERMISSION_DENIED]` };
     }
-    return { block: true, reason: `planhost denied ${hostName}: ${decision.reason} [${decision.code ?? decision.rule}]` };
+    return { block: true, reason: directive.reason ?? `planhost denied ${hostName} [${directive.code ?? directive.rule}]` };
   } catch (error) {
     return { block: true, reason: `planhost: ${describe(error)}` };
   }
@@ -194,36 +196,46 @@ export function registerBash(pi: ExtensionAPI, s: PlanhostSession): void {
   });
 }
 
-/** The user's `!cmd`: authorized and run by the host like the model's bash. Outside a run it
- * gets a turn of its own, ended once the command has finished (never before it ran). */
+/** The user's `!cmd`: authorized and run by the host like the model's bash. Outside a run the
+ * host gives it a turn of its own, ended once the command has finished (never before it ran). */
 export function registerUserBash(pi: ExtensionAPI, s: PlanhostSession): void {
   let counter = 0;
   pi.on("user_bash", async (event: any, ctx) => {
     const toolCallId = `user-bash-${Date.now()}-${++counter}`;
-    let ownTurn: string | undefined;
-    const sessionId = s.sessionId;
+    // A turn this command began, ended when it has run.
+    let ownTurn = false;
     const endOwnTurn = () => {
-      if (sessionId && ownTurn) {
-        const turnId = ownTurn;
-        ownTurn = undefined;
-        void s.call("turns.end", { sessionId, turnId, outcome: "completed" }).catch(() => {});
-      }
+      if (!ownTurn) return;
+      ownTurn = false;
+      void s.event(ctx, { kind: "turnStopped", aborted: false }).catch(() => {});
     };
     try {
-      const session = s.requireSession();
-      if (!s.turnId) {
-        ownTurn = (await s.call("turns.begin", { sessionId: session })).id;
+      s.requireSession();
+      const runTurn = s.turnId;
+      const input = bashInput({ command: event.command });
+      const result = await s.event(ctx, {
+        kind: "toolProposed",
+        callId: toolCallId,
+        tool: "Bash",
+        input,
+        provenance: { kind: "builtIn" },
+      });
+      const turn = result.session.activeTurn?.id;
+      ownTurn = !runTurn && turn !== undefined;
+      const directive = result.directive;
+      let allowed = directive.kind === "allow";
+      if (directive.kind === "ask" && directive.requestId) {
+        allowed = await ask(s, ctx, directive.requestId, "Bash", directive.reason ?? "", input, directive.defaultAnswer);
       }
-      const turn = s.turnId ?? ownTurn;
-      const blocked = await authorize(
-        { ...s, turnId: turn, batches: s.batches, authorized: s.authorized, call: s.call.bind(s), requireSession: s.requireSession.bind(s), onEvent: s.onEvent, pi } as unknown as PlanhostSession,
-        { type: "tool_call", toolCallId, toolName: "bash", input: { command: event.command } } as ToolCallEvent,
-        ctx,
-      );
-      if (blocked) {
+      if (!allowed || !turn) {
         endOwnTurn();
-        return { result: { output: blocked.reason, exitCode: 1, cancelled: false, truncated: false } };
+        const reason =
+          directive.kind === "ask"
+            ? "planhost: you said no to this command [PERMISSION_DENIED]"
+            : (directive.reason ?? `planhost denied it [${directive.code ?? directive.rule}]`);
+        return { result: { output: reason, exitCode: 1, cancelled: false, truncated: false } };
       }
+      s.authorized.set(toolCallId, input);
       const ops = hostBash(s, toolCallId, () => turn);
       const operations: BashOperations = {
         exec: async (command, cwd, options) => {

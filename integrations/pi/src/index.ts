@@ -20,7 +20,8 @@ import {
   showApproval,
   watch,
 } from "./plan.ts";
-import type { ContentBlock, StopReason } from "./protocol.d.ts";
+import { HostError } from "./host.ts";
+import type { ContentBlock, SessionSource, StopReason } from "./protocol.d.ts";
 import { describe, PlanhostSession } from "./session.ts";
 
 /** pi's stop reasons in the host's vocabulary; anything but a finished answer is not `stop`. */
@@ -38,6 +39,25 @@ function stopReason(reason: unknown): StopReason {
       // aborted, and 1.6's pending and deferred: not a finished answer.
       return "aborted";
   }
+}
+
+/** pi's `session_start` reason in the host's vocabulary. */
+function sessionSource(reason: unknown): SessionSource {
+  switch (reason) {
+    case "resume":
+      return "resume";
+    case "fork":
+      return "fork";
+    case "reload":
+      return "reload";
+    default:
+      return "startup";
+  }
+}
+
+/** The name the host knows a pi tool by (`bash` is the host's `Bash`). */
+function HOST_NAMES_OF(toolName: string): string {
+  return toolName === "bash" ? "Bash" : toolName;
 }
 
 function blocks(content: unknown): ContentBlock[] {
@@ -78,7 +98,7 @@ export default function planhost(pi: ExtensionAPI): void {
   registerPlanCommand(pi, s);
   registerPlanhostCommand(pi, s);
 
-  pi.on("session_start", async (_event, ctx) => {
+  pi.on("session_start", async (event: any, ctx) => {
     s.ctx = ctx;
     s.sessionId = undefined;
     s.turnId = undefined;
@@ -86,7 +106,7 @@ export default function planhost(pi: ExtensionAPI): void {
     s.mode = undefined;
     s.toolsSynced = false;
     try {
-      const session = await s.open(ctx);
+      const session = await s.open(ctx, true, sessionSource(event?.reason));
       await applySession(s, pi, ctx, session);
       // Coming back (`pi -c`): a still-pending approval keeps its original deadline; one a host
       // restart interrupted is reported once, never revived.
@@ -147,10 +167,15 @@ export default function planhost(pi: ExtensionAPI): void {
     await beginTurn(ctx);
   });
 
-  async function beginTurn(ctx: ExtensionContext): Promise<void> {
+  async function beginTurn(ctx: ExtensionContext, handoffToken?: string): Promise<void> {
     try {
-      const sessionId = s.requireSession();
-      s.turnId = (await s.call("turns.begin", { sessionId })).id;
+      s.requireSession();
+      const result = await s.event(ctx, { kind: "promptSubmitted", handoffToken });
+      s.turnId = result.session.activeTurn?.id;
+      if (!s.turnId) {
+        // A plan waits: the prompt begins nothing (the input handler reopens its dialog).
+        throw new HostError("TURN_NOT_ACTIVE", result.directive.reason ?? result.context ?? "no turn began");
+      }
       void observeTools(s, pi, ctx);
     } catch (error) {
       s.turnId = undefined;
@@ -173,11 +198,12 @@ export default function planhost(pi: ExtensionAPI): void {
     // 1.6 starts a run with a system message; the handoff is settled by the user's.
     if ((!s.handoff && !s.deferredTurn) || (event as any).message?.role !== "user") return;
     s.turnReady = (async () => {
-      await settleHandoff(s, pi, ctx, (event as any).message);
-      if (s.deferredTurn) {
+      const token = await settleHandoff(s, pi, ctx, (event as any).message, (t) => beginTurn(ctx, t));
+      if (s.deferredTurn && !token) {
         s.deferredTurn = false;
         await beginTurn(ctx);
       }
+      s.deferredTurn = false;
     })();
     try {
       await s.turnReady;
@@ -196,14 +222,10 @@ export default function planhost(pi: ExtensionAPI): void {
     const aborted = last?.stopReason === "aborted";
     if (!sessionId || !turnId) return;
     try {
-      if (s.runIsExecution && s.execution) {
-        const executionId = s.execution.executionId;
-        s.execution = undefined;
-        s.runIsExecution = false;
-        await s.call("executions.end", { sessionId, executionId, outcome: aborted ? "interrupted" : "completed" });
-      } else {
-        await s.call("turns.end", { sessionId, turnId, outcome: aborted ? "aborted" : "completed" });
-      }
+      // The host ends the run's turn: an execution's through its execution.
+      s.execution = undefined;
+      s.runIsExecution = false;
+      await s.event(ctx, { kind: "turnStopped", aborted });
     } catch (error) {
       ctx.ui.notify(`planhost: ${describe(error)}`, "warning");
     }
@@ -226,14 +248,17 @@ export default function planhost(pi: ExtensionAPI): void {
 
   // A tool pi ran itself has finished: the host voids its grant and the web page stops showing
   // it as in flight. Not awaited; a call the host ran (bash) or denied is a no-op there.
-  pi.on("tool_execution_end", async (event) => {
-    const sessionId = s.sessionId;
-    const turnId = s.turnId;
-    if (!sessionId || !turnId) return;
+  pi.on("tool_execution_end", async (event, ctx) => {
+    if (!s.sessionId || !s.turnId) return;
     // After pi has gone on (its next event is not held up by this socket write).
     setImmediate(() => {
       void s
-        .call("tools.finished", { sessionId, turnId, toolCallId: event.toolCallId, isError: Boolean(event.isError) })
+        .event(ctx, {
+          kind: "toolFinished",
+          callId: event.toolCallId,
+          tool: HOST_NAMES_OF(event.toolName),
+          isError: Boolean(event.isError),
+        })
         .catch(() => {});
     });
   });
@@ -248,22 +273,16 @@ export default function planhost(pi: ExtensionAPI): void {
     try {
       const branchPath = s.branchPath(ctx);
       const mark = s.projectionMark();
-      const result = await s.call("checkpoints.capture", {
-        sessionId,
-        turnId: s.turnId,
-        branchPath,
+      const answered = await s.event(ctx, {
+        kind: "messageFinished",
         message: { entryId, content: blocks(message.content), stopReason: stopReason(message.stopReason) },
       });
+      const result = answered.capture;
+      if (!result) return;
       // The next model call's projection, read by the host right after the capture.
       s.rememberProjection(branchPath, result.projection, mark, result.eventSeq);
-      if (result.checkpoint && result.created) {
-        ctx.ui.notify(
-          `planhost: the proposed plan was captured as revision ${result.checkpoint.revision}. ` +
-            "/plan --review hands it to execution.",
-          "info",
-        );
-        if (result.checkpoint.source === "capture") s.offerReview = true;
-      }
+      if (answered.notice) ctx.ui.notify(answered.notice.text, answered.notice.level);
+      if (result.checkpoint && result.created && result.checkpoint.source === "capture") s.offerReview = true;
     } catch (error) {
       ctx.ui.notify(`planhost: capture failed: ${describe(error)}`, "warning");
     }

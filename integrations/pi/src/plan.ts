@@ -240,18 +240,21 @@ function toModel(s: PlanhostSession, pi: ExtensionAPI, message: string): void {
   else pi.sendUserMessage(message);
 }
 
-/** Claims a queued execution and starts the execution run with the approved plan's bytes. */
-async function startExecution(s: PlanhostSession, pi: ExtensionAPI, executionId: string): Promise<void> {
-  const sessionId = s.requireSession();
-  const claimed = await s.call("executions.claim", { sessionId, executionId });
-  s.execution = { executionId, turnId: claimed.turn.id };
+/** Starts the queued execution (the host claims it for this prompt) and the execution run,
+ * with the approved plan's exact bytes in the host's words. */
+async function startExecution(s: PlanhostSession, pi: ExtensionAPI, _executionId: string): Promise<void> {
+  s.requireSession();
+  const ctx = s.ctx;
+  if (!ctx) throw new HostError("SESSION_NOT_FOUND", "pi's session is not ready");
+  const result = await s.event(ctx, { kind: "promptSubmitted" });
+  const claimed = result.execution;
+  if (!claimed || !result.context) {
+    throw new HostError("EXECUTION_STATE_INVALID", result.directive.reason ?? "the approved execution could not start");
+  }
+  s.execution = { executionId: claimed.execution.executionId, turnId: claimed.turn.id };
   // Plan mode has ended: the pre-Plan tools come back before the execution run starts.
   await syncTools(s, pi, "agent");
-  const message =
-    `The person approved the plan "${claimed.title}" (permission mode ${claimed.execution.permissionMode}). ` +
-    `Plan mode has ended: carry out this approved plan now. It is exactly as submitted ` +
-    `(${claimed.artifactPath}, sha256 ${claimed.sha256}):\n\n${claimed.markdown}`;
-  toModel(s, pi, message);
+  toModel(s, pi, result.context);
 }
 
 /** Starts a queued execution, reporting a failure to the person. */
@@ -264,66 +267,18 @@ export async function claimQueued(s: PlanhostSession, pi: ExtensionAPI, executio
   }
 }
 
-/** Who answered, in a person's words. */
-function surface(client: string): string {
-  switch (client) {
-    case "pi-planhost":
-      return "you in pi";
-    case "planhost-cli":
-      return "the planhost CLI";
-    case "planhost-web":
-      return "the web page";
-    default:
-      return client;
-  }
-}
-
-/** An approval ended (answered on any surface, expired, or interrupted): say so once, and a
- * rejection's reason goes to the model as the person's next message. */
-async function approvalEnded(
-  s: PlanhostSession,
-  pi: ExtensionAPI,
-  proposalId: string,
-  status: string,
-  who: string,
-  errorCode: string | null | undefined,
-): Promise<void> {
+/** An approval ended (answered on any surface, expired, or interrupted): the host says what
+ * the person and the model are told (its own words), once; a rejection's note goes to the
+ * model as the person's next message. */
+async function approvalEnded(s: PlanhostSession, pi: ExtensionAPI, proposalId: string): Promise<void> {
   if (s.endedApprovals.has(proposalId)) return;
   s.endedApprovals.add(proposalId);
   const ctx = s.ctx;
-  const detail = await s.call("plans.get", { proposalId }).catch(() => undefined);
-  const title = detail ? `"${detail.approval.title}"` : "";
-  const feedback = detail?.approval.feedback?.trim();
-  const by = who ? ` by ${surface(who)}` : "";
-  switch (status) {
-    case "approved":
-      ctx?.ui.notify(`planhost: the plan ${title} was approved${by}; the execution starts now.`, "info");
-      return;
-    case "rejected":
-      ctx?.ui.notify(
-        `planhost: the plan ${title} was rejected${by}${feedback ? ` ("${feedback}")` : ""}. Plan mode stays on` +
-          (feedback ? "; the reason went to the model." : "; tell the model what to change."),
-        "warning",
-      );
-      if (feedback) {
-        toModel(
-          s,
-          pi,
-          `The person rejected the plan ${title}. Their reason: ${feedback}\n` +
-            "Revise the plan accordingly and submit it again with SubmitPlan.",
-        );
-      }
-      return;
-    case "expired":
-      ctx?.ui.notify(
-        `planhost: nobody answered the plan ${title} within 30 minutes, so it expired [${errorCode ?? "PLAN_APPROVAL_TIMEOUT"}]. ` +
-          "Plan mode stays on: ask the model to submit it again.",
-        "warning",
-      );
-      return;
-    default:
-      ctx?.ui.notify(`planhost: the plan approval ${title} was ${status}${by}${errorCode ? ` (${errorCode})` : ""}.`, "warning");
-  }
+  if (!ctx) return;
+  const result = await s.event(ctx, { kind: "planAnswered", proposalId }).catch(() => undefined);
+  if (!result) return;
+  if (result.notice) ctx.ui.notify(result.notice.text, result.notice.level);
+  if (result.context) toModel(s, pi, result.context);
 }
 
 /** Reacts to the host's events for this session: dialogs close, executions start, status. */
@@ -349,7 +304,7 @@ export function watch(s: PlanhostSession, pi: ExtensionAPI): void {
       if (event.status === "interrupted") {
         if (ctx) void reportInterrupted(s, pi, ctx).catch(() => {});
       } else {
-        void approvalEnded(s, pi, event.proposalId, event.status, event.resolvedBy?.client ?? "", event.errorCode);
+        void approvalEnded(s, pi, event.proposalId);
       }
     }
     if (event.kind === "executionChanged" && event.state === "queued") {
@@ -381,13 +336,8 @@ export async function reportInterrupted(s: PlanhostSession, pi: ExtensionAPI, ct
     .getEntries()
     .some((e: any) => e?.type === "custom" && e.customType === REPORTED && e.data?.proposalId === latest.proposalId);
   if (told || s.endedApprovals.has(latest.proposalId)) return;
-  s.endedApprovals.add(latest.proposalId);
   pi.appendEntry(REPORTED, { proposalId: latest.proposalId });
-  ctx.ui.notify(
-    `planhost: the approval of "${latest.title}" was interrupted (${latest.errorCode ?? "HOST_RESTARTED"}): ` +
-      "the host stopped before anyone answered, and nothing was replayed. Ask the model to submit the plan again.",
-    "warning",
-  );
+  await approvalEnded(s, pi, latest.proposalId);
 }
 
 /** After a run: show the approval it raised, if one is pending. */
@@ -537,31 +487,39 @@ async function dispatchHandoff(
   }
 }
 
-/** The run that carries a dispatched handoff started with this user message: accept it (Plan
- * mode ends and the pre-Plan tools come back) when it is the prompt sent, cancel it otherwise. */
-export async function settleHandoff(s: PlanhostSession, pi: ExtensionAPI, ctx: ExtensionContext, message: any): Promise<void> {
+/** The run that carries a dispatched handoff started with this user message: accept it (the
+ * host ends Plan mode and begins the run's turn, through `begin` with the handoff's token) when
+ * it is the prompt sent, cancel it otherwise. The token when it was accepted. */
+export async function settleHandoff(
+  s: PlanhostSession,
+  pi: ExtensionAPI,
+  ctx: ExtensionContext,
+  message: any,
+  begin: (token: string) => Promise<void>,
+): Promise<string | undefined> {
   const pending = s.handoff;
   const sessionId = s.sessionId;
-  if (!pending || !sessionId || message?.role !== "user") return;
+  if (!pending || !sessionId || message?.role !== "user") return undefined;
   s.handoff = undefined;
   if (messageText(message.content) !== pending.text) {
     await s.call("handoff.cancel", { sessionId }).catch(() => {});
     await syncTools(s, pi, "plan");
     ctx.ui.notify("The plan handoff did not start (another message came first); Plan mode stays on. /plan --review to try again.", "warning");
-    return;
+    return undefined;
   }
-  try {
-    await s.call("handoff.accept", { sessionId, token: pending.token });
-    s.mode = "agent";
-    ctx.ui.setStatus("planhost", undefined);
-    present(s, ctx, false);
-    await syncTools(s, pi, "agent");
-  } catch (error) {
+  await begin(pending.token);
+  if (!s.turnId) {
     await s.call("handoff.cancel", { sessionId }).catch(() => {});
     await syncTools(s, pi, "plan");
-    ctx.ui.notify(`planhost: the handoff was not accepted, so Plan mode stays on and this run stops: ${describe(error)}`, "error");
+    ctx.ui.notify("planhost: the handoff was not accepted, so Plan mode stays on and this run stops.", "error");
     ctx.abort();
+    return undefined;
   }
+  s.mode = "agent";
+  ctx.ui.setStatus("planhost", undefined);
+  present(s, ctx, false);
+  await syncTools(s, pi, "agent");
+  return pending.token;
 }
 
 export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
@@ -572,17 +530,10 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     description:
       "Switch this session to Plan mode: explore and write a plan; files cannot be changed until a person approves it. Call it alone.",
     parameters: Type.Object({}),
-    async execute(toolCallId) {
+    async execute() {
+      // The host entered Plan when it allowed this call (its proposal).
       return withCodes(async () => {
-        const sessionId = s.requireSession();
-        const { index, size } = position(toolCallId);
-        await s.call("plans.enter", {
-          sessionId,
-          turnId: s.turnId ?? "",
-          toolCallId,
-          batchIndex: index,
-          batchSize: size,
-        });
+        s.requireSession();
         return text("Plan mode is on. Explore, then submit the plan with SubmitPlan (alone in its batch).");
       });
     },
@@ -599,23 +550,21 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     }),
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       return withCodes(async () => {
-        const sessionId = s.requireSession();
+        s.requireSession();
         const { index, size } = position(toolCallId);
-        const approval = await s.call("plans.submit", {
-          sessionId,
-          turnId: s.turnId ?? "",
-          toolCallId,
+        const result = await s.event(ctx, {
+          kind: "planOffered",
+          callId: toolCallId,
           batchIndex: index,
           batchSize: size,
           title: params.title,
           markdown: params.markdown,
           question: params.question,
-          branchPath: s.branchPath(ctx),
         });
-        return text(
-          `The plan was written to ${approval.artifactRelativePath} and is waiting for a person's approval ` +
-            `(deadline ${new Date(approval.expiresAt).toISOString()}). Stop here; do not start the work.`,
-        );
+        if (result.directive.kind === "deny") {
+          throw new HostError(result.directive.code ?? "PLAN_APPROVAL_ALREADY_PENDING", result.directive.reason ?? "the plan was not submitted");
+        }
+        return text(result.context ?? "The plan is waiting for a person's approval. Stop here; do not start the work.");
       });
     },
   });
@@ -630,14 +579,13 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
     }),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       return withCodes(async () => {
-        const saved = await s.call("checkpoints.save", {
-          sessionId: s.requireSession(),
-          branchPath: s.branchPath(ctx),
+        s.requireSession();
+        const saved = await s.event(ctx, {
+          kind: "draftWritten",
           markdown: params.markdown,
           expectedRevision: params.expectedRevision,
         });
-        const c = saved.checkpoint;
-        return text(`Saved as revision ${c.revision} (sha256 ${c.sha256}).`);
+        return text(saved.context ?? `Saved as revision ${saved.checkpoint?.revision}.`);
       });
     },
   });

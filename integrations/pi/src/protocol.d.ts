@@ -21,6 +21,46 @@ export type Access = "any" | "agent" | "approver";
 export type Agent = "pi" | "claude-code" | "codex" | "gemini-cli" | "other";
 
 /**
+ * One thing that happened in the agent, in agent-neutral terms.
+ */
+export type AgentEvent = { kind: "sessionStarted"; source: SessionSource; } | { agentMode?: AgentMode | null; handoffToken?: string | null; kind: "promptSubmitted"; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; input: unknown; kind: "toolProposed"; provenance?: Provenance | null; tool: string; } | { callId: ToolCallId; input?: unknown; isError?: boolean; kind: "toolFinished"; tool: string; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; kind: "planOffered"; markdown: string; question?: string | null; title?: string | null; } | { expectedRevision: number; kind: "draftWritten"; markdown: string; } | { kind: "messageFinished"; message: CapturedMessage; } | { kind: "planAnswered"; proposalId: ProposalId; } | { aborted?: boolean; kind: "turnStopped"; } | { kind: "sessionEnded"; reason?: SessionEndReason | null; };
+
+/**
+ * `agent.event`: one event of an agent's session. The host opens (or reopens) the session
+ * by `(agent, externalSessionId)` in `workspaceRoot`, runs the lifecycle's steps in one
+ * job, and answers one directive.
+ */
+export type AgentEventParams = { agent: Agent; agentConfigDir?: string | null; attended: boolean; branchPath?: EntryId[] | null; event: AgentEvent; externalSessionId: string; persistence?: ClientPersistence | null; workspaceRoot: string; };
+
+/**
+ * What `agent.event` answers.
+ */
+export type AgentEventResult = { approval?: ApprovalInfo | null; capture?: CaptureResult | null; checkpoint?: CheckpointInfo | null; context?: string | null; directive: Directive; execution?: ClaimedExecution | null; notice?: Notice | null; session: SessionInfo; };
+
+/**
+ * The agent's own mode as its event reports it (Claude Code's `permission_mode`).
+ */
+export type AgentMode = "plan" | "not_plan";
+
+/**
+ * `agent.run`: the host runs a shell command the agent's hook routed through it. The call
+ * must have been allowed by `agent.event` (or asked and then run by the person's yes), and
+ * the command must be exactly the one allowed.
+ */
+export type AgentRunParams = { callId: ToolCallId; command: string; cwd: string; env?: unknown[][]; };
+
+/**
+ * What `agent.run` did: the command's result, its output streamed before as
+ * `tools.output`.
+ */
+export type AgentRunResult = { result: BashResult; };
+
+/**
+ * Where a person's answer came from, as the host established it.
+ */
+export type AnswerSurface = "agent_dialog" | "face_dialog" | "terminal" | "client" | "web_page" | "embedded";
+
+/**
  * `toolset.apply`: the session is in Plan; the host computes the tools Plan makes active
  * under the session's preset from the tools active before (`baseline`) and every tool
  * the client offers (with provenance), records both, and returns what to apply.
@@ -203,7 +243,7 @@ export type DecisionKind = "allow" | "deny" | "ask";
 /**
  * Why the policy refused a tool call; each a stable code for the wire and the audit log.
  */
-export type DenyCode = "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED";
+export type DenyCode = "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED" | "POLICY_PLAN_APPROVAL_SURFACE" | "POLICY_SCOPE_ESCAPE";
 
 /**
  * The command language of a shell.
@@ -229,6 +269,16 @@ export type DiffStatus = "identical" | "changed" | "tooLarge";
  * One line of a hunk.
  */
 export type DiffTag = "equal" | "delete" | "insert";
+
+/**
+ * One directive for the agent.
+ */
+export type Directive = { code?: ErrorCode | null; defaultAnswer?: PermissionDecision | null; kind: DirectiveKind; reason?: string | null; requestId?: AskId | null; routeShell?: boolean; rule: RuleId; };
+
+/**
+ * What the agent is told to do with the event's subject.
+ */
+export type DirectiveKind = "proceed" | "allow" | "deny" | "ask" | "defer";
 
 /**
  * What Edit did.
@@ -268,7 +318,7 @@ export type EntryId = string;
 /**
  * A stable code: the string a client matches on, paired with its class.
  */
-export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "INPUT_BUFFER_FULL" | "TOO_MANY_CONNECTIONS" | "TOO_MANY_PROCESS_CONNECTIONS" | "INITIALIZE_TIMEOUT" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "AGENT_PROCESS_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "SESSION_AGENT_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE" | "WEB_NOT_SERVED" | "WEB_UNAUTHORIZED" | "WEB_NOT_FOUND" | "WEB_FAILED";
+export type ErrorCode = "PARSE_ERROR" | "INVALID_REQUEST" | "LINE_TOO_LONG" | "INPUT_BUFFER_FULL" | "TOO_MANY_CONNECTIONS" | "TOO_MANY_PROCESS_CONNECTIONS" | "INITIALIZE_TIMEOUT" | "METHOD_NOT_FOUND" | "INVALID_PARAMS" | "INTERNAL_ERROR" | "HOST_STOPPED" | "PROTOCOL_VERSION_MISMATCH" | "NOT_INITIALIZED" | "ALREADY_INITIALIZED" | "ROLES_INVALID" | "AGENT_PROCESS_INVALID" | "ROLE_FORBIDDEN" | "ROLE_APPROVER_REFUSED" | "STORE_PERSISTENCE_FAILED" | "STORE_CORRUPT" | "STORE_SCHEMA_TOO_NEW" | "STORE_MIGRATION_FAILED" | "STORE_BACKUP_FAILED" | "SETTINGS_INVALID" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "SESSION_NOT_IDLE" | "SESSION_WORKSPACE_MISMATCH" | "SESSION_AGENT_MISMATCH" | "WORKSPACE_INVALID" | "TURN_NOT_FOUND" | "TURN_NOT_ACTIVE" | "TURN_ORIGIN_INVALID" | "TOOL_NOT_ALONE_IN_BATCH" | "ID_AMBIGUOUS" | "PLAN_REQUIRES_INTERACTIVE_SESSION" | "PLAN_MODE_NOT_ACTIVE" | "PLAN_APPROVAL_ALREADY_PENDING" | "PLAN_TITLE_INVALID" | "PLAN_QUESTION_INVALID" | "PLAN_MARKDOWN_INVALID" | "PLAN_APPROVAL_NOT_FOUND" | "PLAN_APPROVAL_STALE" | "PLAN_APPROVAL_NOT_PENDING" | "PLAN_RESOLVE_INVALID" | "PLAN_APPROVAL_TIMEOUT" | "PLAN_ARTIFACT_PATH_INVALID" | "PLAN_ARTIFACT_SYMLINK" | "PLAN_ARTIFACT_COLLISION" | "PLAN_ARTIFACT_WRITE_FAILED" | "PLAN_ARTIFACT_CHANGED" | "EXECUTION_NOT_FOUND" | "EXECUTION_STATE_INVALID" | "HOST_RESTARTED" | "TURN_ABORTED" | "CHECKPOINT_REVISION_STALE" | "CHECKPOINT_BRANCH_INVALID" | "CHECKPOINT_NONE" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_CHANGED" | "CAPTURE_ENTRY_CHANGED" | "CAPTURE_NOT_ELIGIBLE" | "CAPTURE_NO_PLAN" | "CAPTURE_NESTED_DELIMITER" | "CAPTURE_DUPLICATE_DELIMITER" | "CAPTURE_STRAY_DELIMITER" | "CAPTURE_INCOMPLETE" | "CAPTURE_SPANS_BLOCKS" | "CAPTURE_EMPTY" | "CAPTURE_TOO_LARGE" | "PUBLICATION_NOT_FOUND" | "PUBLICATION_PENDING" | "PUBLICATION_STATE_INVALID" | "PUBLISH_CONFLICT" | "PUBLISH_COLLISION" | "PUBLISH_SYMLINK" | "PUBLISH_NOT_DIRECTORY" | "PUBLISH_PATH_INVALID" | "PUBLISH_WRITE_FAILED" | "BRANCH_SWITCHED" | "PLAN_EXITED" | "PLAN_COMMAND_INVALID" | "PLAN_HANDOFF_PHASE_INVALID" | "PLAN_HANDOFF_STALE" | "PLAN_TOOLS_CONFLICT" | "POLICY_BATCH_INVALID" | "POLICY_PLAN_WRITE_DENIED" | "POLICY_PLAN_SHELL_DENIED" | "POLICY_PLUGIN_DENIED" | "POLICY_PROVENANCE_MISMATCH" | "POLICY_UNKNOWN_TOOL" | "POLICY_TOOL_NOT_ALONE_IN_BATCH" | "POLICY_PLAN_MODE_NOT_ACTIVE" | "POLICY_PUBLICATION_COMMAND_ONLY" | "POLICY_STRICT_TOOL_DENIED" | "POLICY_PLAN_TOOL_DENIED" | "POLICY_MCP_DENIED" | "POLICY_PLAN_APPROVAL_SURFACE" | "POLICY_SCOPE_ESCAPE" | "TOOL_NOT_AUTHORIZED" | "TOOL_CALL_RUNNING" | "TOOL_UNKNOWN" | "TOOL_INVALID_INPUT" | "TOOL_PATH_OUTSIDE_WORKSPACE" | "TOOL_PATH_NOT_FOUND" | "TOOL_PATH_IS_DIRECTORY" | "TOOL_PATH_RESERVED" | "TOOL_SYMLINK_REFUSED" | "TOOL_BINARY_FILE" | "TOOL_FILE_TOO_LARGE" | "TOOL_INVALID_REGEX" | "TOOL_INVALID_GLOB" | "TOOL_NON_UTF8_PATH" | "TOOL_EDIT_NO_MATCH" | "TOOL_EDIT_NOT_UNIQUE" | "TOOL_FILE_CHANGED" | "TOOL_READ_FAILED" | "TOOL_WRITE_FAILED" | "TOOL_INTERNAL_ERROR" | "PERMISSION_NOT_FOUND" | "PERMISSION_ALREADY_RESOLVED" | "PERMISSION_DECISION_INVALID" | "PERMISSION_DENIED" | "PERMISSION_NO_PERSON" | "COMMAND_SHELL_INVALID" | "COMMAND_SHELL_CHANGED" | "SHELL_NOT_FOUND" | "COMMAND_TIMEOUT_INVALID" | "COMMAND_CWD_INVALID" | "COMMAND_ENV_INVALID" | "COMMAND_SPAWN_FAILED" | "COMMAND_WAIT_FAILED" | "FS_INVALID_NAME" | "FS_PATH_INVALID" | "FS_NOT_FOUND" | "FS_SYMLINK" | "FS_NOT_DIRECTORY" | "FS_IS_DIRECTORY" | "FS_NOT_REGULAR_FILE" | "FS_ALREADY_EXISTS" | "FS_OUTSIDE_WORKSPACE" | "FS_SYMLINK_ESCAPE" | "FS_NON_UTF8_PATH" | "FS_IO" | "HOST_UNREACHABLE" | "HOST_BINARY_NOT_FOUND" | "HOST_START_FAILED" | "MALFORMED_MESSAGE" | "WEB_NOT_SERVED" | "WEB_UNAUTHORIZED" | "WEB_NOT_FOUND" | "WEB_FAILED";
 
 /**
  * The machine-readable part of an error.
@@ -440,6 +490,11 @@ export type InitializeResult = { connectionId: number; methods: MethodInfo[]; pr
 export type Interactivity = "interactive" | "unattended";
 
 /**
+ * A lifecycle rule of `agent.event` (the policy's own rules are [`PolicyRule`]).
+ */
+export type LifecycleRule = "lifecycle.session_opened" | "lifecycle.session_context" | "lifecycle.turn_begun" | "lifecycle.plan_entered_by_agent_mode" | "lifecycle.plan_still_on" | "lifecycle.plan_waiting" | "lifecycle.execution_claimed" | "lifecycle.execution_continues" | "lifecycle.plan_submitted" | "lifecycle.plan_approved" | "lifecycle.plan_rejected" | "lifecycle.plan_expired" | "lifecycle.plan_interrupted" | "lifecycle.agent_mode_left" | "lifecycle.plan_empty" | "lifecycle.draft_saved" | "lifecycle.message_captured" | "lifecycle.turn_ended" | "lifecycle.session_ended" | "lifecycle.tool_finished" | "lifecycle.ask_unattended" | "lifecycle.ask_unsupported";
+
+/**
  * A line diff from a base to the plan, bounded in size and time.
  */
 export type LineDiff = { baseLines: number; deleted: number; hunks: DiffHunk[]; inserted: number; planLines: number; status: DiffStatus; };
@@ -463,6 +518,16 @@ export type MethodInfo = { access: Access; name: string; };
  * The durable operating mode of a session; the host's SQLite is its authority.
  */
 export type Mode = "agent" | "plan";
+
+/**
+ * Something the person is told (pi's notification, Claude Code's `systemMessage`).
+ */
+export type Notice = { level: NoticeLevel; text: string; };
+
+/**
+ * How a notice for the person reads.
+ */
+export type NoticeLevel = "info" | "warning" | "error";
 
 /**
  * One tool a client can activate.
@@ -566,7 +631,7 @@ export type PolicyPreset = "host" | "literal" | "strict" | "explore";
 /**
  * The rule that decided a tool call: a stable id for the audit log (see the table above).
  */
-export type PolicyRule = "agent.bookkeeping" | "agent.edit_by_permission" | "agent.enter_plan" | "agent.external_by_permission" | "agent.host_utility" | "agent.mcp_by_permission" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "agent.shell_read_only" | "agent.subagent_by_permission" | "agent.web_by_permission" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.bookkeeping" | "plan.explore.external_by_permission" | "plan.explore.host_utility" | "plan.explore.mcp_by_permission" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.shell_read_only" | "plan.explore.subagent_by_permission" | "plan.explore.update_plan_draft" | "plan.explore.web_by_permission" | "plan.host.bookkeeping" | "plan.host.external_denied" | "plan.host.host_utility" | "plan.host.mcp_denied" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_may_change" | "plan.host.shell_read_only" | "plan.host.subagent_asks" | "plan.host.web_denied" | "plan.literal.bookkeeping" | "plan.literal.external_denied" | "plan.literal.host_utility" | "plan.literal.mcp_denied" | "plan.literal.plan_control" | "plan.literal.plugin_denied" | "plan.literal.read_only" | "plan.literal.shell_by_permission" | "plan.literal.subagent_by_permission" | "plan.literal.update_plan_draft" | "plan.literal.web_denied" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_builtin" | "plan.strict.allow_listed_extension" | "plan.strict.allow_listed_mcp" | "plan.strict.bookkeeping" | "plan.strict.mcp_denied" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied";
+export type PolicyRule = "agent.bookkeeping" | "agent.edit_by_permission" | "agent.enter_plan" | "agent.external_by_permission" | "agent.host_utility" | "agent.mcp_by_permission" | "agent.plan_tool" | "agent.plugin_by_permission" | "agent.read_only" | "agent.shell_by_permission" | "agent.shell_read_only" | "agent.subagent_by_permission" | "agent.web_by_permission" | "batch.invalid" | "builtin.unknown" | "builtin.web_spoof" | "create_plan.command_only" | "plan.explore.bookkeeping" | "plan.explore.external_by_permission" | "plan.explore.host_utility" | "plan.explore.mcp_by_permission" | "plan.explore.plan_control" | "plan.explore.plugin_by_permission" | "plan.explore.read_only" | "plan.explore.shell_by_permission" | "plan.explore.shell_read_only" | "plan.explore.subagent_by_permission" | "plan.explore.update_plan_draft" | "plan.explore.web_by_permission" | "plan.host.bookkeeping" | "plan.host.external_denied" | "plan.host.host_utility" | "plan.host.mcp_denied" | "plan.host.plan_control" | "plan.host.plugin_denied" | "plan.host.read_only" | "plan.host.shell_may_change" | "plan.host.shell_read_only" | "plan.host.subagent_asks" | "plan.host.web_denied" | "plan.literal.bookkeeping" | "plan.literal.external_denied" | "plan.literal.host_utility" | "plan.literal.mcp_denied" | "plan.literal.plan_control" | "plan.literal.plugin_denied" | "plan.literal.read_only" | "plan.literal.shell_by_permission" | "plan.literal.subagent_by_permission" | "plan.literal.update_plan_draft" | "plan.literal.web_denied" | "plan.host.update_plan_draft" | "plan.strict.allow_listed_builtin" | "plan.strict.allow_listed_extension" | "plan.strict.allow_listed_mcp" | "plan.strict.bookkeeping" | "plan.strict.mcp_denied" | "plan.strict.not_exposed" | "plan.strict.plugin_denied" | "plan.strict.read_only" | "plan.strict.same_named_extension" | "plan.strict.shell_denied" | "plan.strict.update_plan_draft" | "plan.write_denied" | "plan.draft_file" | "plan.waiting_read" | "plan.approval_surface" | "plan.scope_escape" | "agent.scope_escape_asks";
 
 /**
  * `checkpoints.projection`.
@@ -675,7 +740,7 @@ export type ResolvePublicationParams = { action: ApprovalAction; publicationId: 
  * row and in the audit log; `None` on a row means the host itself ended it (expiry, restart,
  * a branch switch).
  */
-export type Resolver = { client: string; roles: Role[]; };
+export type Resolver = { client: string; roles: Role[]; via?: AnswerSurface | null; };
 
 /**
  * `toolset.restore`: the session left Plan (an approval, `/plan exit`, a mode change);
@@ -701,6 +766,11 @@ export type Role = "agent" | "approver" | "observer";
 export type RpcError = { code: number; data?: ErrorData | null; message: string; };
 
 /**
+ * The rule behind a directive: the policy's (a tool decision) or the lifecycle's.
+ */
+export type RuleId = PolicyRule | LifecycleRule;
+
+/**
  * `checkpoints.save`: seed 003's `update_plan_draft`, a complete snapshot, never a patch.
  */
 export type SaveCheckpointParams = { branchPath: EntryId[]; expectedRevision: number; markdown: string; sessionId: SessionId; };
@@ -718,6 +788,11 @@ export type SavedCheckpoint = { checkpoint: CheckpointInfo; };
 export type SeenCheckpointParams = { checkpointId: CheckpointId; sessionId: SessionId; sha256: string; };
 
 /**
+ * Why a session ended, as the agent reports it.
+ */
+export type SessionEndReason = "clear" | "exit" | "other";
+
+/**
  * A host session (UUID v7).
  */
 export type SessionId = string;
@@ -725,7 +800,7 @@ export type SessionId = string;
 /**
  * A session as the host holds it.
  */
-export type SessionInfo = { activeTurn?: TurnInfo | null; agent: Agent; clientPersistence: ClientPersistence; createdAt: Timestamp; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
+export type SessionInfo = { activeTurn?: TurnInfo | null; agent: Agent; clientPersistence: ClientPersistence; createdAt: Timestamp; endedAt?: Timestamp | null; eventSeq: number; externalId?: string | null; id: SessionId; interactivity: Interactivity; lastExecution?: ExecutionInfo | null; liveExecution?: ExecutionInfo | null; mode: Mode; model?: string | null; pendingApproval?: ApprovalInfo | null; permissionMode: PermissionMode; planState: PlanState; policyPreset?: PolicyPreset | null; provider?: string | null; shellId?: ShellId | null; toolCalls: ToolCallInfo[]; updatedAt: Timestamp; workspaceRoot: string; };
 
 /**
  * `sessions.list`.
@@ -738,9 +813,14 @@ export type SessionList = { items: SessionInfo[]; };
 export type SessionRef = { sessionId: SessionId; };
 
 /**
+ * Why a session (re)started, as the agent reports it.
+ */
+export type SessionSource = "startup" | "resume" | "clear" | "compact" | "fork" | "reload";
+
+/**
  * `sessions.list`.
  */
-export type SessionsFilter = { limit?: number | null; workspaceRoot?: string | null; };
+export type SessionsFilter = { includeEnded?: boolean | null; limit?: number | null; workspaceRoot?: string | null; };
 
 /**
  * `sessions.setMode`: a person selects Agent or Plan; only while idle.
@@ -771,6 +851,11 @@ export type ShellId = "windows-powershell" | "cmd" | "git-bash" | "bash";
  * One catalog entry.
  */
 export type ShellOptionInfo = { available: boolean; dialect: Dialect; id: ShellId; isDefault: boolean; label: string; };
+
+/**
+ * `app.startWeb`: the page the running host now serves.
+ */
+export type StartedWeb = { started: boolean; url: string; };
 
 /**
  * Why an assistant turn ended, as the provider reported it.
@@ -904,8 +989,14 @@ export interface Methods {
   "app.health": { params: Empty; result: HealthResult };
   /** Versions of planhost, the protocol, the schema and SQLite. */
   "app.version": { params: Empty; result: VersionResult };
+  /** A person starts the web page in the running host (a host an agent's hook started serves none): its address. `WEB_NOT_SERVED` when this host cannot serve one (an embedding app, stdio). */
+  "app.startWeb": { params: Empty; result: StartedWeb };
   /** A person replaces the web page's access token: every page opened with the old one stops working. `WEB_NOT_SERVED` when the host serves no page. */
   "app.rotateWebToken": { params: Empty; result: Empty };
+  /** One event of an agent's session (start, prompt, tool proposed or finished, plan offered, draft, message, stop, end): the host runs the Plan-mode lifecycle and answers one directive with the rule that produced it. */
+  "agent.event": { params: AgentEventParams; result: AgentEventResult };
+  /** Run a shell command an agent's hook routed through the host: exactly the command `agent.event` allowed, in the host's runner (its scope, timeout and whole-tree kill), output streamed as `tools.output`. */
+  "agent.run": { params: AgentRunParams; result: AgentRunResult };
   /** Open a session, or reopen it by external id. */
   "sessions.open": { params: OpenSessionParams; result: SessionInfo };
   /** One session with its running turn, pending approval and live execution. */
@@ -1012,7 +1103,10 @@ export interface MethodAccess {
   "initialize": "any";
   "app.health": "any";
   "app.version": "any";
+  "app.startWeb": "approver";
   "app.rotateWebToken": "approver";
+  "agent.event": "agent";
+  "agent.run": "agent";
   "sessions.open": "agent";
   "sessions.get": "any";
   "sessions.list": "any";

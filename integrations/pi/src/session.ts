@@ -4,7 +4,16 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 import { Host, HostError, locations, unreachableHelp } from "./host.ts";
-import type { Event, MethodName, Methods, ProjectionResult, SessionInfo } from "./protocol.d.ts";
+import type {
+  AgentEvent,
+  AgentEventResult,
+  Event,
+  MethodName,
+  Methods,
+  ProjectionResult,
+  SessionInfo,
+  SessionSource,
+} from "./protocol.d.ts";
 
 export const VERSION = "0.1.0";
 
@@ -140,19 +149,37 @@ export class PlanhostSession {
     return this.connecting;
   }
 
-  /** Opens (or reopens, after `pi -c`) the host session of this pi session. */
-  async open(ctx: ExtensionContext, start = true): Promise<SessionInfo> {
-    this.ctx = ctx;
+  /** One event of this pi session, through the host's agent core (`agent.event`): the host
+   * runs the Plan-mode lifecycle and answers one directive, with what the model and the person
+   * are told. The session is opened (or reopened) by pi's session id on every event. */
+  async event(ctx: ExtensionContext, event: AgentEvent, start = true): Promise<AgentEventResult> {
     const host = await this.connection(start);
-    const session = await host.call("sessions.open", {
-      workspaceRoot: ctx.cwd,
-      externalId: ctx.sessionManager.getSessionId(),
-      interactivity: ctx.hasUI ? "interactive" : "unattended",
-      persistence: ctx.sessionManager.getSessionFile() ? "persisted" : "ephemeral",
+    const promise = host.call("agent.event", {
       // pi's tool names (`read`, `bash`, …) are classified with pi's catalog.
       agent: "pi",
+      externalSessionId: ctx.sessionManager.getSessionId(),
+      workspaceRoot: ctx.cwd,
+      // Whether a person can answer a dialog now (not how the session began).
+      attended: ctx.hasUI,
+      persistence: ctx.sessionManager.getSessionFile() ? "persisted" : "ephemeral",
+      branchPath: this.branchPath(ctx),
+      event,
     });
-    this.sessionId = session.id;
+    this.inFlight.add(promise);
+    try {
+      const result = await promise;
+      this.sessionId = result.session.id;
+      return result;
+    } finally {
+      this.inFlight.delete(promise);
+    }
+  }
+
+  /** Opens (or reopens, after `pi -c`) the host session of this pi session. */
+  async open(ctx: ExtensionContext, start = true, source: SessionSource = "startup"): Promise<SessionInfo> {
+    this.ctx = ctx;
+    const host = await this.connection(start);
+    const session = (await this.event(ctx, { kind: "sessionStarted", source }, start)).session;
     if (this.completions.length === 0) {
       void host
         .call("plans.parseCommand", { line: "/plan help" })

@@ -64,6 +64,8 @@ pub struct ReplyFacts<'a> {
     pub saved: Option<(i64, &'a str)>,
     /// The checkpoint a capture made, and whether it is new.
     pub captured: Option<(i64, bool)>,
+    /// Where the plan's answer came from, in a person's words ("on the web page").
+    pub answered_by: Option<&'a str>,
 }
 
 fn notice(text: String, level: NoticeLevel) -> Option<Notice> {
@@ -120,6 +122,15 @@ pub fn reply_for(
         Answer::ExecutionContinues => proceed(L::ExecutionContinues),
         Answer::PlanWaiting => waiting(profile, facts),
         Answer::HeldWhileWaiting => held(profile, view, facts, words::nothing_runs_while_waiting),
+        Answer::ReadWhileWaiting => reply(
+            Directive::new(
+                K::Allow,
+                crate::PolicyRule::PlanWaitingRead,
+                Some(words::READ_WHILE_WAITING.into()),
+            ),
+            None,
+            None,
+        ),
         Answer::AlreadyWaiting => held(profile, view, facts, words::already_waiting),
         Answer::PlanStillOn => reply(
             Directive::proceed(L::PlanStillOn),
@@ -164,7 +175,38 @@ pub fn reply_for(
         Answer::TurnEnded => proceed(L::TurnEnded),
         Answer::SessionEnded => proceed(L::SessionEnded),
         Answer::ToolDone => proceed(L::ToolFinished),
+        Answer::Answered(status) => answered(profile, status, facts),
     }
+}
+
+/// A plan answered elsewhere: the person reads how; the model reads a rejection's note (a
+/// rejection without one waits for the person to say what to change).
+fn answered(
+    profile: &AgentProfile,
+    status: crate::ApprovalStatus,
+    facts: &ReplyFacts<'_>,
+) -> Reply {
+    use crate::ApprovalStatus as S;
+    let rule = match status {
+        S::Approved => L::PlanApproved,
+        S::Rejected => L::PlanRejected,
+        S::Expired => L::PlanExpired,
+        S::Interrupted => L::PlanInterrupted,
+        S::Pending => L::PlanWaiting,
+    };
+    let Some(plan) = facts.this_plan else {
+        return proceed(rule);
+    };
+    let level = match status {
+        S::Approved | S::Pending => NoticeLevel::Info,
+        S::Rejected | S::Expired | S::Interrupted => NoticeLevel::Warning,
+    };
+    let with_note = status == S::Rejected && plan.feedback.is_some_and(|f| !f.trim().is_empty());
+    reply(
+        Directive::proceed(rule),
+        with_note.then(|| words::not_approved(profile, &plan)),
+        notice(words::answered_notice(&plan, facts.answered_by), level),
+    )
 }
 
 /// A prompt while a plan waits: the model does not start, the person learns where to answer.

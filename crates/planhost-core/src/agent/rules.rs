@@ -84,6 +84,8 @@ pub enum EventFacts {
     ToolProposed {
         /// The tool enters Plan mode (`EnterPlanMode`).
         enters_plan: bool,
+        /// The tool only reads or searches files (it changes nothing, runs nothing).
+        reads_only: bool,
     },
     /// A tool the agent ran itself finished.
     ToolFinished {
@@ -104,6 +106,11 @@ pub enum EventFacts {
     DraftWritten,
     /// An assistant message finished: searched for a `<proposed_plan>` block.
     MessageFinished,
+    /// The face learned that a plan was answered, expired or interrupted.
+    PlanAnswered {
+        /// What became of it.
+        status: ApprovalStatus,
+    },
     /// The agent's run stopped.
     TurnStopped {
         /// Aborted by the person (Escape) rather than finished.
@@ -151,6 +158,8 @@ pub enum Step {
     EnterPlanIfAllowed,
     /// The ask for this call is recorded as answered yes in the agent's own dialog.
     AnswerAskInDialog,
+    /// A read allowed while a plan waits is recorded in the audit log.
+    RecordWaitingRead,
     /// The call's grant is void.
     FinishTool,
     /// The session is marked ended (kept, and reopened by any later event of it).
@@ -173,6 +182,8 @@ pub enum Answer {
     PlanWaiting,
     /// A tool call while a plan waits and no turn is on: held.
     HeldWhileWaiting,
+    /// A read while a plan waits and no turn is on: it runs (it changes nothing).
+    ReadWhileWaiting,
     /// A second plan offered while another waits: held.
     AlreadyWaiting,
     /// The agent left its own plan mode, planhost did not.
@@ -199,6 +210,8 @@ pub enum Answer {
     SessionEnded,
     /// The tool call is done.
     ToolDone,
+    /// A plan was answered elsewhere: the person is told how, the model what it needs.
+    Answered(ApprovalStatus),
 }
 
 /// The steps and the answer for one event.
@@ -265,10 +278,18 @@ pub fn lifecycle(profile: &AgentProfile, view: &AgentView, event: EventFacts) ->
                 }
             }
         }
-        EventFacts::ToolProposed { enters_plan } => {
-            // Nothing runs while a plan waits and no turn is on (the person has not answered).
+        EventFacts::ToolProposed {
+            enters_plan,
+            reads_only,
+        } => {
+            // While a plan waits and no turn is on (the person has not answered), only reads
+            // run: they change nothing, and the person may ask about the plan meanwhile.
             if view.turn.is_none() && view.pending {
-                return plan(vec![], Answer::HeldWhileWaiting);
+                return if reads_only {
+                    plan(vec![S::RecordWaitingRead], Answer::ReadWhileWaiting)
+                } else {
+                    plan(vec![], Answer::HeldWhileWaiting)
+                };
             }
             let mut steps = vec![S::EnsureTurn, S::Authorize];
             if enters_plan {
@@ -320,6 +341,7 @@ pub fn lifecycle(profile: &AgentProfile, view: &AgentView, event: EventFacts) ->
             plan(vec![S::EnsureTurn, S::SubmitPlan], Answer::PlanSubmitted)
         }
         EventFacts::DraftWritten => plan(vec![S::SaveDraft], Answer::DraftSaved),
+        EventFacts::PlanAnswered { status } => plan(vec![], Answer::Answered(status)),
         EventFacts::MessageFinished => {
             if profile.offer.captures_blocks && view.turn.is_some() {
                 plan(vec![S::Capture], Answer::Captured)

@@ -102,11 +102,15 @@ pub fn waiting_for_model(plan: &PlanFacts<'_>) -> String {
     )
 }
 
+/// A read let through while a plan waits.
+pub const READ_WHILE_WAITING: &str =
+    "planhost allowed it: a plan waits for the person's answer, and reads run meanwhile";
+
 /// The refusal of a tool call while a plan waits and no turn is on.
 pub fn nothing_runs_while_waiting(profile: &AgentProfile, plan: &PlanFacts<'_>) -> String {
     format!(
-        "planhost holds the plan \"{}\" for a person's answer, and nothing runs until they give \
-         it [{}]: stop here and wait. For the person: {}",
+        "planhost holds the plan \"{}\" for a person's answer: until they give it, only reads \
+         run, and this call does more than read [{}]. Stop here and wait. For the person: {}",
         plan.title,
         ErrorCode::SessionNotIdle.as_str(),
         waiting_for_person(profile, plan)
@@ -240,9 +244,13 @@ pub fn answered_notice(plan: &PlanFacts<'_>, by: Option<&str>) -> String {
                 .filter(|f| !f.is_empty())
                 .map(|f| format!(" (\"{f}\")"))
                 .unwrap_or_default();
+            let next = if note.is_empty() {
+                "Plan mode stays on: tell the model what to change."
+            } else {
+                "Plan mode stays on; the note went to the model."
+            };
             format!(
-                "planhost: the plan \"{}\" was rejected{by}{note}. Plan mode stays on; the reason \
-                 goes to the model.",
+                "planhost: the plan \"{}\" was rejected{by}{note}. {next}",
                 plan.title
             )
         }
@@ -261,6 +269,20 @@ pub fn answered_notice(plan: &PlanFacts<'_>, by: Option<&str>) -> String {
             plan.error_code.unwrap_or(ErrorCode::HostRestarted).as_str()
         ),
         ApprovalStatus::Pending => format!("planhost: the plan \"{}\" still waits.", plan.title),
+    }
+}
+
+/// Where an answer came from, in a person's words, for "approved by …".
+pub fn answered_via(via: crate::AnswerSurface, client: &str) -> String {
+    use crate::AnswerSurface as S;
+    match via {
+        S::AgentDialog => "you in the agent's own dialog".into(),
+        S::FaceDialog if client == "pi-planhost" => "you in pi".into(),
+        S::FaceDialog => format!("you in {client}"),
+        S::Terminal => "the planhost CLI in a terminal".into(),
+        S::Client => format!("the client {client}"),
+        S::WebPage => "the web page".into(),
+        S::Embedded => format!("the app {client}"),
     }
 }
 
@@ -362,9 +384,9 @@ pub fn ask_unattended(profile: &AgentProfile, reason: &str) -> String {
     format!(
         "planhost would ask a person before this runs ({}), and no person can be asked here \
          ({} is running without one, as under `-p`): refused [{}]. To let such calls run \
-         without asking, approve the plan with `--mode accept-edits` or `--mode auto`, or \
-         choose the session's permission mode on planhost's web page; or run it where a person \
-         can answer.",
+         without asking, choose a permission mode that allows them (`planhost mode \
+         accept-edits` or `auto`; add `--session <id>` for one session), or approve the plan \
+         with `--mode accept-edits`; or run it where a person can answer.",
         reason.trim_end_matches('.'),
         profile.display_name,
         ErrorCode::PermissionNoPerson.as_str()
@@ -375,8 +397,9 @@ pub fn ask_unattended(profile: &AgentProfile, reason: &str) -> String {
 pub fn ask_unsupported(profile: &AgentProfile, reason: &str) -> String {
     format!(
         "planhost would ask a person before this runs ({}), and {} cannot ask: refused [{}]. To \
-         let such calls run without asking, approve the plan with `--mode accept-edits` or \
-         `--mode auto`, or choose the session's permission mode on planhost's web page.",
+         let such calls run without asking, choose a permission mode that allows them \
+         (`planhost mode accept-edits` or `auto`; add `--session <id>` for one session), or \
+         approve the plan with `--mode accept-edits`.",
         reason.trim_end_matches('.'),
         profile.display_name,
         ErrorCode::PermissionNoPerson.as_str()

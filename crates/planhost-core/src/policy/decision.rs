@@ -75,6 +75,7 @@ wire_enum! {
         PlanStrictUpdatePlanDraft = "plan.strict.update_plan_draft",
         PlanWriteDenied = "plan.write_denied",
         PlanDraftFile = "plan.draft_file",
+        PlanWaitingRead = "plan.waiting_read",
         PlanApprovalSurface = "plan.approval_surface",
         PlanScopeEscape = "plan.scope_escape",
         AgentScopeEscapeAsks = "agent.scope_escape_asks",

@@ -117,7 +117,7 @@ pub enum SettingsError {
 /// for the full one.
 pub fn hook_command(bin: &std::path::Path) -> String {
     let quoted = shell_quote(&bin.to_string_lossy());
-    if bin.file_name() == Some(std::ffi::OsStr::new(super::process::HOOK_BINARY)) {
+    if bin.file_name() == Some(std::ffi::OsStr::new(crate::process::HOOK_BINARY)) {
         format!("{quoted} {AGENT_ARG}")
     } else {
         format!("{quoted} {HOOK_ARGS}")
@@ -147,7 +147,7 @@ pub fn is_ours(command: &str) -> bool {
         .strip_suffix(AGENT_ARG)
         .and_then(|rest| rest.strip_suffix(' '))
         .map(|bin| bin.trim_end_matches('\''))
-        .is_some_and(|bin| bin.ends_with(super::process::HOOK_BINARY))
+        .is_some_and(|bin| bin.ends_with(crate::process::HOOK_BINARY))
 }
 
 fn parse(text: &str) -> Result<CstRootNode, SettingsError> {

@@ -41,13 +41,6 @@ impl ToolAuthority {
         caller: &Caller,
         p: AgentRunParams,
     ) -> Result<AgentRunResult> {
-        // A command planhost runs cannot route another one: what it starts stays in its run.
-        if let Some(why) = svc.agent_roots.inside_runs(caller.peer) {
-            return Err(not_allowed(
-                &p.call_id,
-                &format!("it was asked for from inside a command planhost runs ({why})"),
-            ));
-        }
         let session = lock(&self.routes)
             .get(&p.call_id)
             .cloned()

@@ -120,3 +120,18 @@ pub(crate) fn rotate_web_token(svc: &Inner) -> Result<planhost_protocol::Empty> 
     rotate().map_err(crate::ServiceError::Internal)?;
     Ok(planhost_protocol::Empty {})
 }
+
+/// `app.startWeb`: the page, started in the running host if it serves none.
+pub(crate) async fn start_web(svc: &Inner) -> Result<planhost_protocol::StartedWeb> {
+    let start = svc.page_starter.get().ok_or_else(|| {
+        crate::ServiceError::refused(
+            planhost_core::ErrorCode::WebNotServed,
+            "this host cannot start a web page (an app embeds it, or it serves stdio); start \
+             one with `planhost serve --web`",
+        )
+    })?;
+    let (url, started) = start().await.map_err(|message| {
+        crate::ServiceError::refused(planhost_core::ErrorCode::WebNotServed, message)
+    })?;
+    Ok(planhost_protocol::StartedWeb { url, started })
+}

@@ -21,7 +21,6 @@ pub mod diagnostics;
 mod framing;
 mod listen;
 mod lock;
-mod paths;
 mod slots;
 mod stdio;
 mod sweep;
@@ -37,7 +36,7 @@ pub use conn::{Decoded, decode_by_value, decode_line, decode_request};
 pub use framing::MAX_LINE_BYTES;
 pub use listen::SocketServer;
 pub use lock::{LockError, StateLock};
-pub use paths::{DB_FILE, LOCK_FILE, NoStateDir, Paths, SOCKET_FILE};
+pub use planhost_client::paths::{DB_FILE, LOCK_FILE, NoStateDir, Paths, SOCKET_FILE};
 pub use sweep::{WatchdogCommand, run_watchdog};
 pub use trust::state_dir_problem;
 

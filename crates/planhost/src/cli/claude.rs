@@ -7,21 +7,26 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use planhost_hooks::claude_code::process;
+use planhost_hooks::claude_code::ClaudeCode;
+use planhost_hooks::claude_code::codec::ClaudeEnv;
 use planhost_hooks::claude_code::settings::{self, Scope};
 use planhost_service::host::Paths;
 
-/// `planhost hook claude-code`: one hook call; a host it starts runs this binary.
+/// `planhost hook claude-code`: one hook call; a host it starts runs this binary, and a routed
+/// command runs `planhost hook run`.
 pub(crate) fn hook(paths: &Paths) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
-    Ok(process::run(paths, &exe)?)
+    let codec = ClaudeCode {
+        env: ClaudeEnv::from_env(format!("{} hook", exe.display())),
+    };
+    Ok(planhost_hooks::run(&codec, paths, &exe)?)
 }
 
 /// The binary `planhost setup` writes into the settings: `planhost-hook` beside this one when
 /// it is there (it starts faster), else this one.
 fn hook_binary() -> std::io::Result<PathBuf> {
     let exe = std::env::current_exe()?;
-    let small = exe.with_file_name(process::HOOK_BINARY);
+    let small = exe.with_file_name(planhost_hooks::HOOK_BINARY);
     Ok(if small.is_file() { small } else { exe })
 }
 
@@ -53,6 +58,56 @@ struct Original {
     path: PathBuf,
     existed: bool,
     text: String,
+    /// Whether the file's directory (`.claude/`) was there before setup: uninstall takes away
+    /// one that setup made and that is empty again.
+    #[serde(default = "there")]
+    dir_existed: bool,
+}
+
+fn there() -> bool {
+    true
+}
+
+/// Where `program` (a bare name) is found on `PATH`, as a shell would find it.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|candidate| {
+                fs_err::metadata(candidate)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    })
+}
+
+/// The program a hook command runs: its first word, unquoted.
+fn program_of(command: &str) -> String {
+    let command = command.trim_start();
+    if let Some(rest) = command.strip_prefix('\'') {
+        return rest.split('\'').next().unwrap_or_default().to_owned();
+    }
+    command
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether the program a hook command runs is there: a path that exists, or a name found on
+/// `PATH`; `Err` says what is missing.
+fn hook_program_present(command: &str) -> Result<PathBuf, String> {
+    let program = program_of(command);
+    if program.contains('/') {
+        let path = PathBuf::from(&program);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("its program {program} is missing"))
+        }
+    } else {
+        on_path(&program).ok_or_else(|| format!("`{program}` is not on PATH"))
+    }
 }
 
 fn original_file(paths: &Paths, settings: &Path) -> PathBuf {
@@ -129,7 +184,7 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
         let original: Option<Original> = fs_err::read_to_string(&kept)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
-        match original {
+        match &original {
             // Nothing else changed since setup: the exact bytes come back (or no file at all).
             Some(o) if settings::value_of(&o.text).ok() == settings::value_of(&out).ok() => {
                 if o.existed {
@@ -140,6 +195,13 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
             }
             _ => write_atomically(&path, &out)?,
         }
+        // A `.claude/` that setup made, and that holds nothing now, goes too.
+        if let (Some(o), Some(dir)) = (&original, path.parent())
+            && !o.dir_existed
+            && fs_err::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+        {
+            let _ = fs_err::remove_dir(dir);
+        }
         let _ = fs_err::remove_file(&kept);
         println!(
             "planhost: removed its {removed} Claude Code hooks from {}; Claude Code's tool calls no longer go through planhost",
@@ -147,7 +209,13 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let command = settings::hook_command(&hook_binary()?);
+    // A project's settings are checked in: they name the hook by its name on PATH, never a
+    // path that exists only on this machine.
+    let command = match scope {
+        SetupScope::Project => settings::hook_command(Path::new(planhost_hooks::HOOK_BINARY)),
+        SetupScope::User | SetupScope::Local => settings::hook_command(&hook_binary()?),
+    };
+    let dir_existed = path.parent().is_none_or(Path::exists);
     let out = settings::install(&text, &command).map_err(|e| {
         anyhow::anyhow!(
             "{} cannot be edited: {e}; nothing was changed",
@@ -162,6 +230,7 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
             path: path.clone(),
             existed,
             text: text.clone(),
+            dir_existed,
         };
         fs_err::write(&kept, serde_json::to_string(&original)?)?;
     }
@@ -173,6 +242,13 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
         return Ok(ExitCode::SUCCESS);
     }
     write_atomically(&path, &out)?;
+    if let Err(missing) = hook_program_present(&command) {
+        eprintln!(
+            "planhost: warning: {missing} here, so Claude Code's tools in this scope are blocked \
+             until it is: install planhost (it puts `{}` on PATH), or put its directory on PATH.",
+            planhost_hooks::HOOK_BINARY
+        );
+    }
     println!(
         "planhost: wrote its Claude Code hooks to {} ({} events, each running `{command}`).\n\
          Every Claude Code tool call in this scope now goes through planhost, and is blocked when planhost cannot answer.\n\
@@ -202,6 +278,7 @@ pub(crate) fn doctor_check() -> (bool, String) {
     let this = hook_binary()
         .map(|bin| settings::hook_command(&bin))
         .unwrap_or_default();
+    let this_program = hook_binary().ok();
     let mut found = Vec::new();
     let mut ok = true;
     for scope in [Scope::User, Scope::Project, Scope::Local] {
@@ -212,12 +289,32 @@ pub(crate) fn doctor_check() -> (bool, String) {
         match settings::installed(&text) {
             Ok(hooks) if hooks.is_empty() => {}
             Ok(hooks) => {
+                let missing = hooks
+                    .iter()
+                    .find_map(|(_, command)| hook_program_present(command).err());
+                // A command that reaches this binary (by its path, or by its name on PATH).
+                let reaches_this = |command: &str| {
+                    command == this
+                        || hook_program_present(command).ok().is_some_and(|found| {
+                            this_program.as_ref().is_some_and(|p| {
+                                fs_err::canonicalize(&found).ok() == fs_err::canonicalize(p).ok()
+                            })
+                        })
+                };
                 let elsewhere: Vec<&str> = hooks
                     .iter()
-                    .filter(|(_, command)| *command != this)
+                    .filter(|(_, command)| !reaches_this(command))
                     .map(|(_, command)| command.as_str())
                     .collect();
-                if let Some(other) = elsewhere.first() {
+                if let Some(missing) = missing {
+                    ok = false;
+                    found.push(format!(
+                        "{}: planhost's hook is missing ({missing}), so every Claude Code tool \
+                         there is blocked: install planhost, or run `planhost setup claude-code` \
+                         again",
+                        path.display()
+                    ));
+                } else if let Some(other) = elsewhere.first() {
                     ok = false;
                     found.push(format!(
                         "{} runs `{other}`, not this binary: run `planhost setup claude-code` again",
@@ -232,7 +329,8 @@ pub(crate) fn doctor_check() -> (bool, String) {
                         settings::EVENTS.len()
                     ));
                 } else {
-                    found.push(format!("{}: every hook runs `{this}`", path.display()));
+                    let command = hooks.first().map_or(this.as_str(), |(_, c)| c.as_str());
+                    found.push(format!("{}: every hook runs `{command}`", path.display()));
                 }
             }
             Err(e) => {

@@ -17,6 +17,24 @@ pub(crate) fn web(
     rotate: bool,
     qr: bool,
 ) -> anyhow::Result<ExitCode> {
+    // A host that serves no page (one an agent's hook started) starts it now, in place: the
+    // plans waiting stay as they are.
+    let serving = crate::web::WebFile::read(&paths.state_dir)
+        .ok()
+        .and_then(|f| f.socket_addr())
+        .is_some_and(|a| {
+            std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok()
+        });
+    if !serving {
+        let mut c = super::connect(paths, super::APPROVER)?;
+        let started = super::call::<planhost_protocol::methods::AppStartWeb>(
+            &mut c,
+            planhost_protocol::Empty {},
+        )?;
+        if started.started {
+            eprintln!("planhost: the running host now serves its web page");
+        }
+    }
     let mut file = crate::web::WebFile::read(&paths.state_dir).map_err(|_| {
         anyhow::anyhow!(
             "the host for {} serves no web page: start it with `planhost serve --web`",

@@ -34,7 +34,7 @@ pub(crate) use doctor::{checks as doctor_checks, doctor};
 pub(crate) use host::{stop, web};
 pub(crate) use notify::notify;
 pub(crate) use plans::{approve, plans, reject, show};
-pub(crate) use preset::preset;
+pub(crate) use preset::{mode, preset};
 pub(crate) use publications::{publications, publish};
 pub(crate) use status::{shells, status};
 

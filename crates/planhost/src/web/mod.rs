@@ -116,6 +116,9 @@ pub(crate) async fn start(
         }
     };
     let local = listener.local_addr()?;
+    // A command that reaches the page could answer a plan (DESIGN decision 14).
+    svc.add_page_surface(local.to_string());
+    svc.add_page_surface(format!("localhost:{}", local.port()));
     let url = page_url(local);
     let token = match WebFile::read(state_dir) {
         Ok(old) if old.token.len() == 64 => old.token,

@@ -43,20 +43,37 @@ fn write_is_denied_in_plan() {
     assert_eq!(sessions[0].agent, Agent::ClaudeCode);
 }
 
-/// In Agent mode with Claude Code's own `acceptEdits`, planhost allows the Write and Claude
-/// Code writes the file: the hook gates, it does not get in the way.
+/// In Agent mode, planhost's permission mode decides, not Claude Code's: under `ask` (the
+/// default) a headless Write is refused since nobody can be asked, even with Claude Code's own
+/// `acceptEdits`; with `planhost mode accept-edits` the Write runs and the file is written.
 #[test]
 fn write_is_allowed_in_agent_mode() {
     let fx = Fixture::new();
     fx.setup();
+    let host = planhost_test_support::host::Served::start(&fx.dirs);
     let target = fx.workspace().join("b.txt");
+    fx.model.push(Reply::tool(
+        "Write",
+        json!({ "file_path": target.display().to_string(), "content": "hello\n" }),
+    ));
+    fx.model.push(Reply::text("Not written."));
+    let refused = fx.claude("write b.txt", &["--permission-mode", "acceptEdits"]);
+    let results = refused.tool_results();
+    assert!(
+        results.len() == 1 && results[0].1 && results[0].0.contains("PERMISSION_NO_PERSON"),
+        "{}",
+        refused.dump()
+    );
+    assert!(!target.exists());
+    let out = fx.planhost(&["mode", "accept-edits"]);
+    assert!(out.status.success(), "{}", text(&out));
     fx.model.push(Reply::tool(
         "Write",
         json!({ "file_path": target.display().to_string(), "content": "hello\n" }),
     ));
     fx.model.push(Reply::text("Written."));
     let run = fx.claude("write b.txt", &["--permission-mode", "acceptEdits"]);
-    let _host = fx.adopt_host();
+    drop(host);
     let results = run.tool_results();
     assert_eq!(results.len(), 1, "{}", run.dump());
     assert!(!results[0].1, "{}", run.dump());
@@ -68,10 +85,11 @@ fn write_is_allowed_in_agent_mode() {
     );
 }
 
-/// (2) In Plan, `find … -delete` is not provably read-only: planhost asks a person, headless
-/// Claude Code has nobody to ask, and the file stays.
+/// (2) In Plan, `find … -delete` is not provably read-only: planhost would ask a person, and
+/// headless Claude Code has nobody to ask, so it is refused saying so (never left to Claude
+/// Code's own mode), and the file stays.
 #[test]
-fn find_delete_is_asked_and_not_run_in_plan() {
+fn find_delete_is_refused_without_a_person_in_plan() {
     let fx = Fixture::new();
     fx.setup();
     let victim = fx.workspace().join("keep.txt");
@@ -88,8 +106,10 @@ fn find_delete_is_asked_and_not_run_in_plan() {
     let (said, is_error) = &results[0];
     assert!(*is_error, "not run: {}", run.dump());
     assert!(
-        said.contains("planhost, Plan mode:"),
-        "planhost asked (it did not deny outright): {said}"
+        said.contains("PERMISSION_NO_PERSON")
+            && said.contains("no person can be asked here")
+            && said.contains("`find -delete` deletes files"),
+        "refused, saying why and what it would have asked: {said}"
     );
     assert_eq!(
         fs_err::read_to_string(&victim).unwrap_or_default(),

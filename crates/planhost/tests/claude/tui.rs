@@ -212,10 +212,8 @@ fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
         .find(|row| row.action == planhost_core::AuditAction::ToolAskAnswered)
         .expect("the answer is on record");
     assert_eq!(answered.detail["decision"], "allow", "{answered:?}");
-    assert_eq!(
-        answered.detail["by"]["client"], "planhost-hook-claude-code",
-        "{answered:?}"
-    );
+    // Recorded as answered in Claude Code's own dialog: the routed command ran on that yes.
+    assert_eq!(answered.detail["by"]["via"], "agent_dialog", "{answered:?}");
     assert!(
         answered.detail["note"]
             .as_str()

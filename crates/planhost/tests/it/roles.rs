@@ -335,12 +335,31 @@ fn who_answered_is_recorded_by_client_and_roles() {
     let host = SocketHost::start(&env);
     let mut agent = host.connect_as("e2e-agent", &[Role::Agent]);
     let mut web = host.connect_as("web-approver", &[Role::Approver, Role::Observer]);
+    // Where it came from is what the kernel says of this process: a terminal, or a client
+    // without one.
+    let stat = fs_err::read_to_string("/proc/self/stat").unwrap();
+    let tty: i64 = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let via = if tty == 0 {
+        planhost_core::AnswerSurface::Client
+    } else {
+        planhost_core::AnswerSurface::Terminal
+    };
     let by = Resolver {
         client: "web-approver".into(),
         roles: vec![Role::Approver, Role::Observer],
+        via: Some(via),
     };
     // Events and audit details are untyped JSON: compared with the resolver as JSON.
-    let by_json = json!({ "client": "web-approver", "roles": ["approver", "observer"] });
+    let by_json =
+        json!({ "client": "web-approver", "roles": ["approver", "observer"], "via": via });
 
     let sid = agent.open_session(&env.workspace(), Interactivity::Interactive);
     web.set_mode(&sid, Mode::Plan);

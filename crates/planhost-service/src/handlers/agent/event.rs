@@ -40,6 +40,7 @@ pub(crate) enum Kind {
         expected_revision: i64,
     },
     Message(CapturedMessage),
+    Answered(planhost_core::ProposalId),
     Stop {
         aborted: bool,
     },
@@ -132,6 +133,7 @@ impl Kind {
                 expected_revision,
             },
             AgentEvent::MessageFinished { message } => Kind::Message(message),
+            AgentEvent::PlanAnswered { proposal_id } => Kind::Answered(proposal_id),
             AgentEvent::TurnStopped { aborted } => Kind::Stop { aborted },
             AgentEvent::SessionEnded { reason } => {
                 Kind::End(reason.unwrap_or(SessionEndReason::Other))

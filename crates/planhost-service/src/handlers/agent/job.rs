@@ -125,6 +125,7 @@ pub(super) fn run(e: &mut Engine, job: Job) -> Result<Progress> {
     let info = sessions::info(e, &id)?;
     let this_plan = match &kind {
         Kind::Offer { call, .. } => approval_of_call(e, &id, call)?,
+        Kind::Answered(proposal) => Some(answered_approval(e, &id, proposal)?),
         Kind::Start(_)
         | Kind::Prompt { .. }
         | Kind::Tool { .. }
@@ -186,10 +187,14 @@ fn facts_of(
             agent_mode: *agent_mode,
             handoff: handoff_token.is_some(),
         },
-        Kind::Tool { tool, .. } => EventFacts::ToolProposed {
-            enters_plan: profile.agent.classify(tool).nature
-                == planhost_core::ToolNature::EnterPlan,
-        },
+        Kind::Tool { tool, .. } => {
+            use planhost_core::ToolNature as N;
+            let nature = profile.agent.classify(tool).nature;
+            EventFacts::ToolProposed {
+                enters_plan: nature == N::EnterPlan,
+                reads_only: matches!(nature, N::ReadsFiles | N::SearchesFiles | N::ReadPlan),
+            }
+        }
         Kind::Offer { call, markdown, .. } => EventFacts::PlanOffered {
             empty: markdown.trim().is_empty(),
             earlier: approval_of_call(e, id, call)?.map(|a| a.status),
@@ -202,9 +207,25 @@ fn facts_of(
         },
         Kind::Draft { .. } => EventFacts::DraftWritten,
         Kind::Message(_) => EventFacts::MessageFinished,
+        Kind::Answered(proposal) => EventFacts::PlanAnswered {
+            status: answered_approval(e, id, proposal)?.status,
+        },
         Kind::Stop { aborted } => EventFacts::TurnStopped { aborted: *aborted },
         Kind::End(reason) => EventFacts::SessionEnded { reason: *reason },
     })
+}
+
+/// A plan of this session, by its id.
+fn answered_approval(
+    e: &mut Engine,
+    id: &SessionId,
+    proposal: &planhost_core::ProposalId,
+) -> Result<ApprovalInfo> {
+    let a = e.store().approval(proposal)?;
+    if a.session_id != *id {
+        return Err(planhost_core::CoreError::ApprovalNotFound(proposal.clone()).into());
+    }
+    plans::approval_info(e, a)
 }
 
 /// The approval this call raised, if it raised one.
@@ -350,6 +371,26 @@ fn take(
             e.store().set_session_life(id, SessionLife::Ended)?;
         }
         // The tool authority's steps run after this job.
+        Step::RecordWaitingRead => {
+            if let Kind::Tool {
+                call, tool, input, ..
+            } = kind
+            {
+                svc.audit.record(planhost_store::AuditRow {
+                    at: e.now(),
+                    session_id: Some(id.clone()),
+                    turn_id: None,
+                    tool_call_id: Some(call.clone()),
+                    action: planhost_core::AuditAction::ToolAllow,
+                    detail: serde_json::json!({
+                        "tool": tool,
+                        "rule": planhost_core::PolicyRule::PlanWaitingRead,
+                        "input": input,
+                    })
+                    .to_string(),
+                });
+            }
+        }
         Step::Authorize | Step::EnterPlanIfAllowed | Step::AnswerAskInDialog | Step::FinishTool => {
         }
     }

@@ -55,6 +55,7 @@ pub(crate) async fn event(
         | Kind::Offer { .. }
         | Kind::Draft { .. }
         | Kind::Message(_)
+        | Kind::Answered(_)
         | Kind::Stop { .. }
         | Kind::End(_) => None,
     };
@@ -189,6 +190,14 @@ pub(crate) async fn event(
         context: &progress.context,
         saved: &progress.saved,
         capture: &progress.capture,
+        answered_by: progress
+            .this_plan
+            .as_ref()
+            .and_then(|a| a.resolved_by.as_ref())
+            .map(|by| match by.via {
+                Some(via) => words::answered_via(via, &by.client),
+                None => by.client.clone(),
+            }),
     };
     let reply = reply(
         profile,
@@ -219,6 +228,8 @@ struct Data<'a> {
     context: &'a Option<OwnedContext>,
     saved: &'a Option<planhost_protocol::CheckpointInfo>,
     capture: &'a Option<planhost_protocol::CaptureResult>,
+    /// Where the plan's answer came from, in a person's words.
+    answered_by: Option<String>,
 }
 
 /// A plan as the sentences need it.
@@ -283,6 +294,7 @@ fn progress_facts<'a>(d: &'a Data<'a>) -> ReplyFacts<'a> {
                 .as_ref()
                 .map(|checkpoint| (checkpoint.revision, c.created))
         }),
+        answered_by: d.answered_by.as_deref(),
     }
 }
 
