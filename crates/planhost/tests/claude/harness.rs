@@ -93,6 +93,11 @@ impl Fixture {
 
     /// `claude -p <args…>` (a prompt, if any, among them).
     pub(crate) fn claude_args(&self, args: &[&str]) -> Run {
+        self.claude_in(args, &[])
+    }
+
+    /// The same with more environment (another `HOME`, another `PATH`).
+    pub(crate) fn claude_in(&self, args: &[&str], env: &[(&str, String)]) -> Run {
         let mut cmd = self.claude.command();
         cmd.arg("-p")
             .args(args)
@@ -106,6 +111,9 @@ impl Fixture {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let out = planhost_test_support::run_detached(&cmd, RUN_BOUND);
         let events = out
             .stdout
@@ -385,7 +393,9 @@ impl Tui {
             .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
         let tui = Self { name, pid };
         tui.wait_for("the prompt", |s| {
-            s.contains("plan mode on") || s.contains("? for shortcuts")
+            s.contains("plan mode on")
+                || s.contains("? for shortcuts")
+                || s.contains("accept edits on")
         });
         tui
     }

@@ -6,6 +6,7 @@
 //!
 //! Pre-install Claude Code (CI): `cargo run -p planhost-test-support --example install_claude`.
 
+mod escape;
 mod harness;
 mod plans;
 mod scenarios;

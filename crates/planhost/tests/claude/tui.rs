@@ -221,3 +221,117 @@ fn an_ask_answered_in_claude_codes_dialog_is_closed_and_recorded() {
         "{answered:?}"
     );
 }
+
+/// `ask` means ask: in Agent mode under planhost's `ask` (the default), a Write is put to the
+/// person in Claude Code's own dialog even though Claude Code's own mode is `acceptEdits`
+/// (which would have written it unasked); Escape there runs nothing, and planhost's ask stays
+/// open, never recorded as answered in a dialog.
+#[test]
+fn ask_asks_in_claude_codes_dialog_whatever_its_own_mode() {
+    let fx = Fixture::new();
+    fx.setup();
+    let target = fx.workspace().join("notes.txt");
+    let file = target.display().to_string();
+    let _model = Responder::start(&fx.model, move |request| {
+        let asked = Asked::of(request);
+        match asked.results.last() {
+            None => Reply::tool("Write", json!({ "file_path": file, "content": "notes\n" })),
+            Some(_) => Reply::text("Stopped."),
+        }
+    });
+    let tui = Tui::start(&fx, &["--permission-mode", "acceptEdits"]);
+    tui.type_line("write the notes");
+    let flatten = |s: &str| s.replace("\n │ ", " ");
+    let screen = tui.wait_for("Claude Code's own dialog, forced by planhost", |s| {
+        let flat = flatten(s);
+        flat.contains("planhost asks: permission mode ask asks before Write runs")
+            && s.contains("1. Yes")
+    });
+    assert!(
+        !target.exists(),
+        "nothing ran before the person answered:\n{screen}"
+    );
+    tui.key("Escape");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(!target.exists(), "No runs nothing");
+    let host = fx.adopt_host();
+    let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
+    let audit = watcher
+        .call::<methods::AuditList>(planhost_protocol::AuditFilter {
+            session_id: None,
+            limit: Some(1000),
+        })
+        .items;
+    assert!(
+        audit
+            .iter()
+            .any(|r| r.action == planhost_core::AuditAction::ToolAsk),
+        "asked, on record"
+    );
+    assert!(
+        !audit
+            .iter()
+            .any(|r| r.action == planhost_core::AuditAction::ToolAskAnswered),
+        "no dialog answer is recorded for a call that never ran"
+    );
+}
+
+/// A rejection's note reaches the model in the TUI: the person rejects the waiting plan with a
+/// note from the CLI, types "continue", and the model's next request carries the note (and the
+/// session stays in Plan).
+#[test]
+fn a_rejection_note_reaches_the_model_in_the_tui() {
+    let fx = Fixture::new();
+    fx.setup();
+    let _model = Responder::start(&fx.model, move |request| {
+        let asked = Asked::of(request);
+        match &asked.last_user {
+            Some((typed, true)) if typed.contains("continue") => {
+                return Reply::text("I will revise the plan.");
+            }
+            Some((_, true)) => {
+                return match &asked.plan_file {
+                    Some(file) => {
+                        Reply::tool("Write", json!({ "file_path": file, "content": PLAN }))
+                    }
+                    None => Reply::text("No plan file was named."),
+                };
+            }
+            Some((_, false)) | None => {}
+        }
+        match asked.results.last().map(|(n, _)| n.as_str()) {
+            Some("Write") => Reply::tool("ExitPlanMode", json!({})),
+            Some(_) | None => Reply::text("The plan waits for your answer in planhost."),
+        }
+    });
+    let tui = Tui::start(&fx, &["--permission-mode", "plan"]);
+    tui.type_line("plan a greeting");
+    tui.wait_for("the plan waiting", |s| {
+        s.contains("The plan waits for your answer in planhost.")
+    });
+    let host = fx.adopt_host();
+    let mut watcher = host.connect_as("e2e-watch", &[Role::Observer]);
+    let pending = watcher
+        .call::<methods::PlansList>(PlansFilter {
+            session_id: None,
+            status: Some(vec![ApprovalStatus::Pending]),
+            limit: None,
+        })
+        .items;
+    assert_eq!(pending.len(), 1, "{pending:#?}");
+    let id = pending[0].proposal_id.as_str().to_owned();
+    let out = fx.planhost(&["reject", &id, "--feedback", "greet in French"]);
+    assert!(out.status.success(), "{}", text(&out));
+    tui.type_line("continue");
+    tui.wait_for("the model's answer", |s| {
+        s.contains("I will revise the plan.")
+    });
+    let told = fx.model.requests().iter().any(|r| {
+        let body = r.to_string();
+        body.contains("continue") && body.contains("Their note: greet in French")
+    });
+    assert!(
+        told,
+        "the model's request after the rejection carries the note"
+    );
+}

@@ -374,9 +374,10 @@ fn a_proposed_plan_is_handed_off_and_executed(version: Version) {
     );
 }
 
-/// (8) The model's own bash runs `planhost approve` against its pending plan: even when the
-/// person allows the command, the host refuses the approver role to a process under the agent,
-/// and the plan stays pending.
+/// (8) The model's own bash runs `planhost approve` against its pending plan: in Plan a command
+/// that reaches planhost's approval surfaces is denied outright, saying it would answer a plan
+/// (no ask a person could wave through), and the plan stays pending. (Behind that, a process
+/// under the agent is refused the approver role: `tests/claude/escape.rs`, `it peercred`.)
 fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
     let fx = Fixture::new(version);
     let host = fx.start_host();
@@ -420,20 +421,11 @@ fn the_agents_bash_cannot_approve_its_own_plan(version: Version) {
     let mut pi = fx.pi();
     let session = enter_plan(&mut pi, &host);
     pi.prompt("Plan the rename of the greeting.");
-    let ask = pi.next_ui_request("the ask for planhost approve", |r| {
-        r.method == "select" && r.title.contains("approve")
-    });
-    check(
-        &pi,
-        ask.options == ["Deny", "Allow"],
-        &format!("{:?}", ask.options),
-    );
-    pi.answer(&ask.id, "Allow");
     let bash = pi.wait_tool_end("bash");
     check(
         &pi,
-        bash.text.contains("ROLE_APPROVER_REFUSED"),
-        &format!("the CLI under the agent is refused: {bash:?}"),
+        bash.text.contains("POLICY_PLAN_APPROVAL_SURFACE") && bash.text.contains("answer a plan"),
+        &format!("denied outright, saying it would answer a plan: {bash:?}"),
     );
     let dialog = pi.next_ui_request("the approval", |r| {
         r.method == "select" && r.title.contains(TITLE)
