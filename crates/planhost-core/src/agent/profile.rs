@@ -165,6 +165,9 @@ pub struct AgentProfile {
     pub shell_timeout_default_ms: u64,
     /// What the person does to let the agent go on once a plan is answered.
     pub continue_hint: &'static str,
+    /// The command that resumes a session the agent deferred (`{session}` is its id), for an
+    /// agent that defers.
+    pub resume_command: Option<&'static str>,
 }
 
 const PI: AgentProfile = AgentProfile {
@@ -187,6 +190,7 @@ const PI: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 300_000,
     shell_timeout_default_ms: 60_000,
     continue_hint: "pi goes on by itself",
+    resume_command: None,
 };
 
 const CLAUDE_CODE: AgentProfile = AgentProfile {
@@ -216,6 +220,9 @@ const CLAUDE_CODE: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 120_000,
     continue_hint: "then tell Claude to continue",
+    resume_command: Some(
+        "claude -p --resume {session} --permission-mode plan --permission-prompt-tool stdio",
+    ),
 };
 
 const CODEX: AgentProfile = AgentProfile {
@@ -238,6 +245,7 @@ const CODEX: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 600_000,
     continue_hint: "then tell Codex to continue",
+    resume_command: None,
 };
 
 const GEMINI_CLI: AgentProfile = AgentProfile {
@@ -260,6 +268,7 @@ const GEMINI_CLI: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 600_000,
     continue_hint: "then tell Gemini to continue",
+    resume_command: None,
 };
 
 const OTHER: AgentProfile = AgentProfile {
@@ -282,6 +291,7 @@ const OTHER: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 300_000,
     shell_timeout_default_ms: 60_000,
     continue_hint: "then let the agent continue",
+    resume_command: None,
 };
 
 impl Agent {

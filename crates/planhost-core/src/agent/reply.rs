@@ -66,6 +66,8 @@ pub struct ReplyFacts<'a> {
     pub captured: Option<(i64, bool)>,
     /// Where the plan's answer came from, in a person's words ("on the web page").
     pub answered_by: Option<&'a str>,
+    /// The agent's own session id (for the command that resumes it).
+    pub external_session: Option<&'a str>,
 }
 
 fn notice(text: String, level: NoticeLevel) -> Option<Notice> {
@@ -239,16 +241,30 @@ fn held(
         format!("planhost: {}", words::waiting_for_person(profile, &plan)),
         NoticeLevel::Info,
     );
-    hold(profile, view, reason, person)
+    hold(profile, view, facts, &plan, reason, person)
 }
 
 /// A plan offer or a tool call held while a plan waits: refused with the reason, or deferred.
-fn hold(profile: &AgentProfile, view: &AgentView, reason: String, person: Option<Notice>) -> Reply {
+fn hold(
+    profile: &AgentProfile,
+    view: &AgentView,
+    facts: &ReplyFacts<'_>,
+    plan: &PlanFacts<'_>,
+    reason: String,
+    person: Option<Notice>,
+) -> Reply {
     match wait_outcome(profile, view) {
         WaitOutcome::Defer => reply(
             Directive::new(K::Defer, L::PlanWaiting, Some(words::DEFERRED.into())),
             None,
-            person,
+            notice(
+                words::deferred_notice(
+                    profile,
+                    plan,
+                    facts.external_session.unwrap_or("<session>"),
+                ),
+                NoticeLevel::Info,
+            ),
         ),
         WaitOutcome::Refuse | WaitOutcome::Report => reply(
             deny(L::PlanWaiting, reason, Some(ErrorCode::SessionNotIdle)),
@@ -270,7 +286,14 @@ fn submitted(profile: &AgentProfile, view: &AgentView, facts: &ReplyFacts<'_>) -
         WaitOutcome::Defer => reply(
             Directive::new(K::Defer, L::PlanSubmitted, Some(words::DEFERRED.into())),
             None,
-            person,
+            notice(
+                words::deferred_notice(
+                    profile,
+                    &plan,
+                    facts.external_session.unwrap_or("<session>"),
+                ),
+                NoticeLevel::Info,
+            ),
         ),
         // The offer itself is refused: the model stops, and reads why.
         WaitOutcome::Refuse => reply(deny(L::PlanSubmitted, model, None), None, person),
@@ -296,6 +319,8 @@ fn plan_answer(
             hold(
                 profile,
                 view,
+                facts,
+                &plan,
                 words::already_waiting(profile, &plan),
                 person,
             )

@@ -91,6 +91,21 @@ pub fn waiting_for_person(profile: &AgentProfile, plan: &PlanFacts<'_>) -> Strin
     )
 }
 
+/// The person's notice when a run ends with its plan deferred (nobody was at the agent): the
+/// plan, where to answer, and the exact command that goes on.
+pub fn deferred_notice(profile: &AgentProfile, plan: &PlanFacts<'_>, session: &str) -> String {
+    let id = short_id(plan.proposal_id);
+    let resume = profile
+        .resume_command
+        .map(|c| format!(" Then go on with: {}", c.replace("{session}", session)))
+        .unwrap_or_default();
+    format!(
+        "planhost: the plan \"{}\" ({id}) waits for your answer, for 30 minutes. {}.{resume}",
+        plan.title,
+        answer_commands(plan.proposal_id)
+    )
+}
+
 /// The model's instruction while a plan waits and a prompt arrives.
 pub fn waiting_for_model(plan: &PlanFacts<'_>) -> String {
     let id = short_id(plan.proposal_id);
@@ -299,8 +314,13 @@ pub const AGENT_MODE_LEAVE: &str = "planhost: this session is in Agent mode; lea
 
 /// A plan offered with no text.
 pub fn plan_empty(profile: &AgentProfile) -> String {
+    let write = if profile.draft.is_some() {
+        "write the plan to the plan file you were given"
+    } else {
+        "write the plan out in full"
+    };
     format!(
-        "planhost received no plan{}: write the plan out in full, then offer it again [{}]",
+        "planhost received no plan{}: {write}, then offer it again [{}]",
         offer_with(profile),
         ErrorCode::InvalidParams.as_str()
     )

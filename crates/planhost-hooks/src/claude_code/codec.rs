@@ -253,6 +253,15 @@ pub fn encode(
             .map(|additional_context| SpecificOutput::SessionStart { additional_context }),
         _ => None,
     };
+    // A headless run that ends with its plan deferred prints nothing of its own: the person
+    // who ran it reads where to answer and how to go on, on Claude Code's stderr (its stdout
+    // stays the run's output).
+    if d.kind == DirectiveKind::Defer
+        && !env.attended
+        && let Some(text) = &notice
+    {
+        super::tell_person(text);
+    }
     let out = HookOutput {
         hook_specific_output: specific,
         system_message: notice,

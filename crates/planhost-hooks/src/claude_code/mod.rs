@@ -10,6 +10,21 @@ use crate::process::{Call, Codec, Decoded};
 use crate::reply::HookReply;
 use codec::ClaudeEnv;
 
+/// Writes `text` where the person who ran Claude Code reads it: Claude Code's own stderr (its
+/// process's descriptor 2), else the terminal; nowhere when neither can be opened. Hook output
+/// Claude Code keeps to itself under `-p`.
+pub(crate) fn tell_person(text: &str) {
+    use std::io::Write as _;
+    let claude = std::env::var("CLAUDE_PID")
+        .ok()
+        .and_then(|p| p.trim().parse::<u32>().ok())
+        .unwrap_or_else(std::os::unix::process::parent_id);
+    let open = |path: &str| fs_err::OpenOptions::new().append(true).open(path).ok();
+    if let Some(mut out) = open(&format!("/proc/{claude}/fd/2")).or_else(|| open("/dev/tty")) {
+        let _ = writeln!(out, "{text}");
+    }
+}
+
 /// The connection's client name, as the host records it.
 pub const CLIENT_NAME: &str = "planhost-hook-claude-code";
 

@@ -93,6 +93,19 @@ fn a_deferred_plan_approved_from_the_cli_resumes_and_runs_once() {
     let approval = pending(&mut watcher);
     let artifact = fs_err::read_to_string(&approval.artifact_path).unwrap();
     assert_eq!(artifact, PLAN, "the artifact holds the exact plan");
+    // The person who ran `claude -p` reads, on its stderr, the plan, where to answer, and the
+    // exact command that goes on (its stdout stays the run's).
+    let short = planhost_core::short_id(approval.proposal_id.as_str());
+    let resume = format!(
+        "Then go on with: claude -p --resume {} --permission-mode plan --permission-prompt-tool stdio",
+        session_id(&first)
+    );
+    assert!(
+        first.stderr.contains(&format!("planhost approve {short}"))
+            && first.stderr.contains(&resume),
+        "{}",
+        first.dump()
+    );
     // The draft Claude Code wrote to its plan file is kept as a checkpoint of this session.
     let draft = watcher.call::<methods::CheckpointsLatest>(planhost_protocol::BranchRef {
         session_id: approval.session_id.clone(),

@@ -242,3 +242,47 @@ fn a_fork_opens_a_new_host_session() {
     expected.sort();
     assert_eq!(external, expected, "{sessions:#?}");
 }
+
+/// The page from a host a hook started: `planhost web` starts it in that host (which went on
+/// serving: nothing pending is interrupted) and prints its address, which answers.
+#[test]
+fn the_page_comes_up_in_a_host_a_hook_started() {
+    let fx = Fixture::new();
+    fx.setup();
+    fx.model.push(Reply::text("Hello."));
+    let run = fx.claude("hello", &[]);
+    let _host = fx.adopt_host();
+    assert_eq!(run.code, Some(0), "{}", run.dump());
+    let out = fx.planhost(&["web", "--no-open"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let url = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        url.contains("token="),
+        "the address with its token: {}",
+        text(&out)
+    );
+    // The page answers at the address `planhost web` printed (loopback, by port).
+    let port = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|host| host.rsplit(':').next())
+        .and_then(|p| p.parse::<u16>().ok())
+        .expect("a port in the address");
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port));
+    assert!(stream.is_ok(), "the page listens on {port}: {}", text(&out));
+    // Asked again, the same page.
+    let again = fx.planhost(&["web", "--no-open"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default(),
+        url
+    );
+}

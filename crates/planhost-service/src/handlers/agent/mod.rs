@@ -190,6 +190,7 @@ pub(crate) async fn event(
         context: &progress.context,
         saved: &progress.saved,
         capture: &progress.capture,
+        external_session: info.external_id.as_deref(),
         answered_by: progress
             .this_plan
             .as_ref()
@@ -230,6 +231,8 @@ struct Data<'a> {
     capture: &'a Option<planhost_protocol::CaptureResult>,
     /// Where the plan's answer came from, in a person's words.
     answered_by: Option<String>,
+    /// The agent's own session id.
+    external_session: Option<&'a str>,
 }
 
 /// A plan as the sentences need it.
@@ -295,6 +298,7 @@ fn progress_facts<'a>(d: &'a Data<'a>) -> ReplyFacts<'a> {
                 .map(|checkpoint| (checkpoint.revision, c.created))
         }),
         answered_by: d.answered_by.as_deref(),
+        external_session: d.external_session,
     }
 }
 
