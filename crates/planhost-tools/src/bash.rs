@@ -136,6 +136,10 @@ pub async fn bash(
 
     let mut spec = CommandSpec::new(effective, request.command.as_str(), ctx.workspace().root());
     spec.env = bash_env(host_var);
+    let extra = ctx.bash_extra_env();
+    spec.env
+        .retain(|(name, _)| !extra.iter().any(|(n, _)| n == name));
+    spec.env.extend(extra.iter().cloned());
     spec.timeout = timeout;
     let run = run(spec, events, cancel)
         .await

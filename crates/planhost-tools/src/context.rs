@@ -27,6 +27,9 @@ pub enum OutsideAccess {
 pub struct ToolContext {
     workspace: Workspace,
     outside: OutsideAccess,
+    /// Environment a Bash command gets after its own (planhost's git rules for a command it
+    /// admitted unasked: [`crate::git_guard`]).
+    bash_extra_env: Vec<(String, String)>,
 }
 
 /// A path a read-only tool may look at.
@@ -60,7 +63,19 @@ impl ToolContext {
         Self {
             workspace,
             outside: OutsideAccess::Deny,
+            bash_extra_env: Vec::new(),
         }
+    }
+
+    /// The same context with `env` added last to a Bash command's environment.
+    pub fn with_bash_env(mut self, env: Vec<(String, String)>) -> Self {
+        self.bash_extra_env = env;
+        self
+    }
+
+    /// What a Bash command gets after its own environment.
+    pub(crate) fn bash_extra_env(&self) -> &[(String, String)] {
+        &self.bash_extra_env
     }
 
     /// The same context with a different outside-access decision.

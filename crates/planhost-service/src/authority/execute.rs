@@ -151,13 +151,27 @@ pub(super) async fn run(
 ) -> Result<ExecuteResult> {
     let (session_id, turn_id, tool) = (p.session_id.clone(), p.turn_id.clone(), p.tool);
     let input = p.input.clone();
+    let unasked_read_only = grant.by == GrantedBy::Policy
+        && matches!(grant.verdict, Some(planhost_core::CommandSafety::ReadOnly));
     let ctx = svc
         .engine(move |e| recheck(e, &session_id, turn_id, tool.as_str(), &input, &grant))
         .await?;
     let workspace = Workspace::new(ctx.root.as_ref())
         .map_err(|e| ServiceError::refused(e.code(), e.to_string()))?;
     let pinned = ctx.pinned;
-    let ctx = ToolContext::new(workspace);
+    let mut ctx = ToolContext::new(workspace);
+    // A command the policy admitted unasked, proven read-only: git may run nothing the
+    // repository names (DESIGN decision 15).
+    if unasked_read_only && tool == planhost_core::HostTool::Bash {
+        let env = planhost_tools::bash_env(|name| std::env::var(name).ok());
+        let root = ctx.workspace().root().to_path_buf();
+        let drivers: Vec<String> = planhost_tools::git_guard::program_keys(&root, &env)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        ctx = ctx.with_bash_env(planhost_tools::git_guard::unasked_env(&drivers));
+    }
     let (tx, forward) = forward_output(caller, p.session_id.clone(), p.tool_call_id.clone());
     let result =
         planhost_tools::execute(&ctx, p.tool, p.input.clone(), pinned.as_ref(), tx, cancel).await;

@@ -17,13 +17,13 @@ use serde_json::{Value, json};
 use super::fixture::{T0, block_on};
 use crate::{Connection, Service, ServiceConfig};
 
-struct World {
-    clock: Arc<ManualClock>,
-    service: Service,
-    agent: Connection,
-    person: Connection,
-    workspace: tempfile::TempDir,
-    home: tempfile::TempDir,
+pub(super) struct World {
+    pub(super) clock: Arc<ManualClock>,
+    pub(super) service: Service,
+    pub(super) agent: Connection,
+    pub(super) person: Connection,
+    pub(super) workspace: tempfile::TempDir,
+    pub(super) home: tempfile::TempDir,
     _state: tempfile::TempDir,
 }
 
@@ -40,7 +40,7 @@ fn connect(service: &Service, name: &str, roles: Vec<Role>) -> Connection {
     service.connect(&hello, crate::Peer::Embedded).unwrap().0
 }
 
-fn world() -> World {
+pub(super) fn world() -> World {
     let state = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(T0));
     let config = ServiceConfig {
@@ -70,7 +70,12 @@ impl World {
         self.home.path().join(".claude").display().to_string()
     }
 
-    async fn send(&self, agent: Agent, attended: bool, event: AgentEvent) -> AgentEventResult {
+    pub(super) async fn send(
+        &self,
+        agent: Agent,
+        attended: bool,
+        event: AgentEvent,
+    ) -> AgentEventResult {
         self.try_send(agent, attended, event).await.unwrap()
     }
 
@@ -119,7 +124,7 @@ impl World {
     }
 }
 
-fn tool(call: &str, tool: &str, input: Value) -> AgentEvent {
+pub(super) fn tool(call: &str, tool: &str, input: Value) -> AgentEvent {
     AgentEvent::ToolProposed {
         call_id: call.into(),
         tool: tool.into(),
@@ -130,7 +135,7 @@ fn tool(call: &str, tool: &str, input: Value) -> AgentEvent {
     }
 }
 
-fn prompt(agent_mode: Option<AgentMode>) -> AgentEvent {
+pub(super) fn prompt(agent_mode: Option<AgentMode>) -> AgentEvent {
     AgentEvent::PromptSubmitted {
         agent_mode,
         handoff_token: None,

@@ -13,6 +13,7 @@ mod artifact_changed;
 mod bad_input;
 mod events;
 mod fixture;
+mod git_row;
 #[cfg(target_os = "linux")]
 mod peer;
 mod plan_and_storage;
