@@ -4,14 +4,13 @@
 // because planhost keeps it in SQLite. The extension decides nothing: it forwards and shows.
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 
+import { registerPlanCommand, registerPlanhostCommand } from "./commands.ts";
 import { authorize, registerBash, registerUserBash } from "./gate.ts";
 import {
   afterRun,
   applySession,
   claimQueued,
   observeTools,
-  registerPlanCommand,
-  registerPlanhostCommand,
   registerPlanTools,
   reopenPending,
   settleHandoff,
