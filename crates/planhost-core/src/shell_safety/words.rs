@@ -3,10 +3,12 @@
 
 use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
 
+use super::reason::{NotProven, ParameterUse};
+use super::walk::Walker;
 use super::{Verdict, classify_script, parser_options};
 
 /// A word after the checks on its expansions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct WordInfo {
     /// The text the word always expands to, or `None` when it depends on the run
     /// (parameter, command substitution, arithmetic, unquoted glob or brace expansion).
@@ -26,27 +28,45 @@ impl WordInfo {
     pub(super) fn lit(&self) -> Option<&str> {
         self.literal.as_deref()
     }
+
+    /// A word that can be anything at all (one that does not parse, an input line).
+    pub(super) fn unknown(source: &str) -> WordInfo {
+        WordInfo {
+            literal: None,
+            may_split: true,
+            source: source.to_owned(),
+            fixed_prefix: None,
+        }
+    }
 }
 
-/// Checks every command a word runs while it expands and works out its fixed text.
-pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String> {
+/// Works out a word's fixed text and checks every command it runs while it expands; the
+/// verdict is the first expansion not proven.
+pub(super) fn analyze_word(walker: &mut Walker<'_>, word: &str) -> (WordInfo, Verdict) {
     // Fast path: a word of plain characters is its own text (most words are).
     if !word.is_empty()
         && word
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+%@^".contains(&b))
     {
-        return Ok(WordInfo {
+        let info = WordInfo {
             literal: Some(word.to_owned()),
             may_split: false,
             source: word.to_owned(),
             fixed_prefix: None,
-        });
+        };
+        return (info, Ok(()));
     }
-    let pieces = brush_parser::word::parse(word, &parser_options())
-        .map_err(|_| format!("could not parse the word `{word}`"))?;
+    let Ok(pieces) = brush_parser::word::parse(word, &parser_options()) else {
+        // What it would run is unseen.
+        walker.unknown_code();
+        let reason = NotProven::UnparsedWord {
+            word: word.to_owned(),
+        };
+        return (WordInfo::unknown(word), Err(reason));
+    };
     let mut state = WordState::default();
-    walk_pieces(&pieces, word, false, depth, &mut state)?;
+    let verdict = walk_pieces(walker, &pieces, word, false, &mut state);
     if has_brace_expansion(word) {
         // `{a,b}` and `{1..3}` expand into several words when unquoted. A conservative
         // textual check: any `{` that is followed by `,` or `..` before `}`.
@@ -63,20 +83,23 @@ pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String>
             .map(str::to_owned),
         _ => None,
     };
-    Ok(WordInfo {
+    let info = WordInfo {
         literal: (!state.dynamic).then_some(state.text),
         may_split: state.may_split,
         source: word.to_owned(),
         fixed_prefix,
-    })
+    };
+    (info, verdict)
 }
 
 /// Checks the commands an unquoted here-document body runs (`$(...)`, backquotes, `${...}`).
-pub(super) fn check_heredoc_body(body: &str, depth: usize) -> Verdict {
-    let pieces = brush_parser::word::parse_heredoc(body, &parser_options())
-        .map_err(|_| "could not parse a here-document body".to_owned())?;
+pub(super) fn check_heredoc_body(walker: &mut Walker<'_>, body: &str) -> Verdict {
+    let Ok(pieces) = brush_parser::word::parse_heredoc(body, &parser_options()) else {
+        walker.unknown_code();
+        return Err(NotProven::UnparsedHereDocument);
+    };
     let mut state = WordState::default();
-    walk_pieces(&pieces, body, true, depth, &mut state)
+    walk_pieces(walker, &pieces, body, true, &mut state)
 }
 
 #[derive(Default)]
@@ -106,12 +129,13 @@ impl WordState {
 }
 
 fn walk_pieces(
+    walker: &mut Walker<'_>,
     pieces: &[WordPieceWithSource],
     source: &str,
     quoted: bool,
-    depth: usize,
     state: &mut WordState,
 ) -> Verdict {
+    let mut verdict = Ok(());
     for piece in pieces {
         let piece_source = source
             .get(piece.start_index..piece.end_index)
@@ -139,38 +163,46 @@ fn walk_pieces(
             }
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                walk_pieces(inner, source, true, depth, state)?;
+                let inner = walk_pieces(walker, inner, source, true, state);
+                verdict = verdict.and(inner);
             }
             WordPiece::TildeExpansion(_) => {
                 // `~` expands to a home directory: an absolute path, never an option.
                 state.text.push_str(piece_source);
             }
             WordPiece::ParameterExpansion(expr) => {
-                check_parameter(expr, piece_source)?;
+                let parameter = check_parameter(expr, piece_source);
+                if parameter.is_err() {
+                    // It runs or evaluates what the walk does not see.
+                    walker.unknown_code();
+                }
+                verdict = verdict.and(parameter);
                 state.expansion(quoted);
             }
             WordPiece::CommandSubstitution(script) => {
-                check_substitution(script, "$(...)", depth)?;
+                verdict = verdict.and(check_substitution(walker, script, "$(...)"));
                 state.expansion(quoted);
             }
             WordPiece::BackquotedCommandSubstitution(script) => {
-                check_substitution(&unescape_backquoted(script), "`...`", depth)?;
+                let script = unescape_backquoted(script);
+                verdict = verdict.and(check_substitution(walker, &script, "`...`"));
                 state.expansion(quoted);
             }
             WordPiece::ArithmeticExpression(expr) => {
-                check_arithmetic(&expr.value)?;
+                verdict = verdict.and(walker.arithmetic(&expr.value));
                 state.expansion(quoted);
             }
         }
     }
-    Ok(())
+    verdict
 }
 
 /// A command substitution's script is itself classified.
-fn check_substitution(script: &str, form: &str, depth: usize) -> Verdict {
-    classify_script(script, depth + 1).map_err(|inner| {
-        let shown = script.trim();
-        format!("`{form}` runs `{shown}`: {inner}")
+fn check_substitution(walker: &mut Walker<'_>, script: &str, form: &str) -> Verdict {
+    classify_script(&mut walker.nested(), script).map_err(|inner| NotProven::Runs {
+        form: form.to_owned(),
+        script: script.trim().to_owned(),
+        inner: Box::new(inner),
     })
 }
 
@@ -202,14 +234,17 @@ pub(super) fn check_arithmetic(expr: &str) -> Verdict {
     if plain {
         Ok(())
     } else {
-        Err(format!(
-            "arithmetic `{}` names variables or runs commands, which is not checked",
-            expr.trim()
-        ))
+        Err(NotProven::Arithmetic {
+            expr: expr.trim().to_owned(),
+        })
     }
 }
 
 fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
+    let not_proven = |does| NotProven::Parameter {
+        source: source.to_owned(),
+        does,
+    };
     let inner = source.strip_prefix("${").and_then(|s| s.strip_suffix('}'));
     if let Some(inner) = inner {
         if inner.contains("$(")
@@ -217,20 +252,16 @@ fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
             || inner.contains("<(")
             || inner.contains(">(")
         {
-            return Err(format!(
-                "`{source}` runs a command inside a parameter expansion"
-            ));
+            return Err(not_proven(ParameterUse::RunsCommand));
         }
         if inner.starts_with('!') {
-            return Err(format!("`{source}` expands a variable indirectly"));
+            return Err(not_proven(ParameterUse::Indirect));
         }
         if inner.contains('=') {
-            return Err(format!("`{source}` may assign a variable"));
+            return Err(not_proven(ParameterUse::MayAssign));
         }
         if inner.contains("@P") {
-            return Err(format!(
-                "`{source}` expands a variable as a prompt, which runs commands"
-            ));
+            return Err(not_proven(ParameterUse::Prompt));
         }
         if let Some(open) = inner.find('[') {
             let index = inner
@@ -239,9 +270,7 @@ fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
             if !matches!(index, Some("@" | "*"))
                 && !index.is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
             {
-                return Err(format!(
-                    "`{source}` evaluates an array index, which is not checked"
-                ));
+                return Err(not_proven(ParameterUse::ArrayIndex));
             }
         }
     }

@@ -11,11 +11,9 @@
 //! `check_invocation` on each, the first failure winning. Anything else (`&`, `|&`, `;;`, an
 //! empty command, a trailing separator...) returns `None` and takes the full parser, so a line
 //! the parser would reject is never judged here. The property test
-//! `plain_path_agrees_with_the_parser` compares both paths.
+//! `plain_path_agrees_with_the_parser` compares both paths' trees.
 
-use super::Verdict;
-use super::programs;
-use super::words;
+use super::syntax::{Item, Node, Script, Simple};
 
 /// Bytes a plain word is made of: none of them is special to the shell tokenizer.
 fn is_word_byte(b: u8) -> bool {
@@ -29,8 +27,8 @@ const RESERVED: &[&str] = &[
     "while", "function", "select", "coproc", "time",
 ];
 
-/// The verdict for a line of plain words, or `None` when the line needs the parser.
-pub(super) fn classify_plain_line(script: &str, depth: usize) -> Option<Verdict> {
+/// The tree of a line of plain words, or `None` when the line needs the parser.
+pub(super) fn parse(script: &str) -> Option<Script> {
     let bytes = script.as_bytes();
     if !bytes
         .iter()
@@ -41,7 +39,7 @@ pub(super) fn classify_plain_line(script: &str, depth: usize) -> Option<Verdict>
     let body = script.trim_matches([' ', '\t', '\n']);
     // Split into commands on `;`, newline, `|`, `||`, `&&`; validate the whole line before
     // judging any command, so a line the parser rejects never gets a verdict here.
-    let mut commands: Vec<Vec<&str>> = Vec::new();
+    let mut commands: Script = Vec::new();
     let body_bytes = body.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -78,26 +76,21 @@ pub(super) fn classify_plain_line(script: &str, depth: usize) -> Option<Verdict>
         if first.contains('=') || words.iter().any(|w| RESERVED.contains(w)) {
             return None;
         }
-        commands.push(words);
+        commands.push(Node::Simple(Simple {
+            prefix: Vec::new(),
+            name: Some((*first).to_owned()),
+            suffix: words
+                .get(1..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|w| Item::Word((*w).to_owned()))
+                .collect(),
+        }));
         if separator_len == 0 {
             break;
         }
         i += separator_len;
         start = i;
     }
-    Some(judge(&commands, depth))
-}
-
-fn judge(commands: &[Vec<&str>], depth: usize) -> Verdict {
-    for words in commands {
-        let mut infos = Vec::with_capacity(words.len());
-        for word in words {
-            infos.push(words::analyze_word(word, depth)?);
-        }
-        let Some((name, args)) = infos.split_first() else {
-            continue;
-        };
-        programs::check_invocation(name, args, depth)?;
-    }
-    Ok(())
+    Some(commands)
 }
