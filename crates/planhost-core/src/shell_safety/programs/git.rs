@@ -69,7 +69,8 @@ fn works_elsewhere(args: &[WordInfo]) -> bool {
 /// |---|---|
 /// | `status` `log` `show` `diff` `blame` `shortlog` `whatchanged` `diff-tree` `diff-files` `diff-index` `rev-list` | no `--output` (writes a file), no `--ext-diff` (runs a program) |
 /// | `grep` | as above, and no `-O` `--open-files-in-pager` (runs a program) |
-/// | `ls-files` `ls-tree` `rev-parse` `describe` `cat-file` `merge-base` `name-rev` `for-each-ref` `show-ref` `count-objects` `check-ignore` `check-attr` `version` `var` | any fixed arguments |
+/// | `cat-file` | no `--filters` (runs filter programs) |
+/// | `ls-files` `ls-tree` `rev-parse` `describe` `merge-base` `name-rev` `for-each-ref` `show-ref` `count-objects` `check-ignore` `check-attr` `version` `var` | any fixed arguments |
 /// | `branch` `tag` | listing options only; a name only with `-l`/`--list` (a name alone creates) |
 /// | `remote` | no arguments, `-v`, or `get-url` |
 /// | `config` | with `--get` `--get-all` `--get-regexp` `--list` `-l` (or the `get` `list` subcommands) and display options only |
@@ -77,7 +78,9 @@ fn works_elsewhere(args: &[WordInfo]) -> bool {
 /// | `reflog` | alone, `show`, or options (show) |
 /// | `worktree` | `list` |
 ///
-/// Every subcommand: no `--help` (runs a help viewer).
+/// Every subcommand: no `--help` (runs a help viewer), no explicit `--textconv` (runs the
+/// textconv programs configuration names), no `--show-signature` and no `%G` or
+/// `%(signature` in a format (they run gpg).
 ///
 /// Global options: `-C dir`, `--no-pager`, `-P`, `--no-optional-locks`, the pathspec switches.
 /// `-c`, `--config-env` set configuration (`core.pager`, `diff.external`, `core.fsmonitor` run
@@ -125,6 +128,18 @@ fn git_args(args: &[&str]) -> Verdict {
         return Err(option(&command, help, Effect::RunsHelpViewer));
     }
     let rest = args.get(i + 1..).unwrap_or(&[]);
+    for arg in rest {
+        // `--text` is `-a`, not an abbreviation of `--textconv`.
+        if long_is(arg, "textconv") && *arg != "--text" {
+            return Err(option(&command, "--textconv", Effect::RunsTextconv));
+        }
+        if long_is(arg, "show-signature") {
+            return Err(option(&command, "--show-signature", Effect::RunsGpg));
+        }
+        if arg.contains("%G") || arg.contains("%(signature") {
+            return Err(option(&command, arg, Effect::RunsGpg));
+        }
+    }
     match *sub {
         "status" | "log" | "show" | "diff" | "blame" | "shortlog" | "whatchanged" | "diff-tree"
         | "diff-files" | "diff-index" | "rev-list" => git_output_options(sub, rest),
@@ -137,9 +152,13 @@ fn git_args(args: &[&str]) -> Verdict {
             }
             git_output_options(sub, rest)
         }
-        "ls-files" | "ls-tree" | "rev-parse" | "describe" | "cat-file" | "merge-base"
-        | "name-rev" | "for-each-ref" | "show-ref" | "count-objects" | "check-ignore"
-        | "check-attr" | "version" | "var" => Ok(()),
+        "cat-file" => match rest.iter().find(|a| long_is(a, "filters")) {
+            Some(_) => Err(option("git cat-file", "--filters", Effect::RunsFilters)),
+            None => Ok(()),
+        },
+        "ls-files" | "ls-tree" | "rev-parse" | "describe" | "merge-base" | "name-rev"
+        | "for-each-ref" | "show-ref" | "count-objects" | "check-ignore" | "check-attr"
+        | "version" | "var" => Ok(()),
         "branch" => git_listing(
             "branch",
             rest,

@@ -20,7 +20,7 @@
 //! | `printf` | first argument fixed and not `-v` | `-v` assigns a variable |
 //! | `export` `declare` `typeset` `local` `readonly` | listing, or harmless names only | an assignment can turn a reader into a writer |
 //! | `set` | only `-e` `-u` `-x` `-v` `-f` `-C` and `-o` `pipefail` `errexit` `nounset` `xtrace` `noglob` `noclobber` | `set -k` moves arguments into the environment |
-//! | `git` | read subcommands only, see [`git`]; no global `-c` `--config-env` `--exec-path` `-p` `--paginate`, no `--output` `--ext-diff`; fixed | configuration and pagers run programs |
+//! | `git` | read subcommands only, see [`git`]; no global `-c` `--config-env` `--exec-path` `-p` `--paginate`, no `--output` `--ext-diff` `--textconv` `--show-signature`, no `%G` in a format; fixed | configuration, pagers and gpg run programs |
 //! | `command -v`/`-V` | any | it only looks a name up |
 //! | `eval` `source` `.` `nohup`, `trap` `alias` `bind` `complete` `compgen` `fc` `mapfile` `readarray` `enable` | never | they run code (or write `nohup.out`) |
 //!

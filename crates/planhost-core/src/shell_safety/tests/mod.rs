@@ -1,4 +1,5 @@
 mod facts;
+mod git;
 
 use proptest::prelude::*;
 
