@@ -13,7 +13,7 @@ use super::syntax::{
 };
 
 /// Parses a script with brush-parser; `None` when it does not parse (or the parser panics).
-pub(super) fn parse(script: &str) -> Option<Script> {
+pub(super) fn parse(script: &str) -> Option<Script<'static>> {
     // brush-parser 0.4 unwraps a few integer parses (guarded by the caller); a panic it still
     // has is "not proven", never a crash of the policy.
     let parsed = std::panic::catch_unwind(|| {
@@ -30,14 +30,14 @@ pub(super) fn parse(script: &str) -> Option<Script> {
     Some(out)
 }
 
-fn compound_list(list: &CompoundList, out: &mut Script) -> Option<()> {
+fn compound_list(list: &CompoundList, out: &mut Script<'static>) -> Option<()> {
     for item in &list.0 {
         and_or(&item.0, out)?;
     }
     Some(())
 }
 
-fn and_or(list: &AndOrList, out: &mut Script) -> Option<()> {
+fn and_or(list: &AndOrList, out: &mut Script<'static>) -> Option<()> {
     pipeline(&list.first, out)?;
     for next in &list.additional {
         let (AndOr::And(next) | AndOr::Or(next)) = next;
@@ -46,14 +46,14 @@ fn and_or(list: &AndOrList, out: &mut Script) -> Option<()> {
     Some(())
 }
 
-fn pipeline(pipeline: &Pipeline, out: &mut Script) -> Option<()> {
+fn pipeline(pipeline: &Pipeline, out: &mut Script<'static>) -> Option<()> {
     for command in &pipeline.seq {
         self::command(command, out)?;
     }
     Some(())
 }
 
-fn command(command: &Command, out: &mut Script) -> Option<()> {
+fn command(command: &Command, out: &mut Script<'static>) -> Option<()> {
     match command {
         Command::Simple(simple) => out.push(Node::Simple(self::simple(simple)?)),
         Command::Compound(compound, redirects) => {
@@ -64,7 +64,7 @@ fn command(command: &Command, out: &mut Script) -> Option<()> {
             let mut body = Vec::new();
             self::redirects(function.body.1.as_ref(), &mut body)?;
             self::compound(&function.body.0, &mut body)?;
-            out.push(Node::Function(function.fname.value.clone(), body));
+            out.push(Node::Function(function.fname.value.clone().into(), body));
         }
         Command::ExtendedTest(test, redirects) => {
             self::redirects(redirects.as_ref(), out)?;
@@ -74,39 +74,41 @@ fn command(command: &Command, out: &mut Script) -> Option<()> {
     Some(())
 }
 
-fn redirects(redirects: Option<&RedirectList>, out: &mut Script) -> Option<()> {
+fn redirects(redirects: Option<&RedirectList>, out: &mut Script<'static>) -> Option<()> {
     for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
         out.push(Node::Redirect(self::redirect(redirect)?));
     }
     Some(())
 }
 
-fn compound(compound: &CompoundCommand, out: &mut Script) -> Option<()> {
+fn compound(compound: &CompoundCommand, out: &mut Script<'static>) -> Option<()> {
     match compound {
-        CompoundCommand::Arithmetic(arith) => out.push(Node::Arithmetic(arith.expr.value.clone())),
+        CompoundCommand::Arithmetic(arith) => {
+            out.push(Node::Arithmetic(arith.expr.value.clone().into()));
+        }
         CompoundCommand::ArithmeticForClause(clause) => {
             for expr in [&clause.initializer, &clause.condition, &clause.updater]
                 .into_iter()
                 .flatten()
             {
-                out.push(Node::Arithmetic(expr.value.clone()));
+                out.push(Node::Arithmetic(expr.value.clone().into()));
             }
             compound_list(&clause.body.list, out)?;
         }
         CompoundCommand::BraceGroup(group) => compound_list(&group.list, out)?,
         CompoundCommand::Subshell(subshell) => compound_list(&subshell.list, out)?,
         CompoundCommand::ForClause(clause) => {
-            out.push(Node::ForVariable(clause.variable_name.clone()));
+            out.push(Node::ForVariable(clause.variable_name.clone().into()));
             for value in clause.values.iter().flatten() {
-                out.push(Node::Word(value.value.clone()));
+                out.push(Node::Word(value.value.clone().into()));
             }
             compound_list(&clause.body.list, out)?;
         }
         CompoundCommand::CaseClause(clause) => {
-            out.push(Node::Word(clause.value.value.clone()));
+            out.push(Node::Word(clause.value.value.clone().into()));
             for item in &clause.cases {
                 for pattern in &item.patterns {
-                    out.push(Node::Word(pattern.value.clone()));
+                    out.push(Node::Word(pattern.value.clone().into()));
                 }
                 if let Some(list) = &item.cmd {
                     compound_list(list, out)?;
@@ -136,7 +138,7 @@ fn compound(compound: &CompoundCommand, out: &mut Script) -> Option<()> {
     Some(())
 }
 
-fn extended_test(expr: &ExtendedTestExpr, out: &mut Script) {
+fn extended_test(expr: &ExtendedTestExpr, out: &mut Script<'static>) {
     match expr {
         ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
             extended_test(a, out);
@@ -149,7 +151,7 @@ fn extended_test(expr: &ExtendedTestExpr, out: &mut Script) {
                 UnaryPredicate::ShellVariableIsSetAndAssigned
                     | UnaryPredicate::ShellVariableIsSetAndNameRef
             ),
-            word: word.value.clone(),
+            word: word.value.clone().into(),
         })),
         ExtendedTestExpr::BinaryTest(predicate, left, right) => {
             out.push(Node::Test(Test::Binary {
@@ -162,14 +164,14 @@ fn extended_test(expr: &ExtendedTestExpr, out: &mut Script) {
                         | BinaryPredicate::ArithmeticGreaterThan
                         | BinaryPredicate::ArithmeticGreaterThanOrEqualTo
                 ),
-                left: left.value.clone(),
-                right: right.value.clone(),
+                left: left.value.clone().into(),
+                right: right.value.clone().into(),
             }));
         }
     }
 }
 
-fn redirect(redirect: &IoRedirect) -> Option<Redirect> {
+fn redirect(redirect: &IoRedirect) -> Option<Redirect<'static>> {
     Some(match redirect {
         IoRedirect::File(_, kind, target) => {
             let op = match kind {
@@ -184,7 +186,7 @@ fn redirect(redirect: &IoRedirect) -> Option<Redirect> {
             let target = match target {
                 IoFileRedirectTarget::Fd(_) => Target::Fd,
                 IoFileRedirectTarget::Filename(word) | IoFileRedirectTarget::Duplicate(word) => {
-                    Target::Word(word.value.clone())
+                    Target::Word(word.value.clone().into())
                 }
                 IoFileRedirectTarget::ProcessSubstitution(kind, subshell) => {
                     let mut body = Vec::new();
@@ -196,11 +198,11 @@ fn redirect(redirect: &IoRedirect) -> Option<Redirect> {
         }
         IoRedirect::HereDocument(_, doc) => Redirect::HereDocument {
             expand: doc.requires_expansion,
-            body: doc.doc.value.clone(),
+            body: doc.doc.value.clone().into(),
         },
-        IoRedirect::HereString(_, word) => Redirect::HereString(word.value.clone()),
+        IoRedirect::HereString(_, word) => Redirect::HereString(word.value.clone().into()),
         IoRedirect::OutputAndError(word, append) => Redirect::OutputAndError {
-            target: word.value.clone(),
+            target: word.value.clone().into(),
             append: *append,
         },
     })
@@ -213,7 +215,7 @@ fn direction(kind: &ProcessSubstitutionKind) -> Direction {
     }
 }
 
-fn simple(command: &SimpleCommand) -> Option<Simple> {
+fn simple(command: &SimpleCommand) -> Option<Simple<'static>> {
     let mut prefix = Vec::new();
     for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
         prefix.push(match item {
@@ -233,18 +235,23 @@ fn simple(command: &SimpleCommand) -> Option<Simple> {
     }
     Some(Simple {
         prefix,
-        name: command.word_or_name.as_ref().map(|w| w.value.clone()),
+        name: command
+            .word_or_name
+            .as_ref()
+            .map(|w| w.value.clone().into()),
         suffix,
     })
 }
 
-fn item(item: &CommandPrefixOrSuffixItem) -> Option<Item> {
+fn item(item: &CommandPrefixOrSuffixItem) -> Option<Item<'static>> {
     Some(match item {
         CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
             Item::Redirect(self::redirect(redirect)?)
         }
         CommandPrefixOrSuffixItem::Word(word)
-        | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => Item::Word(word.value.clone()),
+        | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+            Item::Word(word.value.clone().into())
+        }
         CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
             let mut body = Vec::new();
             compound_list(&subshell.list, &mut body)?;
@@ -253,17 +260,24 @@ fn item(item: &CommandPrefixOrSuffixItem) -> Option<Item> {
     })
 }
 
-fn assignment(assignment: &BrushAssignment) -> Assignment {
+fn assignment(assignment: &BrushAssignment) -> Assignment<'static> {
     let (name, index) = match &assignment.name {
-        AssignmentName::VariableName(name) => (name.clone(), None),
-        AssignmentName::ArrayElementName(name, index) => (name.clone(), Some(index.clone())),
+        AssignmentName::VariableName(name) => (name.clone().into(), None),
+        AssignmentName::ArrayElementName(name, index) => {
+            (name.clone().into(), Some(index.clone().into()))
+        }
     };
     let value = match &assignment.value {
-        AssignmentValue::Scalar(word) => Value::Scalar(word.value.clone()),
+        AssignmentValue::Scalar(word) => Value::Scalar(word.value.clone().into()),
         AssignmentValue::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|(key, value)| (key.as_ref().map(|k| k.value.clone()), value.value.clone()))
+                .map(|(key, value)| {
+                    (
+                        key.as_ref().map(|k| k.value.clone().into()),
+                        value.value.clone().into(),
+                    )
+                })
                 .collect(),
         ),
     };

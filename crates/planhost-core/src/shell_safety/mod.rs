@@ -207,35 +207,42 @@ fn classify_script(walker: &mut Walker<'_>, script: &str) -> Verdict {
     walker.script(&tree)
 }
 
-/// The script's tree: the fast parser's where it takes the line, brush-parser's otherwise.
-fn parse(script: &str) -> Option<syntax::Script> {
-    fast::parse(script).or_else(|| from_brush::parse(script))
+/// The script's tree: the fast parser's where it takes the line, brush-parser's otherwise;
+/// `None` when the line does not parse.
+fn parse(script: &str) -> Option<syntax::Script<'_>> {
+    match fast::parse(script) {
+        fast::Parsed::Tree(tree) => Some(tree),
+        fast::Parsed::Refused => None,
+        fast::Parsed::Unknown => from_brush::parse(script),
+    }
 }
 
 /// A run of 10 or more digits right before `<`/`>` (a descriptor, `i32` in the parser) or right
 /// after `~`, `~+`, `~-` (a directory-stack index): brush-parser 0.4 panics on their overflow.
-fn has_overflowing_number(script: &str) -> bool {
+pub(super) fn has_overflowing_number(script: &str) -> bool {
     let bytes = script.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
+    let mut run_start = 0;
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            if run == 0 {
+                run_start = i;
+            }
+            run += 1;
             continue;
         }
-        let start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i - start < 10 {
-            continue;
-        }
-        let before = script.get(..start).unwrap_or("");
-        let tilde = before.ends_with('~') || before.ends_with("~+") || before.ends_with("~-");
-        if tilde || matches!(bytes.get(i), Some(b'<' | b'>')) {
+        if run >= 10 && (matches!(b, b'<' | b'>') || after_tilde(bytes, run_start)) {
             return true;
         }
+        run = 0;
     }
-    false
+    run >= 10 && after_tilde(bytes, run_start)
+}
+
+/// Whether `~`, `~+` or `~-` ends right before `at`.
+fn after_tilde(bytes: &[u8], at: usize) -> bool {
+    let before = bytes.get(..at).unwrap_or(&[]);
+    before.ends_with(b"~") || before.ends_with(b"~+") || before.ends_with(b"~-")
 }
 
 const HARMLESS_NAMES: &[&str] = &[

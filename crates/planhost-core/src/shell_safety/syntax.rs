@@ -9,52 +9,57 @@
 //! both build the same tree (`fast_parser_agrees_with_brush`, and the `shell_classifier` fuzz
 //! target).
 
+use std::borrow::Cow;
+
+/// Text as written: borrowed from the line by the fast parser, owned from brush-parser's tree.
+pub(super) type Text<'s> = Cow<'s, str>;
+
 /// A script: its parts in the order the shell reaches them.
-pub(super) type Script = Vec<Node>;
+pub(super) type Script<'s> = Vec<Node<'s>>;
 
 /// One part of a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Node {
+pub(super) enum Node<'s> {
     /// A simple command (or a line of assignments and redirections).
-    Simple(Simple),
+    Simple(Simple<'s>),
     /// A redirection on a compound command or `[[ ]]`, walked before its body.
-    Redirect(Redirect),
+    Redirect(Redirect<'s>),
     /// A word a compound command expands: a `for` value, a `case` subject or pattern.
-    Word(String),
+    Word(Text<'s>),
     /// The variable a `for` loop assigns.
-    ForVariable(String),
+    ForVariable(Text<'s>),
     /// An arithmetic expression: `(( ))`, and each part of `for (( ; ; ))`.
-    Arithmetic(String),
+    Arithmetic(Text<'s>),
     /// One test of `[[ ]]` (their `&&`, `||`, `!` and parentheses flattened).
-    Test(Test),
+    Test(Test<'s>),
     /// A function definition: its name and body.
-    Function(String, Script),
+    Function(Text<'s>, Script<'s>),
     /// `coproc` and what it runs.
-    Coproc(Script),
+    Coproc(Script<'s>),
 }
 
 /// A simple command: assignments and redirections, a program name, its arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(super) struct Simple {
+pub(super) struct Simple<'s> {
     /// What comes before the name: assignments, redirections.
-    pub(super) prefix: Vec<Item>,
+    pub(super) prefix: Vec<Item<'s>>,
     /// The program name as written; `None` for a line of assignments or redirections.
-    pub(super) name: Option<String>,
+    pub(super) name: Option<Text<'s>>,
     /// What comes after the name: arguments (an assignment-looking one is a word), redirections.
-    pub(super) suffix: Vec<Item>,
+    pub(super) suffix: Vec<Item<'s>>,
 }
 
 /// One item of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Item {
+pub(super) enum Item<'s> {
     /// An assignment (before the name only).
-    Assignment(Assignment),
+    Assignment(Assignment<'s>),
     /// A word as written.
-    Word(String),
+    Word(Text<'s>),
     /// A redirection.
-    Redirect(Redirect),
+    Redirect(Redirect<'s>),
     /// `<(...)` or `>(...)` as an argument.
-    ProcessSubstitution(Direction, Script),
+    ProcessSubstitution(Direction, Script<'s>),
 }
 
 /// Which way a process substitution carries data.
@@ -68,42 +73,42 @@ pub(super) enum Direction {
 
 /// `name=value`, `name+=value`, `name[i]=value`, `name=(a b)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Assignment {
+pub(super) struct Assignment<'s> {
     /// The variable.
-    pub(super) name: String,
+    pub(super) name: Text<'s>,
     /// The index of `name[i]=`, as written.
-    pub(super) index: Option<String>,
+    pub(super) index: Option<Text<'s>>,
     /// The value.
-    pub(super) value: Value,
+    pub(super) value: Value<'s>,
 }
 
 /// An assignment's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Value {
+pub(super) enum Value<'s> {
     /// One word as written.
-    Scalar(String),
+    Scalar(Text<'s>),
     /// `( [k]=v w ... )`: keys and values as written.
-    Array(Vec<(Option<String>, String)>),
+    Array(Vec<(Option<Text<'s>>, Text<'s>)>),
 }
 
 /// A redirection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Redirect {
+pub(super) enum Redirect<'s> {
     /// `<`, `>`, `>>`, `<>`, `>|`, `<&`, `>&` with a target.
-    File(FileOp, Target),
+    File(FileOp, Target<'s>),
     /// A here-document: `expand` when its delimiter is unquoted (its body is expanded).
     HereDocument {
         /// Whether the shell expands the body.
         expand: bool,
         /// The body.
-        body: String,
+        body: Text<'s>,
     },
     /// `<<< word`.
-    HereString(String),
+    HereString(Text<'s>),
     /// `&>` and `&>>` (`append`).
     OutputAndError {
         /// The file as written.
-        target: String,
+        target: Text<'s>,
         /// `&>>`.
         append: bool,
     },
@@ -145,32 +150,32 @@ impl FileOp {
 
 /// Where a file redirection points.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Target {
+pub(super) enum Target<'s> {
     /// A descriptor number (`2>&1`).
     Fd,
     /// A word as written: a file, or for `<&`/`>&` a descriptor or `-`.
-    Word(String),
+    Word(Text<'s>),
     /// `> >(...)`, `< <(...)`.
-    ProcessSubstitution(Direction, Script),
+    ProcessSubstitution(Direction, Script<'s>),
 }
 
 /// One test of `[[ ]]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Test {
+pub(super) enum Test<'s> {
     /// `-v name` and `-R name` (`variable`), or another unary test.
     Unary {
         /// Whether it tests a variable by name (and so evaluates an array index).
         variable: bool,
         /// The operand as written.
-        word: String,
+        word: Text<'s>,
     },
     /// A binary test; `arithmetic` for `-eq` `-ne` `-lt` `-le` `-gt` `-ge`.
     Binary {
         /// Whether its operands are evaluated as arithmetic.
         arithmetic: bool,
         /// The left operand as written.
-        left: String,
+        left: Text<'s>,
         /// The right operand as written.
-        right: String,
+        right: Text<'s>,
     },
 }

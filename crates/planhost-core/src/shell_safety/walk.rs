@@ -55,7 +55,7 @@ impl Walker<'_> {
     }
 
     /// The word's text and every command its expansions run.
-    pub(super) fn word(&mut self, word: &str) -> (WordInfo, Verdict) {
+    pub(super) fn word<'w>(&mut self, word: &'w str) -> (WordInfo<'w>, Verdict) {
         words::analyze_word(self, word)
     }
 
@@ -77,7 +77,9 @@ impl Walker<'_> {
             Node::Arithmetic(expr) => self.arithmetic(expr),
             Node::Test(test) => self.test(test),
             Node::Function(name, body) => {
-                let verdict: Verdict = Err(NotProven::FunctionDefinition { name: name.clone() });
+                let verdict: Verdict = Err(NotProven::FunctionDefinition {
+                    name: name.to_string(),
+                });
                 // The body runs when the function is called: its programs count.
                 verdict.and(self.script(body))
             }
@@ -119,7 +121,7 @@ impl Walker<'_> {
                             None => {
                                 self.unknown_code();
                                 Err(NotProven::ExtendedTestArithmetic {
-                                    operand: side.source.clone(),
+                                    operand: side.source.to_owned(),
                                 })
                             }
                         };
@@ -143,7 +145,7 @@ impl Walker<'_> {
                     let target_verdict = match op {
                         FileOp::Read => Ok(()),
                         FileOp::ReadWrite => Err(NotProven::OpensForWriting {
-                            target: info.source.clone(),
+                            target: info.source.to_owned(),
                         }),
                         FileOp::DuplicateInput | FileOp::DuplicateOutput
                             if info.lit().is_some_and(is_fd_target) =>
@@ -194,7 +196,7 @@ impl Walker<'_> {
             Some(_) => {
                 self.unknown_code();
                 Err(NotProven::ArrayElementAssignment {
-                    name: assignment.name.clone(),
+                    name: assignment.name.to_string(),
                 })
             }
             None => Ok(()),
@@ -227,7 +229,8 @@ impl Walker<'_> {
 
     fn simple(&mut self, command: &Simple) -> Verdict {
         let mut verdict = Ok(());
-        let mut args: Vec<WordInfo> = Vec::new();
+        let mut args: Vec<WordInfo<'_>> =
+            Vec::with_capacity(command.prefix.len() + command.suffix.len());
         for item in &command.prefix {
             let next = match item {
                 Item::Assignment(assignment) => self.assignment(assignment),
@@ -262,7 +265,7 @@ impl Walker<'_> {
         }
     }
 
-    fn argument_item(&mut self, item: &Item, args: &mut Vec<WordInfo>) -> Verdict {
+    fn argument_item<'w>(&mut self, item: &'w Item, args: &mut Vec<WordInfo<'w>>) -> Verdict {
         match item {
             Item::Redirect(redirect) => self.redirect(redirect),
             Item::Word(word) => {
@@ -278,9 +281,9 @@ impl Walker<'_> {
                 let verdict = self.process_substitution(*direction, body);
                 // Its value is a `/dev/fd/N` path: never an option.
                 args.push(WordInfo {
-                    literal: Some("/dev/fd/63".to_owned()),
+                    literal: Some("/dev/fd/63".into()),
                     may_split: false,
-                    source: "<(...)".to_owned(),
+                    source: "<(...)",
                     fixed_prefix: None,
                 });
                 verdict
@@ -303,7 +306,7 @@ fn output_target(op: &'static str, target: &WordInfo) -> Verdict {
         }),
         None => Err(NotProven::RedirectsIntoUnknown {
             op,
-            target: target.source.clone(),
+            target: target.source.to_owned(),
         }),
     }
 }

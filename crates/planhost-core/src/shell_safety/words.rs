@@ -1,40 +1,42 @@
 //! What a single shell word can become: its fixed text when it has one, and every command it
 //! runs while it is expanded.
 
+use std::borrow::Cow;
+
 use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
 
 use super::reason::{NotProven, ParameterUse};
 use super::walk::Walker;
 use super::{Verdict, classify_script, parser_options};
 
-/// A word after the checks on its expansions.
+/// A word after the checks on its expansions (borrowing the word as written).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct WordInfo {
+pub(super) struct WordInfo<'w> {
     /// The text the word always expands to, or `None` when it depends on the run
     /// (parameter, command substitution, arithmetic, unquoted glob or brace expansion).
-    pub(super) literal: Option<String>,
+    pub(super) literal: Option<Cow<'w, str>>,
     /// Whether the word can expand into several words (or none): an unquoted expansion, glob
     /// or brace expansion.
     pub(super) may_split: bool,
     /// The word as written, for reasons.
-    pub(super) source: String,
+    pub(super) source: &'w str,
     /// When the word is unknown but every word it can become starts with this fixed text
     /// (`src/*.rs`, `"dir/$x"`), which does not start with `-`: it can never be an option.
     pub(super) fixed_prefix: Option<String>,
 }
 
-impl WordInfo {
+impl<'w> WordInfo<'w> {
     /// The fixed text, if any.
     pub(super) fn lit(&self) -> Option<&str> {
         self.literal.as_deref()
     }
 
     /// A word that can be anything at all (one that does not parse, an input line).
-    pub(super) fn unknown(source: &str) -> WordInfo {
+    pub(super) fn unknown(source: &'w str) -> WordInfo<'w> {
         WordInfo {
             literal: None,
             may_split: true,
-            source: source.to_owned(),
+            source,
             fixed_prefix: None,
         }
     }
@@ -42,7 +44,7 @@ impl WordInfo {
 
 /// Works out a word's fixed text and checks every command it runs while it expands; the
 /// verdict is the first expansion not proven.
-pub(super) fn analyze_word(walker: &mut Walker<'_>, word: &str) -> (WordInfo, Verdict) {
+pub(super) fn analyze_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordInfo<'w>, Verdict) {
     // Fast path: a word of plain characters is its own text (most words are).
     if !word.is_empty()
         && word
@@ -50,13 +52,21 @@ pub(super) fn analyze_word(walker: &mut Walker<'_>, word: &str) -> (WordInfo, Ve
             .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+%@^".contains(&b))
     {
         let info = WordInfo {
-            literal: Some(word.to_owned()),
+            literal: Some(Cow::Borrowed(word)),
             may_split: false,
-            source: word.to_owned(),
+            source: word,
             fixed_prefix: None,
         };
         return (info, Ok(()));
     }
+    if let Some(info) = quoted_word(word) {
+        return (info, Ok(()));
+    }
+    parsed_word(walker, word)
+}
+
+/// [`analyze_word`] through brush-parser's word parser.
+pub(super) fn parsed_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordInfo<'w>, Verdict) {
     let Ok(pieces) = brush_parser::word::parse(word, &parser_options()) else {
         // What it would run is unseen.
         walker.unknown_code();
@@ -75,21 +85,86 @@ pub(super) fn analyze_word(walker: &mut Walker<'_>, word: &str) -> (WordInfo, Ve
         let brace = state.text.find('{').unwrap_or(0);
         state.prefix_end = Some(state.prefix_end.map_or(brace, |end| end.min(brace)));
     }
-    let fixed_prefix = match state.prefix_end {
-        Some(end) if state.dynamic && !state.unquoted_expansion => state
-            .text
-            .get(..end)
-            .filter(|p| !p.is_empty() && !p.starts_with('-'))
-            .map(str::to_owned),
-        _ => None,
-    };
-    let info = WordInfo {
-        literal: (!state.dynamic).then_some(state.text),
-        may_split: state.may_split,
-        source: word.to_owned(),
-        fixed_prefix,
-    };
-    (info, verdict)
+    (state.finish(word), verdict)
+}
+
+/// A word that runs nothing, without brush-parser: plain text, `~`, `'...'`, `"..."` without
+/// `$`, `` ` `` or `\` inside, `\x`, `*` and `?` (globs), `$NAME` and `${NAME}`. `None` for
+/// anything else (`[`, `{`, `$(`, ...), which [`parsed_word`] reads; where this answers, both
+/// agree (`quoted_words_agree_with_the_word_parser`).
+pub(super) fn quoted_word(word: &str) -> Option<WordInfo<'_>> {
+    let bytes = word.as_bytes();
+    let mut state = WordState::default();
+    let mut i = 0;
+    let mut quoted = false;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\'' if !quoted => {
+                let len = word.get(i + 1..)?.find('\'')?;
+                state.text.push_str(word.get(i + 1..i + 1 + len)?);
+                i += len + 2;
+            }
+            b'"' => {
+                quoted = !quoted;
+                i += 1;
+            }
+            b'\\' if !quoted => {
+                let c = word.get(i + 1..)?.chars().next()?;
+                state.text.push(c);
+                i += 1 + c.len_utf8();
+            }
+            b'$' => {
+                let braced = bytes.get(i + 1) == Some(&b'{');
+                let start = i + 1 + usize::from(braced);
+                let len = bytes
+                    .get(start..)?
+                    .iter()
+                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                    .unwrap_or(bytes.len() - start);
+                let name = word.get(start..start + len)?;
+                if !name
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                {
+                    return None;
+                }
+                i = start + len;
+                if braced {
+                    if bytes.get(i) != Some(&b'}') {
+                        return None;
+                    }
+                    i += 1;
+                }
+                state.expansion(quoted);
+            }
+            b'*' | b'?' if !quoted => {
+                state.unknown_from(state.text.len());
+                state.may_split = true;
+                state.text.push(char::from(b));
+                i += 1;
+            }
+            b'`' | b'{' | b'\\' => return None,
+            b'[' | b'(' if !quoted => return None,
+            _ => {
+                // Up to the next byte that means something here.
+                let special: &[u8] = if quoted { b"\"$`\\{" } else { b"'\"\\$*?`[{(" };
+                let len = bytes
+                    .get(i..)?
+                    .iter()
+                    .position(|b| special.contains(b))
+                    .unwrap_or(bytes.len() - i)
+                    .max(1);
+                let text = word.get(i..i + len)?;
+                if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+                    return None;
+                }
+                state.text.push_str(text);
+                i += len;
+            }
+        }
+    }
+    (!quoted).then(|| state.finish(word))
 }
 
 /// Checks the commands an unquoted here-document body runs (`$(...)`, backquotes, `${...}`).
@@ -114,6 +189,24 @@ struct WordState {
 }
 
 impl WordState {
+    /// The word's information once every piece is read.
+    fn finish(self, word: &str) -> WordInfo<'_> {
+        let fixed_prefix = match self.prefix_end {
+            Some(end) if self.dynamic && !self.unquoted_expansion => self
+                .text
+                .get(..end)
+                .filter(|p| !p.is_empty() && !p.starts_with('-'))
+                .map(str::to_owned),
+            _ => None,
+        };
+        WordInfo {
+            literal: (!self.dynamic).then_some(Cow::Owned(self.text)),
+            may_split: self.may_split,
+            source: word,
+            fixed_prefix,
+        }
+    }
+
     fn unknown_from(&mut self, at: usize) {
         self.dynamic = true;
         if self.prefix_end.is_none() {

@@ -43,7 +43,7 @@ fn unknown_form(program: &str, argument: &str) -> NotProven {
 pub(super) fn declaration(walker: &mut Walker<'_>, program: &str, args: &[WordInfo]) -> Verdict {
     let mut verdict = Ok(());
     for arg in args {
-        let source = arg.source.as_str();
+        let source = arg.source;
         if arg.lit() == Some("-p") {
             continue;
         }
@@ -126,7 +126,7 @@ pub(super) fn printf(_: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict 
                 option: text.to_owned(),
             }),
             None => Err(NotProven::PrintfUnknownFirst {
-                argument: first.source.clone(),
+                argument: first.source.to_owned(),
             }),
         },
     }
@@ -173,7 +173,7 @@ pub(super) fn read(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdi
         let Some(text) = arg.lit() else {
             return verdict.and(Err(NotProven::ArgumentAtRunTime {
                 program: "read",
-                argument: arg.source.clone(),
+                argument: arg.source.to_owned(),
             }));
         };
         let next = match text {

@@ -41,7 +41,7 @@ pub(super) fn find_with_exec(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]
                 Some(text) if text.contains("{}") => WordInfo {
                     literal: None,
                     may_split: false,
-                    source: w.source.clone(),
+                    source: w.source,
                     fixed_prefix: None,
                 },
                 _ => w.clone(),

@@ -123,21 +123,21 @@ fn git_args(args: &[&str]) -> Verdict {
     let Some(sub) = args.get(i) else {
         return Ok(());
     };
-    let command = format!("git {sub}");
+    let command = || format!("git {sub}");
     if let Some(help) = args.iter().find(|a| long_is(a, "help")) {
-        return Err(option(&command, help, Effect::RunsHelpViewer));
+        return Err(option(&command(), help, Effect::RunsHelpViewer));
     }
     let rest = args.get(i + 1..).unwrap_or(&[]);
     for arg in rest {
         // `--text` is `-a`, not an abbreviation of `--textconv`.
         if long_is(arg, "textconv") && *arg != "--text" {
-            return Err(option(&command, "--textconv", Effect::RunsTextconv));
+            return Err(option(&command(), "--textconv", Effect::RunsTextconv));
         }
         if long_is(arg, "show-signature") {
-            return Err(option(&command, "--show-signature", Effect::RunsGpg));
+            return Err(option(&command(), "--show-signature", Effect::RunsGpg));
         }
         if arg.contains("%G") || arg.contains("%(signature") {
-            return Err(option(&command, arg, Effect::RunsGpg));
+            return Err(option(&command(), arg, Effect::RunsGpg));
         }
     }
     match *sub {

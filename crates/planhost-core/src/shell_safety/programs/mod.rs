@@ -40,6 +40,7 @@ mod options;
 mod wrappers;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use super::reason::NotProven;
@@ -212,13 +213,38 @@ pub(super) static PROGRAMS: &[Program] = &[
 
 /// The row of a program name.
 pub(super) fn program(name: &str) -> Option<&'static Program> {
-    static BY_NAME: LazyLock<HashMap<&'static str, &'static Program>> = LazyLock::new(|| {
+    type ByName = HashMap<&'static str, &'static Program, BuildHasherDefault<Fnv>>;
+    static BY_NAME: LazyLock<ByName> = LazyLock::new(|| {
         PROGRAMS
             .iter()
             .flat_map(|program| program.names.iter().map(move |name| (*name, program)))
             .collect()
     });
     BY_NAME.get(name).copied()
+}
+
+/// FNV-1a: program names are short and not chosen to collide with each other (a collision
+/// costs a comparison, never a wrong row), so SipHash's cost buys nothing here.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
 }
 
 /// Checks one simple command, `name` with `args`, and records the program it starts.
@@ -230,7 +256,7 @@ pub(super) fn check_invocation(
     let Some(raw) = name.lit() else {
         walker.unknown_code();
         return Err(NotProven::UnknownProgramName {
-            source: name.source.clone(),
+            source: name.source.to_owned(),
         });
     };
     walker.found.program(raw);
@@ -269,20 +295,21 @@ pub(super) fn checked(
     rule: fn(&[&str]) -> Verdict,
     args: &[WordInfo],
 ) -> Verdict {
-    fn fixed(unknown: UnknownArgs, arg: &WordInfo) -> Option<&str> {
+    fn fixed<'a>(unknown: UnknownArgs, arg: &'a WordInfo<'_>) -> Option<&'a str> {
         match unknown {
             UnknownArgs::FixedStart => arg.lit().or(arg.fixed_prefix.as_deref()),
             UnknownArgs::Harmless | UnknownArgs::Refused | UnknownArgs::SeenByRule => arg.lit(),
         }
     }
-    let known: Vec<&str> = args.iter().filter_map(|arg| fixed(unknown, arg)).collect();
+    let mut known: Vec<&str> = Vec::with_capacity(args.len());
+    known.extend(args.iter().filter_map(|arg| fixed(unknown, arg)));
     match rule(&known) {
         Err(reason) if !reason.may_be_incomplete() => Err(reason),
         _ if known.len() < args.len() && unknown != UnknownArgs::Harmless => {
             let first = args.iter().find(|arg| fixed(unknown, arg).is_none());
             Err(NotProven::UnknownArgument {
                 program: program.to_owned(),
-                argument: first.map(|a| a.source.clone()).unwrap_or_default(),
+                argument: first.map(|a| a.source.to_owned()).unwrap_or_default(),
             })
         }
         verdict => verdict,

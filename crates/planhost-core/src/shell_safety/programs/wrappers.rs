@@ -25,7 +25,7 @@ fn at_run_time(walker: &mut Walker<'_>, program: &'static str, arg: &WordInfo) -
     walker.unknown_code();
     NotProven::ArgumentAtRunTime {
         program,
-        argument: arg.source.clone(),
+        argument: arg.source.to_owned(),
     }
 }
 
@@ -80,7 +80,7 @@ fn wrapped(
             walker.unknown_code();
             return Err(NotProven::RunsUnknown {
                 program: program.to_owned(),
-                argument: arg.source.clone(),
+                argument: arg.source.to_owned(),
             });
         };
         if text == "--" {
@@ -267,7 +267,7 @@ pub(super) fn xargs(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verd
             .map(|a| WordInfo {
                 literal: None,
                 may_split: true,
-                source: a.source.clone(),
+                source: a.source,
                 fixed_prefix: None,
             })
             .collect()
@@ -291,7 +291,7 @@ pub(super) fn shell_c(walker: &mut Walker<'_>, program: &str, args: &[WordInfo])
                 walker.unknown_code();
                 return Err(NotProven::RunsUnknown {
                     program: form,
-                    argument: script.source.clone(),
+                    argument: script.source.to_owned(),
                 });
             };
             classify_script(&mut walker.nested(), text).map_err(|inner| NotProven::Runs {
