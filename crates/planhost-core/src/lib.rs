@@ -96,7 +96,10 @@ pub use session::{
     claim_execution, configure, end_turn, enter_plan, expire, finish_execution, resolve, set_mode,
     submit_plan,
 };
-pub use shell_safety::{CommandSafety, classify_command};
+pub use shell_safety::{
+    CommandFacts, CommandSafety, Effect, GitChange, GitUse, NotProven, ParameterUse,
+    classify_command, command_facts,
+};
 pub use shells::{Dialect, OutputStream, Platform, ShellId};
 pub use time::{APPROVAL_TTL_MS, Clock, IdSource, ManualClock, SequentialIds, Timestamp};
 pub use tool_output::{

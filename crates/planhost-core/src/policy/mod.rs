@@ -79,7 +79,7 @@ mod toolset;
 
 use crate::catalog::names_a_file_writer;
 use crate::{
-    Agent, BatchPosition, Classified, CommandSafety, Dialect, Mode, PermissionDecision,
+    Agent, BatchPosition, Classified, CommandSafety, Dialect, Mode, NotProven, PermissionDecision,
     PolicyPreset, ToolNature, classify_command,
 };
 
@@ -183,7 +183,7 @@ impl AuthorizeInput<'_> {
         let classify = || match self.command {
             Some(line) => classify_command(line, self.dialect),
             None => CommandSafety::MayChangeFiles {
-                reason: "the call has no command line to check".into(),
+                reason: NotProven::NoCommandLine,
             },
         };
         match self.verdict {

@@ -779,7 +779,7 @@ fn plan_asks_before_a_command_that_may_change_files_deny_first() {
     assert_eq!(outcome(&authorize(&input(Some(&cell)))), "allow");
     assert_eq!(cell.get(), Some(&CommandSafety::ReadOnly));
     let kept = std::cell::OnceCell::from(CommandSafety::MayChangeFiles {
-        reason: "kept".into(),
+        reason: crate::NotProven::Unparsed,
     });
     assert_eq!(outcome(&authorize(&input(Some(&kept)))), "ask");
     // No command line at all is never read-only.

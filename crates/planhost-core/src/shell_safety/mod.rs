@@ -7,8 +7,18 @@
 //! proven, for every part of the line, that it cannot create, change or delete a file nor run a
 //! program that could, and otherwise names the first thing it could not prove.
 //!
-//! The line is parsed by `brush-parser` (the parser of the brush shell), never by regexes; a
-//! line it cannot parse is not proven. Every part of the syntax tree is seen.
+//! The line is parsed into the classifier's own tree ([`syntax`]): by a fast parser for the
+//! common shapes ([`fast`]) and otherwise by `brush-parser` (the parser of the brush shell,
+//! [`from_brush`]), never by regexes; a line brush-parser cannot parse is not proven. Where the
+//! fast parser answers, both build the same tree (a property test and the `shell_classifier`
+//! fuzz target hold them to it). Every part of the tree is seen, and the walk ([`walk`]) goes
+//! on past the first finding, so one parse also gives [`command_facts`]: every program the
+//! line starts and where its git works.
+//!
+//! A finding is a typed [`NotProven`], whose `Display` is the sentence a person reads; no
+//! verdict depends on a sentence. Each known program is one typed row of
+//! [`programs::PROGRAMS`]: its names, what an argument known only at run time means for it,
+//! and its rule.
 //!
 //! # Rules
 //!
@@ -43,38 +53,37 @@
 //!
 //! The result is pure and deterministic: no I/O, no environment, no clock.
 
-mod plain;
+mod fast;
+mod from_brush;
 mod programs;
 mod programs_util;
+mod reason;
 mod sed;
+mod syntax;
+mod walk;
 mod words;
 
 #[cfg(test)]
 mod tests;
 
 use brush_parser::ParserOptions;
-use brush_parser::ast::{
-    AndOrList, Assignment, AssignmentName, AssignmentValue, BinaryPredicate, Command,
-    CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr, IoFileRedirectKind,
-    IoFileRedirectTarget, IoRedirect, Pipeline, ProcessSubstitutionKind, RedirectList,
-    SimpleCommand, UnaryPredicate, Word,
-};
 
 use crate::Dialect;
 
-use words::WordInfo;
+pub use reason::{Effect, GitChange, NotProven, ParameterUse};
+use walk::{Found, Walker};
 
 /// What the classifier proved about a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandSafety {
     /// Every part of the line is a known reader with arguments that cannot make it write.
     ReadOnly,
-    /// Not provably read-only; `reason` is a short sentence for a person, naming what was found,
-    /// e.g. "`find -delete` deletes files", "`>` redirects output into a file", "`rm` is not a
-    /// known read-only program", "PowerShell commands are never proven read-only yet".
+    /// Not provably read-only; `reason` names the first thing found, and its `Display` is the
+    /// sentence for a person, e.g. "`find -delete` deletes files", "`>` redirects output into a
+    /// file", "`rm` is not a known read-only program".
     MayChangeFiles {
-        /// What was found, for a person.
-        reason: String,
+        /// What was found.
+        reason: NotProven,
     },
 }
 
@@ -85,7 +94,7 @@ impl CommandSafety {
     }
 
     /// Why the line was not proven read-only; `None` when it was.
-    pub fn reason(&self) -> Option<&str> {
+    pub fn reason(&self) -> Option<&NotProven> {
         match self {
             CommandSafety::ReadOnly => None,
             CommandSafety::MayChangeFiles { reason } => Some(reason),
@@ -93,21 +102,82 @@ impl CommandSafety {
     }
 }
 
+/// Where the `git` a command line runs works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitUse {
+    /// The line runs no `git` (by that name).
+    None,
+    /// Every `git` runs in the command's starting directory: no `-C`, `--git-dir`,
+    /// `--work-tree`, no `GIT_` variable set, and nothing in the line changes directory.
+    Here,
+    /// Some `git` runs in another directory, or one the line cannot show.
+    Elsewhere,
+}
+
+/// Everything one parse of a command line tells: the verdict and what the line starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandFacts {
+    /// The verdict, as [`classify_command`] gives it.
+    pub safety: CommandSafety,
+    /// Every literal program name the line starts, as written, first occurrence first: at
+    /// command position at any depth, through the wrappers the classifier knows (`env`,
+    /// `command`, `exec`, `timeout`, `nice`, `xargs`, `find -exec`...), in `sh -c` scripts and
+    /// in substitutions. What those programs start in turn is not known.
+    pub programs: Vec<String>,
+    /// Some program's name is known only when the line runs (`$cmd`, `find -exec {}`), or the
+    /// line runs code the classifier cannot see (`eval`, `source`, a script file, a line that
+    /// does not parse): any program may start.
+    pub unknown_program: bool,
+    /// Where `git` runs ([`GitUse::Elsewhere`] also when `unknown_program`).
+    pub git: GitUse,
+}
+
 /// Classifies one command line in the given dialect. Pure, no I/O, deterministic.
 pub fn classify_command(command: &str, dialect: Dialect) -> CommandSafety {
+    command_facts(command, dialect).safety
+}
+
+/// Classifies one command line and reports what it starts, from the same parse. Pure, no I/O,
+/// deterministic; `facts.safety` is always `classify_command(command, dialect)`.
+pub fn command_facts(command: &str, dialect: Dialect) -> CommandFacts {
+    let mut found = Found::default();
     let verdict = match dialect {
-        Dialect::Powershell => Err("PowerShell commands are never proven read-only yet".to_owned()),
-        Dialect::Cmd => Err("cmd commands are never proven read-only yet".to_owned()),
-        Dialect::Posix => classify_script(command, 0),
+        Dialect::Powershell => {
+            found.unknown_program = true;
+            Err(NotProven::PowerShell)
+        }
+        Dialect::Cmd => {
+            found.unknown_program = true;
+            Err(NotProven::Cmd)
+        }
+        Dialect::Posix => classify_script(
+            &mut Walker {
+                depth: 0,
+                found: &mut found,
+            },
+            command,
+        ),
     };
-    match verdict {
-        Ok(()) => CommandSafety::ReadOnly,
-        Err(reason) => CommandSafety::MayChangeFiles { reason },
+    let git = if !found.git {
+        GitUse::None
+    } else if found.git_elsewhere || found.moves || found.unknown_program {
+        GitUse::Elsewhere
+    } else {
+        GitUse::Here
+    };
+    CommandFacts {
+        safety: match verdict {
+            Ok(()) => CommandSafety::ReadOnly,
+            Err(reason) => CommandSafety::MayChangeFiles { reason },
+        },
+        programs: found.programs,
+        unknown_program: found.unknown_program,
+        git,
     }
 }
 
-/// `Ok` when proven read-only, otherwise the reason.
-pub(crate) type Verdict = Result<(), String>;
+/// `Ok` when proven read-only, otherwise the first reason found.
+pub(crate) type Verdict = Result<(), NotProven>;
 
 /// Substitutions nested deeper than this are not proven (rule 20).
 const MAX_DEPTH: usize = 16;
@@ -116,399 +186,63 @@ pub(crate) fn parser_options() -> ParserOptions {
     ParserOptions::default()
 }
 
-/// Parses and classifies a script (the whole line, or the inside of a substitution).
-pub(crate) fn classify_script(script: &str, depth: usize) -> Verdict {
-    if depth > MAX_DEPTH {
-        return Err("the command nests substitutions too deeply to check".to_owned());
+/// Parses and walks a script (the whole line, or the inside of a substitution or `sh -c`) at
+/// the walker's depth.
+fn classify_script(walker: &mut Walker<'_>, script: &str) -> Verdict {
+    if walker.depth > MAX_DEPTH {
+        walker.unknown_code();
+        return Err(NotProven::TooDeep);
     }
     if script.trim().is_empty() {
         return Ok(());
     }
     if has_overflowing_number(script) {
-        return Err("a descriptor or `~N` number is too long to check".to_owned());
+        walker.unknown_code();
+        return Err(NotProven::NumberTooLong);
     }
-    if let Some(verdict) = plain::classify_plain_line(script, depth) {
-        return verdict;
-    }
-    classify_parsed(script, depth)
+    let Some(tree) = parse(script) else {
+        walker.unknown_code();
+        return Err(NotProven::Unparsed);
+    };
+    walker.script(&tree)
 }
 
-/// [`classify_script`] through brush-parser, for lines [`plain`] does not take.
-fn classify_parsed(script: &str, depth: usize) -> Verdict {
-    // brush-parser 0.4 unwraps a few integer parses (guarded above); a panic it still has is
-    // "not proven", never a crash of the policy.
-    let parsed = std::panic::catch_unwind(|| {
-        brush_parser::Parser::new(script.as_bytes(), &parser_options()).parse_program()
-    });
-    let Ok(Ok(program)) = parsed else {
-        return Err("could not parse the command line".to_owned());
-    };
-    let walker = Walker { depth };
-    for list in &program.complete_commands {
-        walker.compound_list(list)?;
+/// The script's tree: the fast parser's where it takes the line, brush-parser's otherwise;
+/// `None` when the line does not parse.
+fn parse(script: &str) -> Option<syntax::Script<'_>> {
+    match fast::parse(script) {
+        fast::Parsed::Tree(tree) => Some(tree),
+        fast::Parsed::Refused => None,
+        fast::Parsed::Unknown => from_brush::parse(script),
     }
-    Ok(())
 }
 
 /// A run of 10 or more digits right before `<`/`>` (a descriptor, `i32` in the parser) or right
 /// after `~`, `~+`, `~-` (a directory-stack index): brush-parser 0.4 panics on their overflow.
-fn has_overflowing_number(script: &str) -> bool {
+pub(super) fn has_overflowing_number(script: &str) -> bool {
     let bytes = script.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
+    let mut run_start = 0;
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            if run == 0 {
+                run_start = i;
+            }
+            run += 1;
             continue;
         }
-        let start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i - start < 10 {
-            continue;
-        }
-        let before = script.get(..start).unwrap_or("");
-        let tilde = before.ends_with('~') || before.ends_with("~+") || before.ends_with("~-");
-        if tilde || matches!(bytes.get(i), Some(b'<' | b'>')) {
+        if run >= 10 && (matches!(b, b'<' | b'>') || after_tilde(bytes, run_start)) {
             return true;
         }
+        run = 0;
     }
-    false
+    run >= 10 && after_tilde(bytes, run_start)
 }
 
-struct Walker {
-    depth: usize,
-}
-
-impl Walker {
-    fn word(&self, word: &Word) -> Result<WordInfo, String> {
-        words::analyze_word(&word.value, self.depth)
-    }
-
-    fn compound_list(&self, list: &CompoundList) -> Verdict {
-        for item in &list.0 {
-            self.and_or(&item.0)?;
-        }
-        Ok(())
-    }
-
-    fn and_or(&self, list: &AndOrList) -> Verdict {
-        self.pipeline(&list.first)?;
-        for next in &list.additional {
-            let (brush_parser::ast::AndOr::And(pipeline) | brush_parser::ast::AndOr::Or(pipeline)) =
-                next;
-            self.pipeline(pipeline)?;
-        }
-        Ok(())
-    }
-
-    fn pipeline(&self, pipeline: &Pipeline) -> Verdict {
-        for command in &pipeline.seq {
-            self.command(command)?;
-        }
-        Ok(())
-    }
-
-    fn command(&self, command: &Command) -> Verdict {
-        match command {
-            Command::Simple(simple) => self.simple(simple),
-            Command::Compound(compound, redirects) => {
-                self.redirects(redirects.as_ref())?;
-                self.compound(compound)
-            }
-            Command::Function(function) => Err(format!(
-                "defining the function `{}` is never proven read-only",
-                function.fname.value
-            )),
-            Command::ExtendedTest(test, redirects) => {
-                self.redirects(redirects.as_ref())?;
-                self.extended_test(&test.expr)
-            }
-        }
-    }
-
-    fn redirects(&self, redirects: Option<&RedirectList>) -> Verdict {
-        for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
-            self.redirect(redirect)?;
-        }
-        Ok(())
-    }
-
-    fn compound(&self, compound: &CompoundCommand) -> Verdict {
-        match compound {
-            CompoundCommand::Arithmetic(arith) => words::check_arithmetic(&arith.expr.value),
-            CompoundCommand::ArithmeticForClause(clause) => {
-                for expr in [&clause.initializer, &clause.condition, &clause.updater]
-                    .into_iter()
-                    .flatten()
-                {
-                    words::check_arithmetic(&expr.value)?;
-                }
-                self.compound_list(&clause.body.list)
-            }
-            CompoundCommand::BraceGroup(group) => self.compound_list(&group.list),
-            CompoundCommand::Subshell(subshell) => self.compound_list(&subshell.list),
-            CompoundCommand::ForClause(clause) => {
-                check_assignment_name(&clause.variable_name, None)?;
-                for value in clause.values.iter().flatten() {
-                    self.word(value)?;
-                }
-                self.compound_list(&clause.body.list)
-            }
-            CompoundCommand::CaseClause(clause) => {
-                self.word(&clause.value)?;
-                for item in &clause.cases {
-                    for pattern in &item.patterns {
-                        self.word(pattern)?;
-                    }
-                    if let Some(list) = &item.cmd {
-                        self.compound_list(list)?;
-                    }
-                }
-                Ok(())
-            }
-            CompoundCommand::IfClause(clause) => {
-                self.compound_list(&clause.condition)?;
-                self.compound_list(&clause.then)?;
-                for branch in clause.elses.iter().flatten() {
-                    if let Some(condition) = &branch.condition {
-                        self.compound_list(condition)?;
-                    }
-                    self.compound_list(&branch.body)?;
-                }
-                Ok(())
-            }
-            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
-                self.compound_list(&clause.0)?;
-                self.compound_list(&clause.1.list)
-            }
-            CompoundCommand::Coprocess(_) => {
-                Err("`coproc` runs a command in the background, never proven read-only".to_owned())
-            }
-        }
-    }
-
-    fn extended_test(&self, expr: &ExtendedTestExpr) -> Verdict {
-        match expr {
-            ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
-                self.extended_test(a)?;
-                self.extended_test(b)
-            }
-            ExtendedTestExpr::Not(a) | ExtendedTestExpr::Parenthesized(a) => self.extended_test(a),
-            ExtendedTestExpr::UnaryTest(predicate, word) => {
-                if matches!(
-                    predicate,
-                    UnaryPredicate::ShellVariableIsSetAndAssigned
-                        | UnaryPredicate::ShellVariableIsSetAndNameRef
-                ) {
-                    return Err(
-                        "`[[ -v ]]` evaluates an array index, which is not checked".to_owned()
-                    );
-                }
-                self.word(word).map(drop)
-            }
-            ExtendedTestExpr::BinaryTest(predicate, left, right) => {
-                let left = self.word(left)?;
-                let right = self.word(right)?;
-                let arithmetic = matches!(
-                    predicate,
-                    BinaryPredicate::ArithmeticEqualTo
-                        | BinaryPredicate::ArithmeticNotEqualTo
-                        | BinaryPredicate::ArithmeticLessThan
-                        | BinaryPredicate::ArithmeticLessThanOrEqualTo
-                        | BinaryPredicate::ArithmeticGreaterThan
-                        | BinaryPredicate::ArithmeticGreaterThanOrEqualTo
-                );
-                if arithmetic {
-                    for side in [&left, &right] {
-                        match side.lit() {
-                            Some(text) => words::check_arithmetic(text)?,
-                            None => {
-                                return Err(format!(
-                                    "`[[ {} ]]` evaluates `{}` as arithmetic, which is not checked",
-                                    "-eq", side.source
-                                ));
-                            }
-                        }
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn redirect(&self, redirect: &IoRedirect) -> Verdict {
-        match redirect {
-            IoRedirect::File(_, kind, target) => {
-                let op = match kind {
-                    IoFileRedirectKind::Read => "<",
-                    IoFileRedirectKind::Write => ">",
-                    IoFileRedirectKind::Append => ">>",
-                    IoFileRedirectKind::ReadAndWrite => "<>",
-                    IoFileRedirectKind::Clobber => ">|",
-                    IoFileRedirectKind::DuplicateInput => "<&",
-                    IoFileRedirectKind::DuplicateOutput => ">&",
-                };
-                match target {
-                    IoFileRedirectTarget::Fd(_) => Ok(()),
-                    IoFileRedirectTarget::ProcessSubstitution(sub_kind, subshell) => {
-                        self.process_substitution(sub_kind, &subshell.list)
-                    }
-                    IoFileRedirectTarget::Filename(word)
-                    | IoFileRedirectTarget::Duplicate(word) => {
-                        let info = self.word(word)?;
-                        match kind {
-                            IoFileRedirectKind::Read => Ok(()),
-                            IoFileRedirectKind::ReadAndWrite => {
-                                Err(format!("`<>` opens `{}` for writing", info.source))
-                            }
-                            IoFileRedirectKind::DuplicateInput
-                            | IoFileRedirectKind::DuplicateOutput
-                                if info.lit().is_some_and(is_fd_target) =>
-                            {
-                                Ok(())
-                            }
-                            IoFileRedirectKind::DuplicateInput => Ok(()),
-                            IoFileRedirectKind::Write
-                            | IoFileRedirectKind::Append
-                            | IoFileRedirectKind::Clobber
-                            | IoFileRedirectKind::DuplicateOutput => output_target(op, &info),
-                        }
-                    }
-                }
-            }
-            IoRedirect::HereDocument(_, doc) => {
-                if doc.requires_expansion {
-                    words::check_heredoc_body(&doc.doc.value, self.depth)
-                } else {
-                    Ok(())
-                }
-            }
-            IoRedirect::HereString(_, word) => self.word(word).map(drop),
-            IoRedirect::OutputAndError(word, append) => {
-                let info = self.word(word)?;
-                output_target(if *append { "&>>" } else { "&>" }, &info)
-            }
-        }
-    }
-
-    fn process_substitution(&self, kind: &ProcessSubstitutionKind, list: &CompoundList) -> Verdict {
-        match kind {
-            ProcessSubstitutionKind::Read => self
-                .compound_list(list)
-                .map_err(|inner| format!("`<(...)` runs a command: {inner}")),
-            ProcessSubstitutionKind::Write => {
-                Err("`>(...)` feeds output to a command, never proven read-only".to_owned())
-            }
-        }
-    }
-
-    fn assignment(&self, assignment: &Assignment) -> Verdict {
-        let name = match &assignment.name {
-            AssignmentName::VariableName(name) => name,
-            AssignmentName::ArrayElementName(name, _) => {
-                return Err(format!(
-                    "assigning an element of `{name}` evaluates its index"
-                ));
-            }
-        };
-        match &assignment.value {
-            AssignmentValue::Scalar(word) => {
-                let info = self.word(word)?;
-                check_assignment_name(name, Some(info.lit()))
-            }
-            AssignmentValue::Array(items) => {
-                for (key, value) in items {
-                    if let Some(key) = key {
-                        self.word(key)?;
-                    }
-                    self.word(value)?;
-                }
-                check_assignment_name(name, None)
-            }
-        }
-    }
-
-    fn simple(&self, command: &SimpleCommand) -> Verdict {
-        let mut args: Vec<WordInfo> = Vec::new();
-        // Before the program name every assignment is one (`A=1 cmd`, or a line of them).
-        for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
-            match item {
-                CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
-                    self.assignment(assignment)?;
-                }
-                other @ (CommandPrefixOrSuffixItem::IoRedirect(_)
-                | CommandPrefixOrSuffixItem::Word(_)
-                | CommandPrefixOrSuffixItem::ProcessSubstitution(..)) => {
-                    self.argument_item(other, &mut args)?;
-                }
-            }
-        }
-        let mut name: Option<WordInfo> = match &command.word_or_name {
-            Some(word) => Some(self.word(word)?),
-            None => None,
-        };
-        // After it an assignment-looking word is an argument (`export A=1`, `env A=1`): the
-        // program's rule decides.
-        for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
-            match item {
-                CommandPrefixOrSuffixItem::AssignmentWord(_, word) => args.push(self.word(word)?),
-                other @ (CommandPrefixOrSuffixItem::IoRedirect(_)
-                | CommandPrefixOrSuffixItem::Word(_)
-                | CommandPrefixOrSuffixItem::ProcessSubstitution(..)) => {
-                    self.argument_item(other, &mut args)?;
-                }
-            }
-        }
-        if name.is_none() && !args.is_empty() {
-            // Redirections' process substitutions only; a name always comes first.
-            return Err("could not parse the command line".to_owned());
-        }
-        match name.take() {
-            None => Ok(()),
-            Some(name) => programs::check_invocation(&name, &args, self.depth),
-        }
-    }
-}
-
-impl Walker {
-    fn argument_item(&self, item: &CommandPrefixOrSuffixItem, args: &mut Vec<WordInfo>) -> Verdict {
-        match item {
-            CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect),
-            CommandPrefixOrSuffixItem::Word(word)
-            | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
-                args.push(self.word(word)?);
-                Ok(())
-            }
-            CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
-                self.process_substitution(kind, &subshell.list)?;
-                // Its value is a `/dev/fd/N` path: never an option.
-                args.push(WordInfo {
-                    literal: Some("/dev/fd/63".to_owned()),
-                    may_split: false,
-                    source: "<(...)".to_owned(),
-                    fixed_prefix: None,
-                });
-                Ok(())
-            }
-        }
-    }
-}
-
-/// `2>&1`, `>&-`: a descriptor number or a close.
-fn is_fd_target(text: &str) -> bool {
-    text == "-" || (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn output_target(op: &str, target: &WordInfo) -> Verdict {
-    match target.lit() {
-        Some("/dev/null") => Ok(()),
-        Some(path) => Err(format!("`{op}` redirects output into `{path}`")),
-        None => Err(format!(
-            "`{op}` redirects output into `{}`, known only when the command runs",
-            target.source
-        )),
-    }
+/// Whether `~`, `~+` or `~-` ends right before `at`.
+fn after_tilde(bytes: &[u8], at: usize) -> bool {
+    let before = bytes.get(..at).unwrap_or(&[]);
+    before.ends_with(b"~") || before.ends_with(b"~+") || before.ends_with(b"~-")
 }
 
 const HARMLESS_NAMES: &[&str] = &[
@@ -525,8 +259,12 @@ const HARMLESS_NAMES: &[&str] = &[
     "RUST_BACKTRACE",
 ];
 
-/// Rule 10: `value` is `None` when the value is not a single fixed string.
-pub(crate) fn check_assignment_name(name: &str, value: Option<Option<&str>>) -> Verdict {
+/// Rule 10: `value` is `None` when the value is not a single fixed string. A `GIT_` name other
+/// than `GIT_PAGER` is also noted: it can move the repository git works on.
+fn check_assignment_name(found: &mut Found, name: &str, value: Option<Option<&str>>) -> Verdict {
+    if name.starts_with("GIT_") && name != "GIT_PAGER" {
+        found.moves = true;
+    }
     let lowercase = !name.is_empty()
         && name
             .bytes()
@@ -539,8 +277,8 @@ pub(crate) fn check_assignment_name(name: &str, value: Option<Option<&str>>) -> 
     if harmless {
         Ok(())
     } else {
-        Err(format!(
-            "setting `{name}` can change what a program does, so it is never proven read-only"
-        ))
+        Err(NotProven::Assignment {
+            name: name.to_owned(),
+        })
     }
 }

@@ -5,7 +5,23 @@
 //! Anything this reader does not recognise is not proven.
 
 use super::Verdict;
-use super::programs_util::{long_is, reading_error};
+use super::programs_util::long_is;
+use super::reason::{Effect, NotProven};
+
+fn option(option: &str, effect: Effect) -> NotProven {
+    NotProven::WritingOption {
+        program: "sed".to_owned(),
+        option: option.to_owned(),
+        effect,
+    }
+}
+
+fn unknown_form(arg: &str) -> NotProven {
+    NotProven::UnknownForm {
+        program: "sed".to_owned(),
+        argument: arg.to_owned(),
+    }
+}
 
 /// The rule for `sed` arguments (all fixed).
 pub(super) fn check_sed(args: &[&str]) -> Verdict {
@@ -25,12 +41,10 @@ pub(super) fn check_sed(args: &[&str]) -> Verdict {
         }
         if let Some(long) = arg.strip_prefix("--") {
             if long_is(arg, "in-place") {
-                return Err("`sed -i` edits files in place".to_owned());
+                return Err(option("-i", Effect::EditsInPlace));
             }
             if long_is(arg, "file") {
-                return Err(
-                    "`sed -f` reads its script from a file, which is not checked".to_owned(),
-                );
+                return Err(option("-f", Effect::ScriptFromFile));
             }
             if long_is(arg, "expression") {
                 match long.split_once('=') {
@@ -60,18 +74,14 @@ pub(super) fn check_sed(args: &[&str]) -> Verdict {
             {
                 continue;
             }
-            return Err(format!("`sed {arg}` is not a known read-only form"));
+            return Err(unknown_form(arg));
         }
         let cluster = arg.get(1..).unwrap_or("");
         for (at, c) in cluster.char_indices() {
             match c {
                 'n' | 'r' | 'E' | 's' | 'u' | 'z' => {}
-                'i' => return Err("`sed -i` edits files in place".to_owned()),
-                'f' => {
-                    return Err(
-                        "`sed -f` reads its script from a file, which is not checked".to_owned(),
-                    );
-                }
+                'i' => return Err(option("-i", Effect::EditsInPlace)),
+                'f' => return Err(option("-f", Effect::ScriptFromFile)),
                 'e' | 'l' => {
                     let attached = cluster.get(at + 1..).unwrap_or("");
                     let value = if attached.is_empty() {
@@ -85,13 +95,13 @@ pub(super) fn check_sed(args: &[&str]) -> Verdict {
                     }
                     break;
                 }
-                _ => return Err(format!("`sed {arg}` is not a known read-only form")),
+                _ => return Err(unknown_form(arg)),
             }
         }
     }
     if scripts.is_empty() {
         if operands.is_empty() {
-            return Err("`sed` without a script".to_owned());
+            return Err(NotProven::SedWithoutScript);
         }
         scripts.push(operands.remove(0));
     }
@@ -119,8 +129,10 @@ impl Cursor<'_> {
             self.at += 1;
         }
     }
-    fn unsure(&self) -> String {
-        reading_error(self.script)
+    fn unsure(&self) -> NotProven {
+        NotProven::SedUnreadable {
+            script: self.script.trim().to_owned(),
+        }
     }
     fn digits(&mut self) -> bool {
         let start = self.at;
@@ -130,7 +142,7 @@ impl Cursor<'_> {
         self.at > start
     }
     /// Consumes up to and including the next unescaped `delim`.
-    fn delimited(&mut self, delim: char) -> Result<(), String> {
+    fn delimited(&mut self, delim: char) -> Result<(), NotProven> {
         loop {
             match self.bump() {
                 None => return Err(self.unsure()),
@@ -155,7 +167,7 @@ impl Cursor<'_> {
             }
         }
     }
-    fn address(&mut self) -> Result<bool, String> {
+    fn address(&mut self) -> Result<bool, NotProven> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() => {
                 self.digits();
@@ -262,8 +274,18 @@ pub(super) fn check_script(script: &str) -> Verdict {
                 cur.skip_line();
                 continue;
             }
-            'w' | 'W' => return Err(format!("the `sed` command `{command}` writes to a file")),
-            'e' => return Err("the `sed` command `e` runs a shell command".to_owned()),
+            'w' | 'W' => {
+                return Err(NotProven::SedCommand {
+                    command,
+                    effect: Effect::WritesToFile,
+                });
+            }
+            'e' => {
+                return Err(NotProven::SedCommand {
+                    command,
+                    effect: Effect::RunsShellCommand,
+                });
+            }
             's' => {
                 let delim = cur.bump().ok_or_else(|| cur.unsure())?;
                 if delim == '\n' || delim == '\\' {
@@ -274,9 +296,17 @@ pub(super) fn check_script(script: &str) -> Verdict {
                 while let Some(flag) = cur.peek() {
                     match flag {
                         'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => cur.at += 1,
-                        'w' => return Err("the `sed` flag `s///w` writes to a file".to_owned()),
+                        'w' => {
+                            return Err(NotProven::SedFlag {
+                                flag,
+                                effect: Effect::WritesToFile,
+                            });
+                        }
                         'e' => {
-                            return Err("the `sed` flag `s///e` runs a shell command".to_owned());
+                            return Err(NotProven::SedFlag {
+                                flag,
+                                effect: Effect::RunsShellCommand,
+                            });
                         }
                         _ => break,
                     }

@@ -1,52 +1,82 @@
 //! What a single shell word can become: its fixed text when it has one, and every command it
 //! runs while it is expanded.
 
+use std::borrow::Cow;
+
 use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
 
+use super::reason::{NotProven, ParameterUse};
+use super::walk::Walker;
 use super::{Verdict, classify_script, parser_options};
 
-/// A word after the checks on its expansions.
-#[derive(Debug, Clone)]
-pub(super) struct WordInfo {
+/// A word after the checks on its expansions (borrowing the word as written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct WordInfo<'w> {
     /// The text the word always expands to, or `None` when it depends on the run
     /// (parameter, command substitution, arithmetic, unquoted glob or brace expansion).
-    pub(super) literal: Option<String>,
+    pub(super) literal: Option<Cow<'w, str>>,
     /// Whether the word can expand into several words (or none): an unquoted expansion, glob
     /// or brace expansion.
     pub(super) may_split: bool,
     /// The word as written, for reasons.
-    pub(super) source: String,
+    pub(super) source: &'w str,
     /// When the word is unknown but every word it can become starts with this fixed text
     /// (`src/*.rs`, `"dir/$x"`), which does not start with `-`: it can never be an option.
     pub(super) fixed_prefix: Option<String>,
 }
 
-impl WordInfo {
+impl<'w> WordInfo<'w> {
     /// The fixed text, if any.
     pub(super) fn lit(&self) -> Option<&str> {
         self.literal.as_deref()
     }
+
+    /// A word that can be anything at all (one that does not parse, an input line).
+    pub(super) fn unknown(source: &'w str) -> WordInfo<'w> {
+        WordInfo {
+            literal: None,
+            may_split: true,
+            source,
+            fixed_prefix: None,
+        }
+    }
 }
 
-/// Checks every command a word runs while it expands and works out its fixed text.
-pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String> {
+/// Works out a word's fixed text and checks every command it runs while it expands; the
+/// verdict is the first expansion not proven.
+pub(super) fn analyze_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordInfo<'w>, Verdict) {
     // Fast path: a word of plain characters is its own text (most words are).
     if !word.is_empty()
         && word
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+%@^".contains(&b))
     {
-        return Ok(WordInfo {
-            literal: Some(word.to_owned()),
+        let info = WordInfo {
+            literal: Some(Cow::Borrowed(word)),
             may_split: false,
-            source: word.to_owned(),
+            source: word,
             fixed_prefix: None,
-        });
+        };
+        return (info, Ok(()));
     }
-    let pieces = brush_parser::word::parse(word, &parser_options())
-        .map_err(|_| format!("could not parse the word `{word}`"))?;
+    if let Some(info) = quoted_word(word) {
+        return (info, Ok(()));
+    }
+    parsed_word(walker, word)
+}
+
+/// [`analyze_word`] through brush-parser's word parser.
+pub(super) fn parsed_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordInfo<'w>, Verdict) {
+    let Ok(pieces) = brush_parser::word::parse(word, &parser_options()) else {
+        // What it would run is unseen.
+        walker.unknown_code();
+        let reason = NotProven::UnparsedWord {
+            word: word.to_owned(),
+        };
+        return (WordInfo::unknown(word), Err(reason));
+    };
     let mut state = WordState::default();
-    walk_pieces(&pieces, word, false, depth, &mut state)?;
+    let verdict = walk_pieces(walker, &pieces, word, false, &mut state);
     if has_brace_expansion(word) {
         // `{a,b}` and `{1..3}` expand into several words when unquoted. A conservative
         // textual check: any `{` that is followed by `,` or `..` before `}`.
@@ -55,28 +85,96 @@ pub(super) fn analyze_word(word: &str, depth: usize) -> Result<WordInfo, String>
         let brace = state.text.find('{').unwrap_or(0);
         state.prefix_end = Some(state.prefix_end.map_or(brace, |end| end.min(brace)));
     }
-    let fixed_prefix = match state.prefix_end {
-        Some(end) if state.dynamic && !state.unquoted_expansion => state
-            .text
-            .get(..end)
-            .filter(|p| !p.is_empty() && !p.starts_with('-'))
-            .map(str::to_owned),
-        _ => None,
-    };
-    Ok(WordInfo {
-        literal: (!state.dynamic).then_some(state.text),
-        may_split: state.may_split,
-        source: word.to_owned(),
-        fixed_prefix,
-    })
+    (state.finish(word), verdict)
+}
+
+/// A word that runs nothing, without brush-parser: plain text, `~`, `'...'`, `"..."` without
+/// `$`, `` ` `` or `\` inside, `\x`, `*` and `?` (globs), `$NAME` and `${NAME}`. `None` for
+/// anything else (`[`, `{`, `$(`, ...), which [`parsed_word`] reads; where this answers, both
+/// agree (`quoted_words_agree_with_the_word_parser`).
+pub(super) fn quoted_word(word: &str) -> Option<WordInfo<'_>> {
+    let bytes = word.as_bytes();
+    let mut state = WordState::default();
+    let mut i = 0;
+    let mut quoted = false;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\'' if !quoted => {
+                let len = word.get(i + 1..)?.find('\'')?;
+                state.text.push_str(word.get(i + 1..i + 1 + len)?);
+                i += len + 2;
+            }
+            b'"' => {
+                quoted = !quoted;
+                i += 1;
+            }
+            b'\\' if !quoted => {
+                let c = word.get(i + 1..)?.chars().next()?;
+                state.text.push(c);
+                i += 1 + c.len_utf8();
+            }
+            b'$' => {
+                let braced = bytes.get(i + 1) == Some(&b'{');
+                let start = i + 1 + usize::from(braced);
+                let len = bytes
+                    .get(start..)?
+                    .iter()
+                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                    .unwrap_or(bytes.len() - start);
+                let name = word.get(start..start + len)?;
+                if !name
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                {
+                    return None;
+                }
+                i = start + len;
+                if braced {
+                    if bytes.get(i) != Some(&b'}') {
+                        return None;
+                    }
+                    i += 1;
+                }
+                state.expansion(quoted);
+            }
+            b'*' | b'?' if !quoted => {
+                state.unknown_from(state.text.len());
+                state.may_split = true;
+                state.text.push(char::from(b));
+                i += 1;
+            }
+            b'`' | b'{' | b'\\' => return None,
+            b'[' | b'(' if !quoted => return None,
+            _ => {
+                // Up to the next byte that means something here.
+                let special: &[u8] = if quoted { b"\"$`\\{" } else { b"'\"\\$*?`[{(" };
+                let len = bytes
+                    .get(i..)?
+                    .iter()
+                    .position(|b| special.contains(b))
+                    .unwrap_or(bytes.len() - i)
+                    .max(1);
+                let text = word.get(i..i + len)?;
+                if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+                    return None;
+                }
+                state.text.push_str(text);
+                i += len;
+            }
+        }
+    }
+    (!quoted).then(|| state.finish(word))
 }
 
 /// Checks the commands an unquoted here-document body runs (`$(...)`, backquotes, `${...}`).
-pub(super) fn check_heredoc_body(body: &str, depth: usize) -> Verdict {
-    let pieces = brush_parser::word::parse_heredoc(body, &parser_options())
-        .map_err(|_| "could not parse a here-document body".to_owned())?;
+pub(super) fn check_heredoc_body(walker: &mut Walker<'_>, body: &str) -> Verdict {
+    let Ok(pieces) = brush_parser::word::parse_heredoc(body, &parser_options()) else {
+        walker.unknown_code();
+        return Err(NotProven::UnparsedHereDocument);
+    };
     let mut state = WordState::default();
-    walk_pieces(&pieces, body, true, depth, &mut state)
+    walk_pieces(walker, &pieces, body, true, &mut state)
 }
 
 #[derive(Default)]
@@ -91,6 +189,24 @@ struct WordState {
 }
 
 impl WordState {
+    /// The word's information once every piece is read.
+    fn finish(self, word: &str) -> WordInfo<'_> {
+        let fixed_prefix = match self.prefix_end {
+            Some(end) if self.dynamic && !self.unquoted_expansion => self
+                .text
+                .get(..end)
+                .filter(|p| !p.is_empty() && !p.starts_with('-'))
+                .map(str::to_owned),
+            _ => None,
+        };
+        WordInfo {
+            literal: (!self.dynamic).then_some(Cow::Owned(self.text)),
+            may_split: self.may_split,
+            source: word,
+            fixed_prefix,
+        }
+    }
+
     fn unknown_from(&mut self, at: usize) {
         self.dynamic = true;
         if self.prefix_end.is_none() {
@@ -106,12 +222,13 @@ impl WordState {
 }
 
 fn walk_pieces(
+    walker: &mut Walker<'_>,
     pieces: &[WordPieceWithSource],
     source: &str,
     quoted: bool,
-    depth: usize,
     state: &mut WordState,
 ) -> Verdict {
+    let mut verdict = Ok(());
     for piece in pieces {
         let piece_source = source
             .get(piece.start_index..piece.end_index)
@@ -139,38 +256,46 @@ fn walk_pieces(
             }
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                walk_pieces(inner, source, true, depth, state)?;
+                let inner = walk_pieces(walker, inner, source, true, state);
+                verdict = verdict.and(inner);
             }
             WordPiece::TildeExpansion(_) => {
                 // `~` expands to a home directory: an absolute path, never an option.
                 state.text.push_str(piece_source);
             }
             WordPiece::ParameterExpansion(expr) => {
-                check_parameter(expr, piece_source)?;
+                let parameter = check_parameter(expr, piece_source);
+                if parameter.is_err() {
+                    // It runs or evaluates what the walk does not see.
+                    walker.unknown_code();
+                }
+                verdict = verdict.and(parameter);
                 state.expansion(quoted);
             }
             WordPiece::CommandSubstitution(script) => {
-                check_substitution(script, "$(...)", depth)?;
+                verdict = verdict.and(check_substitution(walker, script, "$(...)"));
                 state.expansion(quoted);
             }
             WordPiece::BackquotedCommandSubstitution(script) => {
-                check_substitution(&unescape_backquoted(script), "`...`", depth)?;
+                let script = unescape_backquoted(script);
+                verdict = verdict.and(check_substitution(walker, &script, "`...`"));
                 state.expansion(quoted);
             }
             WordPiece::ArithmeticExpression(expr) => {
-                check_arithmetic(&expr.value)?;
+                verdict = verdict.and(walker.arithmetic(&expr.value));
                 state.expansion(quoted);
             }
         }
     }
-    Ok(())
+    verdict
 }
 
 /// A command substitution's script is itself classified.
-fn check_substitution(script: &str, form: &str, depth: usize) -> Verdict {
-    classify_script(script, depth + 1).map_err(|inner| {
-        let shown = script.trim();
-        format!("`{form}` runs `{shown}`: {inner}")
+fn check_substitution(walker: &mut Walker<'_>, script: &str, form: &str) -> Verdict {
+    classify_script(&mut walker.nested(), script).map_err(|inner| NotProven::Runs {
+        form: form.to_owned(),
+        script: script.trim().to_owned(),
+        inner: Box::new(inner),
     })
 }
 
@@ -202,14 +327,17 @@ pub(super) fn check_arithmetic(expr: &str) -> Verdict {
     if plain {
         Ok(())
     } else {
-        Err(format!(
-            "arithmetic `{}` names variables or runs commands, which is not checked",
-            expr.trim()
-        ))
+        Err(NotProven::Arithmetic {
+            expr: expr.trim().to_owned(),
+        })
     }
 }
 
 fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
+    let not_proven = |does| NotProven::Parameter {
+        source: source.to_owned(),
+        does,
+    };
     let inner = source.strip_prefix("${").and_then(|s| s.strip_suffix('}'));
     if let Some(inner) = inner {
         if inner.contains("$(")
@@ -217,20 +345,16 @@ fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
             || inner.contains("<(")
             || inner.contains(">(")
         {
-            return Err(format!(
-                "`{source}` runs a command inside a parameter expansion"
-            ));
+            return Err(not_proven(ParameterUse::RunsCommand));
         }
         if inner.starts_with('!') {
-            return Err(format!("`{source}` expands a variable indirectly"));
+            return Err(not_proven(ParameterUse::Indirect));
         }
         if inner.contains('=') {
-            return Err(format!("`{source}` may assign a variable"));
+            return Err(not_proven(ParameterUse::MayAssign));
         }
         if inner.contains("@P") {
-            return Err(format!(
-                "`{source}` expands a variable as a prompt, which runs commands"
-            ));
+            return Err(not_proven(ParameterUse::Prompt));
         }
         if let Some(open) = inner.find('[') {
             let index = inner
@@ -239,9 +363,7 @@ fn check_parameter(expr: &ParameterExpr, source: &str) -> Verdict {
             if !matches!(index, Some("@" | "*"))
                 && !index.is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
             {
-                return Err(format!(
-                    "`{source}` evaluates an array index, which is not checked"
-                ));
+                return Err(not_proven(ParameterUse::ArrayIndex));
             }
         }
     }

@@ -1,14 +1,49 @@
-//! Shell builtins that only assign or test: `export` `declare` `typeset` `local` `readonly`,
-//! `test` and `[`, `printf`, `set` and `read`. What they assign must be a harmless name (rule 10
-//! of the classifier), and the forms that assign through an argument or evaluate one as code
-//! (`test -v`, `printf -v`, `set` beyond its listed options) are not proven.
+//! Shell builtins that assign, test or run code: `export` `declare` `typeset` `local`
+//! `readonly`, `test` and `[`, `printf`, `set` and `read`; `eval`, `source`, `.` and the others
+//! that run code. What they assign must be a harmless name (rule 10 of the classifier), and the
+//! forms that assign through an argument or evaluate one as code (`test -v`, `printf -v`, `set`
+//! beyond its listed options) are not proven; the builtins that run code never are.
 
+use crate::shell_safety::reason::NotProven;
+use crate::shell_safety::walk::Walker;
 use crate::shell_safety::words::WordInfo;
 use crate::shell_safety::{Verdict, check_assignment_name};
 
-pub(super) fn declaration(program: &str, args: &[WordInfo]) -> Verdict {
+/// `eval`: runs its arguments as a command.
+pub(super) fn eval(walker: &mut Walker<'_>, _: &str, _: &[WordInfo]) -> Verdict {
+    walker.unknown_code();
+    Err(NotProven::Eval)
+}
+
+/// `source`, `.`: run a script file.
+pub(super) fn source(walker: &mut Walker<'_>, program: &str, _: &[WordInfo]) -> Verdict {
+    walker.unknown_code();
+    Err(NotProven::SourcesScript {
+        program: program.to_owned(),
+    })
+}
+
+/// `trap`, `alias`, `bind`, `complete`, `compgen`, `fc`, `mapfile`, `readarray`, `enable`: each
+/// can make the shell run code it is given (a trap's action, an alias, a callback, a loaded
+/// builtin), so what the line starts is not known.
+pub(super) fn runs_code(walker: &mut Walker<'_>, program: &str, _: &[WordInfo]) -> Verdict {
+    walker.unknown_code();
+    Err(NotProven::UnknownProgram {
+        name: program.to_owned(),
+    })
+}
+
+fn unknown_form(program: &str, argument: &str) -> NotProven {
+    NotProven::UnknownForm {
+        program: program.to_owned(),
+        argument: argument.to_owned(),
+    }
+}
+
+pub(super) fn declaration(walker: &mut Walker<'_>, program: &str, args: &[WordInfo]) -> Verdict {
+    let mut verdict = Ok(());
     for arg in args {
-        let source = arg.source.as_str();
+        let source = arg.source;
         if arg.lit() == Some("-p") {
             continue;
         }
@@ -18,30 +53,34 @@ pub(super) fn declaration(program: &str, args: &[WordInfo]) -> Verdict {
             .count();
         let name = source.get(..name_len).unwrap_or("");
         let rest = source.get(name_len..).unwrap_or("");
-        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(format!(
-                "`{program} {source}` is not a known read-only form"
-            ));
-        }
-        if rest.is_empty() {
-            check_assignment_name(name, None)?;
+        let next = if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+            Err(unknown_form(program, source))
+        } else if rest.is_empty() {
+            check_assignment_name(walker.found, name, None)
         } else if rest.starts_with('=') {
             let value = arg.lit().and_then(|l| l.split_once('=')).map(|(_, v)| v);
-            check_assignment_name(name, Some(value))?;
+            check_assignment_name(walker.found, name, Some(value))
         } else {
-            return Err(format!(
-                "`{program} {source}` is not a known read-only form"
-            ));
-        }
+            Err(unknown_form(program, source))
+        };
+        verdict = verdict.and(next);
     }
-    Ok(())
+    verdict
 }
 
-pub(super) fn test(program: &str, args: &[WordInfo]) -> Verdict {
+/// `[ ... ]`: `test` once its closing `]` is found.
+pub(super) fn bracket(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict {
+    match args.split_last() {
+        Some((last, rest)) if last.lit() == Some("]") => test(walker, "[", rest),
+        _ => Err(NotProven::UnclosedBracket),
+    }
+}
+
+pub(super) fn test(walker: &mut Walker<'_>, program: &str, args: &[WordInfo]) -> Verdict {
+    let program = if program == "[" { "[" } else { "test" };
     if args.iter().any(|a| matches!(a.lit(), Some("-v" | "-R"))) {
-        return Err(format!(
-            "`{program} -v` evaluates an array index, which is not checked"
-        ));
+        walker.unknown_code();
+        return Err(NotProven::TestVariable { program });
     }
     if args.iter().all(|a| a.lit().is_some()) {
         return Ok(());
@@ -72,24 +111,23 @@ pub(super) fn test(program: &str, args: &[WordInfo]) -> Verdict {
     if single_words && shape_ok {
         Ok(())
     } else {
-        Err(format!(
-            "`{program}` gets arguments known only when the command runs, which could become `-v`"
-        ))
+        // It could become `-v 'a[$(cmd)]'`.
+        walker.unknown_code();
+        Err(NotProven::TestUnknownArguments { program })
     }
 }
 
-pub(super) fn printf(args: &[WordInfo]) -> Verdict {
+pub(super) fn printf(_: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict {
     match args.first() {
         None => Ok(()),
         Some(first) => match first.lit() {
             Some(text) if text == "--" || !text.starts_with('-') => Ok(()),
-            Some(text) => Err(format!(
-                "`printf {text}` assigns a variable or is not a known form"
-            )),
-            None => Err(format!(
-                "`printf` gets `{}` first, known only when the command runs, which could be `-v`",
-                first.source
-            )),
+            Some(text) => Err(NotProven::PrintfOption {
+                option: text.to_owned(),
+            }),
+            None => Err(NotProven::PrintfUnknownFirst {
+                argument: first.source.to_owned(),
+            }),
         },
     }
 }
@@ -107,7 +145,7 @@ pub(super) fn set(args: &[&str]) -> Verdict {
     for arg in args {
         if expect_name {
             if !NAMES.contains(arg) {
-                return Err(format!("`set -o {arg}` is not a known read-only form"));
+                return Err(unknown_form("set -o", arg));
             }
             expect_name = false;
             continue;
@@ -117,39 +155,42 @@ pub(super) fn set(args: &[&str]) -> Verdict {
             Some(flags) if !flags.is_empty() && flags.chars().all(|c| "euxvfCo".contains(c)) => {
                 expect_name = flags.contains('o');
             }
-            _ => return Err(format!("`set {arg}` is not a known read-only form")),
+            _ => return Err(unknown_form("set", arg)),
         }
     }
     if expect_name {
-        return Err("`set -o` alone is not a known read-only form".to_owned());
+        return Err(NotProven::SetOptionAlone);
     }
     Ok(())
 }
 
 /// `read` only assigns its variables: harmless names only (rule 10 of the module doc).
-pub(super) fn read(args: &[WordInfo]) -> Verdict {
+pub(super) fn read(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict {
+    let mut verdict = Ok(());
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         i += 1;
         let Some(text) = arg.lit() else {
-            return Err(format!(
-                "`read` gets `{}`, known only when the command runs",
-                arg.source
-            ));
+            return verdict.and(Err(NotProven::ArgumentAtRunTime {
+                program: "read",
+                argument: arg.source.to_owned(),
+            }));
         };
-        match text {
-            "-r" | "-s" | "-e" => {}
-            "-d" | "-n" | "-N" | "-p" | "-t" | "-u" => i += 1,
+        let next = match text {
+            "-r" | "-s" | "-e" => Ok(()),
+            "-d" | "-n" | "-N" | "-p" | "-t" | "-u" => {
+                i += 1;
+                Ok(())
+            }
             "-a" => {
                 let name = args.get(i).and_then(WordInfo::lit).unwrap_or("");
-                check_assignment_name(name, None)?;
                 i += 1;
+                check_assignment_name(walker.found, name, None)
             }
-            _ if text.starts_with('-') => {
-                return Err(format!("`read {text}` is not a known read-only form"));
-            }
-            name => check_assignment_name(name, None)?,
-        }
+            _ if text.starts_with('-') => Err(unknown_form("read", text)),
+            name => check_assignment_name(walker.found, name, None),
+        };
+        verdict = verdict.and(next);
     }
-    Ok(())
+    verdict
 }

@@ -1,19 +1,76 @@
 //! `git`: the read subcommands, and the global and subcommand options that keep them readers
-//! (the table is on [`git`]): configuration, pagers and external diff programs can make git run
-//! any program, and a few options write files.
+//! (the table is on [`git_args`]): configuration, pagers, external diff and textconv programs,
+//! gpg and help viewers can make git run programs, and a few options write files. Where git
+//! works (`-C`, `--git-dir`, `--work-tree`) is noted for [`crate::GitUse`].
 
 use crate::shell_safety::Verdict;
 use crate::shell_safety::programs_util::long_is;
+use crate::shell_safety::reason::{Effect, GitChange, NotProven};
+use crate::shell_safety::walk::Walker;
+use crate::shell_safety::words::WordInfo;
 
-use super::short_has;
+use super::options::option;
+use super::{UnknownArgs, checked, short_has};
 
-/// `git`: global options, then one read subcommand.
+/// The `git` row: notes that git runs and where, then checks its arguments ([`git_args`]).
+pub(super) fn git(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict {
+    walker.found.git = true;
+    if works_elsewhere(args) {
+        walker.found.git_elsewhere = true;
+    }
+    checked("git", UnknownArgs::FixedStart, git_args, args)
+}
+
+/// Whether git's global options (before the subcommand) can make it work outside the starting
+/// directory: `-C`, `--git-dir`, `--work-tree`, configuration (`core.worktree`), an option this
+/// reading does not know, or a word known only at run time.
+fn works_elsewhere(args: &[WordInfo]) -> bool {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(text) = arg.lit() else {
+            return true;
+        };
+        match text {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--config-env" => return true,
+            "--namespace" | "--super-prefix" | "--list-cmds" | "--attr-source" => i += 1,
+            _ if text.starts_with("--git-dir=")
+                || text.starts_with("--work-tree=")
+                || text.starts_with("--config-env=") =>
+            {
+                return true;
+            }
+            "--no-pager"
+            | "-P"
+            | "-p"
+            | "--paginate"
+            | "--no-optional-locks"
+            | "--literal-pathspecs"
+            | "--no-replace-objects"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--no-lazy-fetch"
+            | "--no-advice"
+            | "--bare" => {}
+            _ if text.starts_with("--namespace=")
+                || text.starts_with("--exec-path")
+                || text.starts_with("--attr-source=") => {}
+            _ if text.starts_with('-') => return true,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// `git`'s fixed arguments: global options, then one read subcommand.
 ///
 /// | subcommand | rule |
 /// |---|---|
 /// | `status` `log` `show` `diff` `blame` `shortlog` `whatchanged` `diff-tree` `diff-files` `diff-index` `rev-list` | no `--output` (writes a file), no `--ext-diff` (runs a program) |
 /// | `grep` | as above, and no `-O` `--open-files-in-pager` (runs a program) |
-/// | `ls-files` `ls-tree` `rev-parse` `describe` `cat-file` `merge-base` `name-rev` `for-each-ref` `show-ref` `count-objects` `check-ignore` `check-attr` `version` `var` | any fixed arguments |
+/// | `cat-file` | no `--filters` (runs filter programs) |
+/// | `ls-files` `ls-tree` `rev-parse` `describe` `merge-base` `name-rev` `for-each-ref` `show-ref` `count-objects` `check-ignore` `check-attr` `version` `var` | any fixed arguments |
 /// | `branch` `tag` | listing options only; a name only with `-l`/`--list` (a name alone creates) |
 /// | `remote` | no arguments, `-v`, or `get-url` |
 /// | `config` | with `--get` `--get-all` `--get-regexp` `--list` `-l` (or the `get` `list` subcommands) and display options only |
@@ -21,12 +78,19 @@ use super::short_has;
 /// | `reflog` | alone, `show`, or options (show) |
 /// | `worktree` | `list` |
 ///
+/// Every subcommand: no `--help` (runs a help viewer), no explicit `--textconv` (runs the
+/// textconv programs configuration names), no `--show-signature` and no `%G` or
+/// `%(signature` in a format (they run gpg).
+///
 /// Global options: `-C dir`, `--no-pager`, `-P`, `--no-optional-locks`, the pathspec switches.
 /// `-c`, `--config-env` set configuration (`core.pager`, `diff.external`, `core.fsmonitor` run
 /// programs), `--exec-path` picks the programs git runs, `-p`/`--paginate` forces a pager;
-/// anything else is not proven. `--textconv` is git's default for `diff`/`log` and its drivers
-/// come only from configuration, so it is not singled out; `--no-index` only reads.
-pub(super) fn git(args: &[&str]) -> Verdict {
+/// anything else is not proven. A subcommand outside the table may be an alias, which runs
+/// anything. The programs configuration names for a plain read (`core.fsmonitor` on `status`,
+/// `diff.external` and textconv drivers on `diff` and `log -p`, `gpg.program` with
+/// `log.showSignature`, `core.pager`) are the runner's to neutralise (DESIGN decision 15), not
+/// this rule's; `--no-index` only reads.
+fn git_args(args: &[&str]) -> Verdict {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         match *arg {
@@ -39,22 +103,19 @@ pub(super) fn git(args: &[&str]) -> Verdict {
             | "--glob-pathspecs"
             | "--noglob-pathspecs"
             | "--icase-pathspecs" => i += 1,
-            "-c" => {
-                return Err(
-                    "`git -c` sets configuration, which can run programs (`core.pager`)".to_owned(),
-                );
-            }
-            "-p" | "--paginate" => return Err("`git -p` forces a pager program".to_owned()),
+            "-c" => return Err(option("git", "-c", Effect::SetsConfigurationPager)),
+            "-p" | "--paginate" => return Err(option("git", "-p", Effect::ForcesPager)),
             _ if arg.starts_with("--config-env") => {
-                return Err(
-                    "`git --config-env` sets configuration, which can run programs".to_owned(),
-                );
+                return Err(option("git", "--config-env", Effect::SetsConfiguration));
             }
             _ if arg.starts_with("--exec-path") => {
-                return Err("`git --exec-path` chooses the programs git runs".to_owned());
+                return Err(option("git", "--exec-path", Effect::ChoosesGitPrograms));
             }
             _ if arg.starts_with('-') => {
-                return Err(format!("`git {arg}` is not a known read-only form"));
+                return Err(NotProven::UnknownForm {
+                    program: "git".to_owned(),
+                    argument: (*arg).to_owned(),
+                });
             }
             _ => break,
         }
@@ -62,12 +123,23 @@ pub(super) fn git(args: &[&str]) -> Verdict {
     let Some(sub) = args.get(i) else {
         return Ok(());
     };
+    let command = || format!("git {sub}");
     if let Some(help) = args.iter().find(|a| long_is(a, "help")) {
-        return Err(format!(
-            "`git {sub} {help}` runs the configured help viewer (`man`, a browser)"
-        ));
+        return Err(option(&command(), help, Effect::RunsHelpViewer));
     }
     let rest = args.get(i + 1..).unwrap_or(&[]);
+    for arg in rest {
+        // `--text` is `-a`, not an abbreviation of `--textconv`.
+        if long_is(arg, "textconv") && *arg != "--text" {
+            return Err(option(&command(), "--textconv", Effect::RunsTextconv));
+        }
+        if long_is(arg, "show-signature") {
+            return Err(option(&command(), "--show-signature", Effect::RunsGpg));
+        }
+        if arg.contains("%G") || arg.contains("%(signature") {
+            return Err(option(&command(), arg, Effect::RunsGpg));
+        }
+    }
     match *sub {
         "status" | "log" | "show" | "diff" | "blame" | "shortlog" | "whatchanged" | "diff-tree"
         | "diff-files" | "diff-index" | "rev-list" => git_output_options(sub, rest),
@@ -76,13 +148,17 @@ pub(super) fn git(args: &[&str]) -> Verdict {
                 .iter()
                 .find(|a| short_has(a, 'O') || long_is(a, "open-files-in-pager"))
             {
-                return Err(format!("`git grep {arg}` runs a pager program"));
+                return Err(option("git grep", arg, Effect::RunsPager));
             }
             git_output_options(sub, rest)
         }
-        "ls-files" | "ls-tree" | "rev-parse" | "describe" | "cat-file" | "merge-base"
-        | "name-rev" | "for-each-ref" | "show-ref" | "count-objects" | "check-ignore"
-        | "check-attr" | "version" | "var" => Ok(()),
+        "cat-file" => match rest.iter().find(|a| long_is(a, "filters")) {
+            Some(_) => Err(option("git cat-file", "--filters", Effect::RunsFilters)),
+            None => Ok(()),
+        },
+        "ls-files" | "ls-tree" | "rev-parse" | "describe" | "merge-base" | "name-rev"
+        | "for-each-ref" | "show-ref" | "count-objects" | "check-ignore" | "check-attr"
+        | "version" | "var" => Ok(()),
         "branch" => git_listing(
             "branch",
             rest,
@@ -112,7 +188,6 @@ pub(super) fn git(args: &[&str]) -> Verdict {
                 "--column",
                 "--abbrev",
             ],
-            "creates a branch",
         ),
         "tag" => git_listing(
             "tag",
@@ -130,61 +205,60 @@ pub(super) fn git(args: &[&str]) -> Verdict {
                 "--column",
                 "-n",
             ],
-            "creates a tag",
         ),
         "remote" => match rest {
-            [] | ["-v" | "--verbose"] => Ok(()),
-            ["get-url", ..] => Ok(()),
-            _ => Err(
-                "`git remote` with arguments other than `-v` or `get-url` changes remotes"
-                    .to_owned(),
-            ),
+            [] | ["-v" | "--verbose"] | ["get-url", ..] => Ok(()),
+            _ => Err(change(GitChange::Remotes)),
         },
         "config" => git_config(rest),
         "stash" => match rest.first() {
             Some(&"list" | &"show") => git_output_options("stash", rest),
-            _ => Err(
-                "`git stash` other than `list` or `show` changes the stash and the files"
-                    .to_owned(),
-            ),
+            _ => Err(change(GitChange::Stash)),
         },
         "reflog" => match rest.first() {
             None => Ok(()),
             Some(&"show") => git_output_options("reflog", rest),
             Some(first) if first.starts_with('-') => git_output_options("reflog", rest),
-            Some(first) => Err(format!("`git reflog {first}` may change the reflog")),
+            Some(first) => Err(change(GitChange::Reflog {
+                subcommand: (*first).to_owned(),
+            })),
         },
         "worktree" => match rest.first() {
             Some(&"list") => Ok(()),
-            _ => Err("`git worktree` other than `list` changes worktrees".to_owned()),
+            _ => Err(change(GitChange::Worktree)),
         },
-        other => Err(format!(
-            "`git {other}` is not a known read-only git subcommand"
-        )),
+        // Anything else may be an alias, which runs whatever it names.
+        other => Err(NotProven::GitSubcommand {
+            subcommand: other.to_owned(),
+        }),
     }
+}
+
+fn change(change: GitChange) -> NotProven {
+    NotProven::GitChange { change }
 }
 
 fn git_output_options(sub: &str, rest: &[&str]) -> Verdict {
     for arg in rest {
         if long_is(arg, "output") {
-            return Err(format!("`git {sub} --output` writes into a file"));
+            return Err(option(
+                &format!("git {sub}"),
+                "--output",
+                Effect::WritesIntoFile,
+            ));
         }
         if long_is(arg, "ext-diff") {
-            return Err(format!(
-                "`git {sub} --ext-diff` runs an external diff program"
+            return Err(option(
+                &format!("git {sub}"),
+                "--ext-diff",
+                Effect::RunsExternalDiff,
             ));
         }
     }
     Ok(())
 }
 
-fn git_listing(
-    sub: &str,
-    rest: &[&str],
-    flags: &[&str],
-    valued: &[&str],
-    creates: &str,
-) -> Verdict {
+fn git_listing(sub: &'static str, rest: &[&str], flags: &[&str], valued: &[&str]) -> Verdict {
     let listing = rest.iter().any(|a| matches!(*a, "-l" | "--list"));
     let mut i = 0;
     while let Some(arg) = rest.get(i) {
@@ -202,10 +276,13 @@ fn git_listing(
             continue;
         }
         if arg.starts_with('-') {
-            return Err(format!("`git {sub} {arg}` is not a known listing form"));
+            return Err(change(GitChange::NotListing {
+                subcommand: sub,
+                option: (*arg).to_owned(),
+            }));
         }
         if !listing {
-            return Err(format!("`git {sub}` with a name {creates}"));
+            return Err(change(GitChange::CreatesName { subcommand: sub }));
         }
     }
     Ok(())
@@ -238,12 +315,10 @@ fn git_config(rest: &[&str]) -> Verdict {
         "--no-includes",
     ];
     let Some(mode) = rest.iter().position(|a| READS.contains(a)) else {
-        return Err("`git config` without `--get` or `--list` may change configuration".to_owned());
+        return Err(change(GitChange::ConfigWithoutRead));
     };
     if matches!(rest.get(mode), Some(&"get" | &"list")) && mode != 0 {
-        return Err(
-            "`git config` with options before `get`/`list` is not a known read form".to_owned(),
-        );
+        return Err(change(GitChange::ConfigOptionsFirst));
     }
     let mut i = 0;
     while let Some(arg) = rest.get(i) {
@@ -260,7 +335,9 @@ fn git_config(rest: &[&str]) -> Verdict {
             continue;
         }
         if arg.starts_with('-') {
-            return Err(format!("`git config {arg}` may change configuration"));
+            return Err(change(GitChange::ConfigOption {
+                option: (*arg).to_owned(),
+            }));
         }
     }
     Ok(())

@@ -1,4 +1,5 @@
-//! The table of known programs and the argument rules that keep each one a reader.
+//! The table of known programs: one typed row per program, with its names, what an argument
+//! known only at run time means for it, and the rule that keeps it a reader ([`PROGRAMS`]).
 //!
 //! | program | rule | why |
 //! |---|---|---|
@@ -19,18 +20,18 @@
 //! | `printf` | first argument fixed and not `-v` | `-v` assigns a variable |
 //! | `export` `declare` `typeset` `local` `readonly` | listing, or harmless names only | an assignment can turn a reader into a writer |
 //! | `set` | only `-e` `-u` `-x` `-v` `-f` `-C` and `-o` `pipefail` `errexit` `nounset` `xtrace` `noglob` `noclobber` | `set -k` moves arguments into the environment |
-//! | `git` | read subcommands only, see [`git`]; no global `-c` `--config-env` `--exec-path` `-p` `--paginate`, no `--output` `--ext-diff`; fixed | configuration and pagers run programs |
+//! | `git` | read subcommands only, see [`git`]; no global `-c` `--config-env` `--exec-path` `-p` `--paginate`, no `--output` `--ext-diff` `--textconv` `--show-signature`, no `%G` in a format; fixed | configuration, pagers and gpg run programs |
 //! | `command -v`/`-V` | any | it only looks a name up |
+//! | `eval` `source` `.` `nohup`, `trap` `alias` `bind` `complete` `compgen` `fc` `mapfile` `readarray` `enable` | never | they run code (or write `nohup.out`) |
 //!
 //! Long options are matched by prefix (`--out` is `--output` to getopt and git), short options
 //! inside clusters (`-ni` is `-n -i`). Every argument is scanned, even after `--`, because a
 //! `--` may be the value of an option. Stricter than needed costs a question, never a file.
 //!
-//! This module holds the table and its dispatch: [`check_invocation`], the programs no argument
-//! can make write, and which rule checks each other program. The rules themselves are grouped
+//! This module holds the table and its dispatch, [`check_invocation`]. The rules are grouped
 //! by family: [`wrappers`] (programs that run another command), [`builtins`] (shell builtins
-//! that assign or test), [`find`], [`options`] (readers that an option or operand makes write)
-//! and [`git`].
+//! that assign, test or run code), [`find`], [`options`] (readers that an option or operand
+//! makes write), [`git`] and `sed`.
 
 mod builtins;
 mod find;
@@ -38,216 +39,325 @@ mod git;
 mod options;
 mod wrappers;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::LazyLock;
+
+use super::reason::NotProven;
+use super::walk::Walker;
 use super::words::WordInfo;
 use super::{Verdict, sed};
 
-use builtins::{declaration, printf, read, set, test};
-use find::find_with_exec;
-use options::{base64, date, fd, file, hostname, rg, sort, tree, uniq, xxd};
-use wrappers::{env, nice, shell_c, timeout, wrapped, xargs};
+/// One program the classifier knows: everything about it in one place.
+#[derive(Debug)]
+pub(super) struct Program {
+    /// The names it runs under (after `/usr/bin/` or `/bin/`).
+    pub(super) names: &'static [&'static str],
+    /// What an argument known only at run time (`$x`, `*`, `$(...)`) means for it.
+    pub(super) unknown_args: UnknownArgs,
+    /// The rule that keeps it a reader.
+    pub(super) rule: Rule,
+}
 
-/// Programs no argument can make write (rule 14 of the module doc).
-const ANY_ARGS: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "grep",
-    "egrep",
-    "fgrep",
-    "echo",
-    "pwd",
-    "true",
-    "false",
-    ":",
-    "which",
-    "type",
-    "whoami",
-    "id",
-    "uname",
-    "stat",
-    "du",
-    "df",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "cut",
-    "tr",
-    "nl",
-    "tac",
-    "rev",
-    "paste",
-    "diff",
-    "cmp",
-    "comm",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "jq",
-    "od",
-    "hexdump",
-    "strings",
-    "column",
-    "fold",
-    "seq",
-    "sleep",
-    "expr",
-    "ps",
-    "printenv",
-    "nproc",
-    "cd",
-    "pushd",
-    "popd",
-    "dirs",
+/// What an argument known only at run time means for a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum UnknownArgs {
+    /// Nothing: no argument can make it write.
+    Harmless,
+    /// It counts as its fixed start when it has one that is not an option (`src/*.rs` as
+    /// `src/`: none of its words is an option); otherwise it is not proven. For programs whose
+    /// rules only look for options or count operands conservatively.
+    FixedStart,
+    /// It is not proven: it could be an option that writes, or the operand that is written.
+    Refused,
+    /// The rule reads every word itself, the unknown ones included.
+    SeenByRule,
+}
+
+/// A program's rule.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Rule {
+    /// Any arguments: it only reads.
+    Any,
+    /// A check of the arguments' fixed text; the unknown ones are held back as
+    /// [`Program::unknown_args`] says.
+    Args(fn(&[&str]) -> Verdict),
+    /// A check of the words themselves, which may walk the commands the program runs.
+    Words(fn(&mut Walker<'_>, &str, &[WordInfo]) -> Verdict),
+}
+
+use Rule::{Any, Args, Words};
+use UnknownArgs::{FixedStart, Harmless, Refused, SeenByRule};
+
+/// Shorthand for the rows.
+const fn row(names: &'static [&'static str], unknown_args: UnknownArgs, rule: Rule) -> Program {
+    Program {
+        names,
+        unknown_args,
+        rule,
+    }
+}
+
+/// Every program the classifier knows. A name appears in one row only.
+pub(super) static PROGRAMS: &[Program] = &[
+    // Readers of files and directories.
+    row(
+        &[
+            "ls",
+            "cat",
+            "head",
+            "tail",
+            "wc",
+            "grep",
+            "egrep",
+            "fgrep",
+            "stat",
+            "du",
+            "df",
+            "basename",
+            "dirname",
+            "realpath",
+            "readlink",
+            "diff",
+            "cmp",
+            "comm",
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "cksum",
+            "od",
+            "hexdump",
+            "strings",
+        ],
+        Harmless,
+        Any,
+    ),
+    // Filters of text.
+    row(
+        &[
+            "cut", "tr", "nl", "tac", "rev", "paste", "jq", "column", "fold", "echo", "seq", "expr",
+        ],
+        Harmless,
+        Any,
+    ),
+    // The system and the shell, looked at.
+    row(
+        &[
+            "pwd", "true", "false", ":", "which", "type", "whoami", "id", "uname", "sleep", "ps",
+            "printenv", "nproc", "dirs",
+        ],
+        Harmless,
+        Any,
+    ),
+    row(&["cd", "pushd", "popd"], Harmless, Words(changes_directory)),
+    row(&["eval"], SeenByRule, Words(builtins::eval)),
+    row(&["source", "."], SeenByRule, Words(builtins::source)),
+    row(
+        &[
+            "trap",
+            "alias",
+            "bind",
+            "complete",
+            "compgen",
+            "fc",
+            "mapfile",
+            "readarray",
+            "enable",
+        ],
+        SeenByRule,
+        Words(builtins::runs_code),
+    ),
+    row(&["nohup"], SeenByRule, Words(wrappers::nohup)),
+    row(&["exec"], SeenByRule, Words(wrappers::exec)),
+    row(&["builtin"], SeenByRule, Words(wrappers::builtin)),
+    row(&["command"], SeenByRule, Words(wrappers::command)),
+    row(&["time"], SeenByRule, Words(wrappers::time)),
+    row(&["nice"], SeenByRule, Words(wrappers::nice)),
+    row(&["timeout"], SeenByRule, Words(wrappers::timeout)),
+    row(&["stdbuf"], SeenByRule, Words(wrappers::stdbuf)),
+    row(&["env"], SeenByRule, Words(wrappers::env)),
+    row(&["xargs"], SeenByRule, Words(wrappers::xargs)),
+    row(
+        &["sh", "bash", "dash"],
+        SeenByRule,
+        Words(wrappers::shell_c),
+    ),
+    row(
+        &["export", "declare", "typeset", "local", "readonly"],
+        SeenByRule,
+        Words(builtins::declaration),
+    ),
+    row(&["test"], SeenByRule, Words(builtins::test)),
+    row(&["["], SeenByRule, Words(builtins::bracket)),
+    row(&["printf"], SeenByRule, Words(builtins::printf)),
+    row(&["read"], SeenByRule, Words(builtins::read)),
+    row(&["set"], Refused, Args(builtins::set)),
+    row(&["find"], FixedStart, Words(find::find_with_exec)),
+    row(&["fd", "fdfind"], FixedStart, Args(options::fd)),
+    row(&["rg"], FixedStart, Args(options::rg)),
+    row(&["sed"], Refused, Args(sed::check_sed)),
+    row(&["sort"], FixedStart, Args(options::sort)),
+    row(&["uniq"], Refused, Args(options::uniq)),
+    row(&["xxd"], Refused, Args(options::xxd)),
+    row(&["tree"], FixedStart, Args(options::tree)),
+    row(&["date"], Refused, Args(options::date)),
+    row(&["file"], FixedStart, Args(options::file)),
+    row(&["base64"], FixedStart, Args(options::base64)),
+    row(&["hostname"], Refused, Args(options::hostname)),
+    row(&["git"], FixedStart, Words(git::git)),
 ];
 
-/// Checks one simple command: `name` with `args`.
-pub(super) fn check_invocation(name: &WordInfo, args: &[WordInfo], depth: usize) -> Verdict {
+/// The row of a program name.
+pub(super) fn program(name: &str) -> Option<&'static Program> {
+    type ByName = HashMap<&'static str, &'static Program, BuildHasherDefault<Fnv>>;
+    static BY_NAME: LazyLock<ByName> = LazyLock::new(|| {
+        PROGRAMS
+            .iter()
+            .flat_map(|program| program.names.iter().map(move |name| (*name, program)))
+            .collect()
+    });
+    BY_NAME.get(name).copied()
+}
+
+/// FNV-1a: program names are short and not chosen to collide with each other (a collision
+/// costs a comparison, never a wrong row), so SipHash's cost buys nothing here.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
+/// Checks one simple command, `name` with `args`, and records the program it starts.
+pub(super) fn check_invocation(
+    walker: &mut Walker<'_>,
+    name: &WordInfo,
+    args: &[WordInfo],
+) -> Verdict {
     let Some(raw) = name.lit() else {
-        return Err(format!(
-            "the program name `{}` is only known when the command runs",
-            name.source
-        ));
+        walker.unknown_code();
+        return Err(NotProven::UnknownProgramName {
+            source: name.source.to_owned(),
+        });
     };
+    walker.found.program(raw);
     let program = raw
         .strip_prefix("/usr/bin/")
         .or_else(|| raw.strip_prefix("/bin/"))
         .unwrap_or(raw);
     if program.contains('/') || program.is_empty() {
-        return Err(format!("`{raw}` is not a known read-only program"));
+        if program.rsplit('/').next() == Some("git") {
+            // Some git, run by path: where it works is not checked.
+            walker.found.git = true;
+            walker.found.git_elsewhere = true;
+        }
+        return Err(NotProven::UnknownProgram {
+            name: raw.to_owned(),
+        });
     }
-    check_program(program, args, depth)
-}
-
-fn check_program(program: &str, args: &[WordInfo], depth: usize) -> Verdict {
-    match program {
-        "eval" => Err("`eval` runs a string as a command".to_owned()),
-        "source" | "." => Err(format!("`{program}` runs a script file")),
-        "nohup" => Err("`nohup` writes `nohup.out` when its output is a terminal".to_owned()),
-        "exec" => wrapped(program, args, depth, &["-c", "-l"], &["-a"]),
-        "builtin" => wrapped(program, args, depth, &[], &[]),
-        "command" => {
-            if args
-                .first()
-                .and_then(WordInfo::lit)
-                .is_some_and(|a| a == "-v" || a == "-V")
-            {
-                Ok(())
-            } else {
-                wrapped(program, args, depth, &["-p"], &[])
-            }
-        }
-        "time" => wrapped(program, args, depth, &["-p"], &[]),
-        "nice" => nice(args, depth),
-        "timeout" => timeout(args, depth),
-        "stdbuf" => wrapped(program, args, depth, &[], &["-i", "-o", "-e"]),
-        "env" => env(args, depth),
-        "xargs" => xargs(args, depth),
-        "sh" | "bash" | "dash" => shell_c(program, args, depth),
-        "export" | "declare" | "typeset" | "local" | "readonly" => declaration(program, args),
-        _ if ANY_ARGS.contains(&program) => Ok(()),
-        "test" => test(program, args),
-        "[" => match args.split_last() {
-            Some((last, rest)) if last.lit() == Some("]") => test(program, rest),
-            _ => Err("`[` without a closing `]`".to_owned()),
-        },
-        "printf" => printf(args),
-        "read" => read(args),
-        "find" => find_with_exec(args, depth),
-        _ => {
-            let Some(rule) = checked_rule(program) else {
-                return Err(format!("`{program}` is not a known read-only program"));
-            };
-            checked(program, rule, args)
-        }
+    let Some(row) = self::program(program) else {
+        return Err(NotProven::UnknownProgram {
+            name: program.to_owned(),
+        });
+    };
+    match row.rule {
+        Rule::Any => Ok(()),
+        Rule::Words(rule) => rule(walker, program, args),
+        Rule::Args(rule) => checked(program, row.unknown_args, rule, args),
     }
 }
 
-/// A program of the checked table on its arguments.
-fn checked(program: &str, rule: Rule, args: &[WordInfo]) -> Verdict {
-    {
-        {
-            // The fixed arguments alone first, for the most precise reason; then any unknown one.
-            // A script or operand that is missing because it is unknown is no finding.
-            // For programs whose rules only look for options (or count operands conservatively),
-            // `src/*.rs` is checked as its fixed start `src/`: none of its words is an option.
-            let globs_ok = matches!(
-                program,
-                "find" | "fd" | "fdfind" | "rg" | "sort" | "tree" | "file" | "base64" | "git"
-            );
-            let known: Vec<&str> = args
-                .iter()
-                .filter_map(|a| {
-                    a.lit().or(if globs_ok {
-                        a.fixed_prefix.as_deref()
-                    } else {
-                        None
-                    })
-                })
-                .collect();
-            match rule(&known) {
-                Err(reason)
-                    if !reason.starts_with("could not") && !reason.contains("without a") =>
-                {
-                    Err(reason)
-                }
-                _ if known.len() < args.len() => fixed_args(program, args, globs_ok).map(drop),
-                verdict => verdict,
-            }
-        }
-    }
-}
-
-type Rule = fn(&[&str]) -> Verdict;
-
-fn checked_rule(program: &str) -> Option<Rule> {
-    Some(match program {
-        "fd" | "fdfind" => fd,
-        "rg" => rg,
-        "sed" => sed::check_sed,
-        "sort" => sort,
-        "uniq" => uniq,
-        "xxd" => xxd,
-        "tree" => tree,
-        "date" => date,
-        "file" => file,
-        "base64" => base64,
-        "hostname" => hostname,
-        "set" => set,
-        "git" => git::git,
-        _ => return None,
-    })
-}
-
-/// The arguments as fixed strings, or why not.
-fn fixed_args<'a>(
+/// An [`Rule::Args`] rule on a program's arguments: the fixed ones alone first, for the most
+/// precise reason; then any unknown one. A rule's finding that may only be the lack of an
+/// argument held back ([`NotProven::may_be_incomplete`]) is no finding.
+pub(super) fn checked(
     program: &str,
-    args: &'a [WordInfo],
-    globs_ok: bool,
-) -> Result<Vec<&'a str>, String> {
-    args.iter()
-        .map(|arg| {
-            arg.lit()
-                .or(if globs_ok { arg.fixed_prefix.as_deref() } else { None })
-                .ok_or_else(|| {
-                format!(
-                    "`{program}` gets the argument `{}`, known only when the command runs, and some `{program}` options write",
-                    arg.source
-                )
+    unknown: UnknownArgs,
+    rule: fn(&[&str]) -> Verdict,
+    args: &[WordInfo],
+) -> Verdict {
+    fn fixed<'a>(unknown: UnknownArgs, arg: &'a WordInfo<'_>) -> Option<&'a str> {
+        match unknown {
+            UnknownArgs::FixedStart => arg.lit().or(arg.fixed_prefix.as_deref()),
+            UnknownArgs::Harmless | UnknownArgs::Refused | UnknownArgs::SeenByRule => arg.lit(),
+        }
+    }
+    let mut known: Vec<&str> = Vec::with_capacity(args.len());
+    known.extend(args.iter().filter_map(|arg| fixed(unknown, arg)));
+    match rule(&known) {
+        Err(reason) if !reason.may_be_incomplete() => Err(reason),
+        _ if known.len() < args.len() && unknown != UnknownArgs::Harmless => {
+            let first = args.iter().find(|arg| fixed(unknown, arg).is_none());
+            Err(NotProven::UnknownArgument {
+                program: program.to_owned(),
+                argument: first.map(|a| a.source.to_owned()).unwrap_or_default(),
             })
-        })
-        .collect()
+        }
+        verdict => verdict,
+    }
+}
+
+/// `cd`, `pushd`, `popd`: they only read, but a `git` after them works elsewhere.
+fn changes_directory(walker: &mut Walker<'_>, _: &str, _: &[WordInfo]) -> Verdict {
+    walker.found.moves = true;
+    Ok(())
 }
 
 /// A short option cluster (`-abc`) holding `flag`.
 fn short_has(arg: &str, flag: char) -> bool {
     arg.strip_prefix('-')
         .is_some_and(|rest| !rest.starts_with('-') && rest.contains(flag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PROGRAMS, Rule, UnknownArgs, program};
+
+    #[test]
+    fn every_name_has_one_row() {
+        let mut seen = std::collections::HashSet::new();
+        for row in PROGRAMS {
+            for name in row.names {
+                assert!(seen.insert(*name), "{name} is in two rows");
+                assert!(std::ptr::eq(program(name).unwrap(), row));
+            }
+        }
+        assert!(program("rm").is_none());
+    }
+
+    #[test]
+    fn what_unknown_arguments_mean_fits_the_rule() {
+        for row in PROGRAMS {
+            let fits = match row.rule {
+                Rule::Any => row.unknown_args == UnknownArgs::Harmless,
+                Rule::Args(_) => matches!(
+                    row.unknown_args,
+                    UnknownArgs::FixedStart | UnknownArgs::Refused
+                ),
+                // `cd` reads its words only to note a change of directory; `find` and `git`
+                // hand their fixed arguments to an argument rule.
+                Rule::Words(_) => true,
+            };
+            assert!(fits, "{:?}", row.names);
+        }
+    }
 }

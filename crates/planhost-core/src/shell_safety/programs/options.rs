@@ -4,8 +4,18 @@
 
 use crate::shell_safety::Verdict;
 use crate::shell_safety::programs_util::long_is;
+use crate::shell_safety::reason::{Effect, NotProven};
 
 use super::short_has;
+
+/// `program option` does `effect`.
+pub(super) fn option(program: &str, option: &str, effect: Effect) -> NotProven {
+    NotProven::WritingOption {
+        program: program.to_owned(),
+        option: option.to_owned(),
+        effect,
+    }
+}
 
 pub(super) fn fd(args: &[&str]) -> Verdict {
     for arg in args {
@@ -14,7 +24,7 @@ pub(super) fn fd(args: &[&str]) -> Verdict {
             || long_is(arg, "exec")
             || long_is(arg, "exec-batch")
         {
-            return Err(format!("`fd {arg}` runs a command on each file"));
+            return Err(option("fd", arg, Effect::RunsCommandOnEachFile));
         }
     }
     Ok(())
@@ -23,10 +33,10 @@ pub(super) fn fd(args: &[&str]) -> Verdict {
 pub(super) fn rg(args: &[&str]) -> Verdict {
     for arg in args {
         if long_is(arg, "pre") || long_is(arg, "hostname-bin") {
-            return Err(format!("`rg {arg}` runs a command"));
+            return Err(option("rg", arg, Effect::RunsCommand));
         }
         if long_is(arg, "search-zip") || short_has(arg, 'z') {
-            return Err(format!("`rg {arg}` runs decompression programs"));
+            return Err(option("rg", arg, Effect::RunsDecompressors));
         }
     }
     Ok(())
@@ -35,10 +45,10 @@ pub(super) fn rg(args: &[&str]) -> Verdict {
 pub(super) fn sort(args: &[&str]) -> Verdict {
     for arg in args {
         if long_is(arg, "output") || short_has(arg, 'o') {
-            return Err("`sort -o` writes its output to a file".to_owned());
+            return Err(option("sort", "-o", Effect::WritesOutputToFile));
         }
         if long_is(arg, "compress-program") {
-            return Err("`sort --compress-program` runs a program".to_owned());
+            return Err(option("sort", "--compress-program", Effect::RunsProgram));
         }
     }
     Ok(())
@@ -74,7 +84,10 @@ fn operands<'a>(args: &[&'a str], valued: &[char]) -> Vec<&'a str> {
 
 pub(super) fn uniq(args: &[&str]) -> Verdict {
     match operands(args, &['f', 's', 'w']).get(1) {
-        Some(out) => Err(format!("`uniq` writes to its second operand `{out}`")),
+        Some(out) => Err(NotProven::SecondOperand {
+            program: "uniq",
+            operand: (*out).to_owned(),
+        }),
         None => Ok(()),
     }
 }
@@ -107,7 +120,10 @@ pub(super) fn xxd(args: &[&str]) -> Verdict {
         }
     }
     match count.get(1) {
-        Some(out) => Err(format!("`xxd` writes to its second operand `{out}`")),
+        Some(out) => Err(NotProven::SecondOperand {
+            program: "xxd",
+            operand: (*out).to_owned(),
+        }),
         None => Ok(()),
     }
 }
@@ -115,10 +131,10 @@ pub(super) fn xxd(args: &[&str]) -> Verdict {
 pub(super) fn tree(args: &[&str]) -> Verdict {
     for arg in args {
         if short_has(arg, 'o') || long_is(arg, "output") {
-            return Err("`tree -o` writes its listing to a file".to_owned());
+            return Err(option("tree", "-o", Effect::WritesListingToFile));
         }
         if short_has(arg, 'R') {
-            return Err("`tree -R` writes `00Tree.html` into each directory".to_owned());
+            return Err(option("tree", "-R", Effect::WritesTreeHtml));
         }
     }
     Ok(())
@@ -128,7 +144,7 @@ pub(super) fn date(args: &[&str]) -> Verdict {
     let mut value_next = false;
     for arg in args {
         if short_has(arg, 's') || long_is(arg, "set") {
-            return Err("`date -s` sets the system clock".to_owned());
+            return Err(option("date", "-s", Effect::SetsClock));
         }
         if std::mem::take(&mut value_next) {
             continue;
@@ -139,7 +155,7 @@ pub(super) fn date(args: &[&str]) -> Verdict {
         ) {
             value_next = true;
         } else if !arg.starts_with('-') && !arg.starts_with('+') {
-            return Err(format!("`date {arg}` sets the system clock"));
+            return Err(option("date", arg, Effect::SetsClock));
         }
     }
     Ok(())
@@ -148,7 +164,7 @@ pub(super) fn date(args: &[&str]) -> Verdict {
 pub(super) fn file(args: &[&str]) -> Verdict {
     for arg in args {
         if short_has(arg, 'C') || long_is(arg, "compile") {
-            return Err("`file -C` writes a compiled magic file".to_owned());
+            return Err(option("file", "-C", Effect::WritesMagicFile));
         }
     }
     Ok(())
@@ -157,7 +173,7 @@ pub(super) fn file(args: &[&str]) -> Verdict {
 pub(super) fn base64(args: &[&str]) -> Verdict {
     for arg in args {
         if short_has(arg, 'o') || long_is(arg, "output") {
-            return Err("`base64 -o` writes its output to a file".to_owned());
+            return Err(option("base64", "-o", Effect::WritesOutputToFile));
         }
     }
     Ok(())
@@ -183,9 +199,10 @@ pub(super) fn hostname(args: &[&str]) -> Verdict {
     ];
     match args.iter().find(|a| !DISPLAY.contains(a)) {
         None => Ok(()),
-        Some(arg) if arg.starts_with('-') => {
-            Err(format!("`hostname {arg}` is not a known read-only form"))
-        }
-        Some(arg) => Err(format!("`hostname {arg}` sets the host name")),
+        Some(arg) if arg.starts_with('-') => Err(NotProven::UnknownForm {
+            program: "hostname".to_owned(),
+            argument: (*arg).to_owned(),
+        }),
+        Some(arg) => Err(option("hostname", arg, Effect::SetsHostName)),
     }
 }
