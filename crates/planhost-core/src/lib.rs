@@ -84,8 +84,9 @@ pub use plan_command::{COMPLETIONS, HELP_TEXT, PlanCommand, PlanCommandError, pa
 pub use plan_input::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, SubmitPlanInput};
 pub use policy::{
     AllowedTool, AuthorizeInput, CallFacts, CommandReach, Decision, DenyCode, DraftWrite,
-    EffectivePermission, OfferedTool, PolicyRule, ToolProvenance, ToolSource, WEB_TOOLS_PACKAGE,
-    authorize, default_strict_allow_list, effective_permission, plan_toolset, source_in_package,
+    EffectivePermission, GitRisk, OfferedTool, PolicyRule, ToolProvenance, ToolSource,
+    WEB_TOOLS_PACKAGE, authorize, default_strict_allow_list, effective_permission, plan_toolset,
+    source_in_package,
 };
 pub use policy_view::{
     PolicyDefaults, PolicyView, began_in_planning, live_policy, stricter_mode, turn_policy,

@@ -54,6 +54,10 @@ pub enum AgentEvent {
         /// Where the tool comes from (built-in when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         provenance: Option<Provenance>,
+        /// The directory the agent's shell is in, where a shell call would run (the session's
+        /// workspace root when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
     },
     /// A tool the agent ran itself finished.
     ToolFinished {

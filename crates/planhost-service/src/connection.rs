@@ -203,7 +203,7 @@ async fn dispatch(
         Q::TurnsEnd(p) => R::TurnsEnd(sessions::end_turn(svc, p).await?),
         Q::ToolsAuthorize(p) => R::ToolsAuthorize(
             tools
-                .authorize(svc, p, planhost_core::DraftWrite::No)
+                .authorize(svc, p, planhost_core::DraftWrite::No, None)
                 .await?,
         ),
         Q::ToolsExecute(p) => R::ToolsExecute(tools.execute(svc, caller, p).await?),

@@ -261,6 +261,8 @@ pub struct PolicySnapshot {
     pub turn_dialect: Option<planhost_core::Dialect>,
     /// The agent the session serves: whose catalog names its tools.
     pub agent: planhost_core::Agent,
+    /// The session's workspace root (where its shell commands run).
+    pub workspace_root: String,
 }
 
 /// Host defaults as stored; a value that does not parse (never written by planhost: settings
@@ -287,7 +289,8 @@ impl Store {
                  (SELECT id FROM turns WHERE session_id = s.id AND state = 'running'), \
                  (SELECT value FROM settings WHERE key = 'default_permission_mode'), \
                  (SELECT value FROM settings WHERE key = 'default_policy_preset'), \
-                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect, s.agent \
+                 t.policy_mode, t.policy_permission, t.policy_preset, t.shell_dialect, s.agent, \
+                 s.workspace_root \
                  FROM sessions s LEFT JOIN turns t ON t.session_id = s.id AND t.state = 'running' \
                  WHERE s.id = ?1",
             )?
@@ -305,7 +308,7 @@ impl Store {
                         r.get::<_, Option<String>>(8)?,
                     ),
                     r.get::<_, Option<String>>(9)?,
-                    r.get::<_, String>(10)?,
+                    (r.get::<_, String>(10)?, r.get::<_, String>(11)?),
                 ))
             })
             .optional()?
@@ -336,7 +339,8 @@ impl Store {
                 .7
                 .map(|d| crate::records::parse("turns", d))
                 .transpose()?,
-            agent: crate::records::parse("sessions", row.8)?,
+            agent: crate::records::parse("sessions", row.8.0)?,
+            workspace_root: row.8.1,
         })
     }
 }

@@ -159,6 +159,24 @@ pub enum CommandReach {
     },
 }
 
+/// What the host found of the git a command proven read-only runs (DESIGN decision 15): git
+/// runs programs its configuration names, which the host reads before it admits the command.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum GitRisk {
+    /// No git, or nothing its configuration names that the run-time rules do not switch off.
+    #[default]
+    None,
+    /// The repository names a program no setting switches off (an external diff).
+    NamesProgram {
+        /// The key.
+        key: String,
+        /// The program.
+        value: String,
+    },
+    /// git runs in a directory whose configuration the host cannot read first.
+    Elsewhere,
+}
+
 /// What the host established about a call beyond its input.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallFacts {
@@ -166,6 +184,8 @@ pub struct CallFacts {
     pub draft: DraftWrite,
     /// What a shell command reaches.
     pub reach: CommandReach,
+    /// What the git of a command proven read-only would run.
+    pub git: GitRisk,
 }
 
 impl CallFacts {
@@ -173,6 +193,7 @@ impl CallFacts {
     pub const NONE: CallFacts = CallFacts {
         draft: DraftWrite::No,
         reach: CommandReach::Inside,
+        git: GitRisk::None,
     };
 }
 
@@ -186,9 +207,26 @@ impl AuthorizeInput<'_> {
                 reason: NotProven::NoCommandLine,
             },
         };
-        match self.verdict {
+        let verdict = match self.verdict {
             Some(cell) => cell.get_or_init(classify).clone(),
             None => classify(),
+        };
+        // A command the classifier proves read-only is read-only in fact only if its git runs
+        // nothing the repository names that the run-time rules cannot switch off (DESIGN
+        // decision 15): the host read the configuration first.
+        match (verdict, &self.facts.git) {
+            (CommandSafety::ReadOnly, GitRisk::NamesProgram { key, value }) => {
+                CommandSafety::MayChangeFiles {
+                    reason: NotProven::GitConfigNamesProgram {
+                        key: key.clone(),
+                        value: value.clone(),
+                    },
+                }
+            }
+            (CommandSafety::ReadOnly, GitRisk::Elsewhere) => CommandSafety::MayChangeFiles {
+                reason: NotProven::GitElsewhere,
+            },
+            (verdict, GitRisk::None | GitRisk::NamesProgram { .. } | GitRisk::Elsewhere) => verdict,
         }
     }
 }

@@ -252,6 +252,18 @@ pub enum NotProven {
         /// Which form.
         change: GitChange,
     },
+    /// The repository's git configuration names a program that git would run for this
+    /// command and that no setting can switch off (an external diff): found by the host, which
+    /// reads the configuration before it admits a git command unasked.
+    GitConfigNamesProgram {
+        /// The key (`diff.external`, `diff.<driver>.command`).
+        key: String,
+        /// The program it names.
+        value: String,
+    },
+    /// git runs in another directory than the command's (`-C`, `cd`), or in one the line
+    /// cannot show, whose configuration the host cannot read before it runs.
+    GitElsewhere,
 }
 
 /// What a parameter expansion does that is not proven ([`NotProven::Parameter`]).
@@ -379,6 +391,15 @@ impl NotProven {
 impl fmt::Display for NotProven {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            NotProven::GitConfigNamesProgram { key, value } => write!(
+                f,
+                "this repository's git configuration names a program git would run (`{key}` = \
+                 `{value}`)"
+            ),
+            NotProven::GitElsewhere => f.write_str(
+                "git runs in another directory here, whose configuration (which may name \
+                 programs git runs) planhost cannot read first",
+            ),
             NotProven::PowerShell => {
                 f.write_str("PowerShell commands are never proven read-only yet")
             }

@@ -127,6 +127,7 @@ pub fn decode(stdin: &[u8], env: &ClaudeEnv) -> Decoded {
                 batch_index: None,
                 batch_size: None,
                 provenance: None,
+                cwd: Some(input.cwd.display().to_string()),
             },
             Some(tool_input),
             Some(tool_use_id),

@@ -192,28 +192,60 @@ fn decide(
     })
 }
 
-/// What a shell command reaches (DESIGN decision 14), from its words and programs against the
-/// host's own paths; nothing for any other tool.
-fn reach(
+/// What the host establishes about a shell command before the policy decides, from one parse
+/// of it (whose verdict goes into `verdict`, so the policy does not classify again): what it
+/// reaches (DESIGN decision 14: planhost's approval surfaces, a launcher outside its reach), and
+/// for a command proven read-only that runs git, what the repository's configuration names
+/// (decision 15), read in `cwd` (the session's root when absent). Nothing for other tools.
+fn shell_facts(
     svc: &Inner,
-    agent: planhost_core::Agent,
+    entry: &Entry,
     tool_name: &str,
     input: &Value,
-    dialect: planhost_core::Dialect,
-) -> planhost_core::CommandReach {
-    let classified = agent.classify(tool_name);
+    cwd: Option<&std::path::Path>,
+    verdict: &OnceCell<CommandSafety>,
+    draft: planhost_core::DraftWrite,
+) -> CallFacts {
+    let none = CallFacts {
+        draft,
+        ..CallFacts::NONE
+    };
+    let classified = entry.agent.classify(tool_name);
     if !matches!(
         classified.nature,
         planhost_core::ToolNature::RunsCommands | planhost_core::ToolNature::RunsSkill
     ) {
-        return planhost_core::CommandReach::Inside;
+        return none;
     }
-    match classified.command.command_line(input) {
-        Some(line) => svc
-            .surfaces
-            .reach(&line.line, line.dialect.unwrap_or(dialect), &[]),
-        None => planhost_core::CommandReach::Inside,
-    }
+    let Some(line) = classified.command.command_line(input) else {
+        return none;
+    };
+    let dialect = line.dialect.unwrap_or(entry.dialect);
+    let facts = planhost_core::command_facts(&line.line, dialect);
+    let _ = verdict.set(facts.safety.clone());
+    let reach = svc.surfaces.reach(&line.line, &facts.programs);
+    let git = match (facts.safety.is_read_only(), facts.git) {
+        (false, _) | (true, planhost_core::GitUse::None) => planhost_core::GitRisk::None,
+        (true, planhost_core::GitUse::Elsewhere) => planhost_core::GitRisk::Elsewhere,
+        (true, planhost_core::GitUse::Here) => {
+            let root = std::path::Path::new(&*entry.workspace_root);
+            let dir = cwd.unwrap_or(root);
+            let env = planhost_tools::bash_env(|name| std::env::var(name).ok());
+            match planhost_tools::git_guard::program_keys(dir, &env) {
+                Some(keys) => planhost_tools::git_guard::unswitchable(&keys)
+                    .first()
+                    .map_or(planhost_core::GitRisk::None, |(key, value)| {
+                        planhost_core::GitRisk::NamesProgram {
+                            key: key.clone(),
+                            value: value.clone(),
+                        }
+                    }),
+                // Not in a repository (or no git): git reads nothing of one.
+                None => planhost_core::GitRisk::None,
+            }
+        }
+    };
+    CallFacts { draft, reach, git }
 }
 
 /// What the audit row says of a shell call's command line: proven read-only, or why it asked
@@ -391,19 +423,17 @@ impl ToolAuthority {
         svc: &Inner,
         p: AuthorizeParams,
         draft: planhost_core::DraftWrite,
+        cwd: Option<&std::path::Path>,
     ) -> Result<AuthorizeResult> {
         let provenance = domain_provenance(&p.provenance)?;
         let entry = Self::policy_view(svc, &p.session_id, &p.turn_id).await?;
-        let facts = CallFacts {
-            draft,
-            reach: reach(svc, entry.agent, &p.tool_name, &p.input, entry.dialect),
-        };
+        let verdict = OnceCell::new();
+        let facts = shell_facts(svc, &entry, &p.tool_name, &p.input, cwd, &verdict, draft);
         let view = entry.view;
         let batch = BatchPosition {
             index: p.batch_index,
             size: p.batch_size,
         };
-        let verdict = OnceCell::new();
         let decision = decide(
             &entry,
             &p.tool_name,

@@ -22,6 +22,8 @@ pub(crate) struct Entry {
     /// The dialect a shell command of the running turn is written in: its pinned shell's, else
     /// this platform's first shell's.
     pub(crate) dialect: planhost_core::Dialect,
+    /// The session's workspace root.
+    pub(crate) workspace_root: std::sync::Arc<str>,
 }
 
 impl Entry {
@@ -30,6 +32,7 @@ impl Entry {
         Entry {
             view: planhost_core::turn_policy(snap.live, snap.turn_pin),
             agent: snap.agent,
+            workspace_root: snap.workspace_root.into(),
             active_turn: snap.active_turn,
             dialect: snap.turn_dialect.unwrap_or_else(|| {
                 planhost_core::Platform::current()
@@ -107,6 +110,7 @@ mod tests {
             agent: planhost_core::Agent::Pi,
             active_turn: Some("t".into()),
             dialect: planhost_core::Dialect::Posix,
+            workspace_root: "/w".into(),
         }
     }
 

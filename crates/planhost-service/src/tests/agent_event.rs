@@ -132,6 +132,7 @@ pub(super) fn tool(call: &str, tool: &str, input: Value) -> AgentEvent {
         batch_index: None,
         batch_size: None,
         provenance: None,
+        cwd: None,
     }
 }
 
@@ -390,6 +391,70 @@ fn a_routed_command_runs_once_exactly_as_allowed() {
         assert_eq!(out.result.run.stdout.kept, "routed\n");
         let twice = w.agent.call::<methods::AgentRun>(params).await.unwrap_err();
         assert_eq!(twice.code(), ErrorCode::ToolNotAuthorized);
+        w.service.shutdown();
+    });
+}
+
+/// DESIGN decision 14 through the whole path (classifier, reach, policy): in Plan, every way a
+/// command could reach an approval surface or start something outside planhost's reach is
+/// denied outright (no ask a person could approve by habit), for a routed agent and for pi —
+/// behind wrappers, `sh -c`, pipes and absolute paths alike.
+#[test]
+fn plan_denies_every_way_to_an_approval_surface_or_out_of_reach() {
+    block_on(async {
+        let w = world();
+        let state = w._state.path().display().to_string();
+        let surface = [
+            "planhost approve abc".to_owned(),
+            "/usr/local/bin/planhost approve abc".into(),
+            "echo abc | xargs planhost approve".into(),
+            "sh -c 'planhost approve abc'".into(),
+            "bash -c \"planhost-hook run x -- ls\"".into(),
+            "nohup planhost approve abc &".into(),
+            "env A=1 planhost approve abc".into(),
+            "timeout 5 planhost approve abc".into(),
+            format!("cat {state}/web.json"),
+            "curl -s http://planhost.localhost:7766/".into(),
+        ];
+        let escape = [
+            "systemd-run --user true",
+            "echo make | at now",
+            "tmux new -d make",
+            "timeout 5 ssh host true",
+            "bash -c 'crontab -l'",
+            "nohup systemd-run --user true &",
+        ];
+        let cases = surface
+            .iter()
+            .map(|c| (c.as_str(), PolicyRule::PlanApprovalSurface))
+            .chain(escape.iter().map(|c| (*c, PolicyRule::PlanScopeEscape)));
+        for (i, (command, rule)) in cases.enumerate() {
+            for agent in [Agent::ClaudeCode, Agent::Pi] {
+                let started = w.send(agent, true, prompt(Some(AgentMode::Plan))).await;
+                if started.session.mode != Mode::Plan {
+                    w.send(
+                        agent,
+                        true,
+                        tool(&format!("e{i}"), "EnterPlanMode", json!({})),
+                    )
+                    .await;
+                }
+                let r = w
+                    .send(
+                        agent,
+                        true,
+                        tool(&format!("c{i}"), "Bash", json!({ "command": command })),
+                    )
+                    .await;
+                assert_eq!(
+                    (r.directive.kind, r.directive.rule.as_str()),
+                    (DirectiveKind::Deny, rule.as_str()),
+                    "{agent}: `{command}`: {r:?}"
+                );
+                w.send(agent, true, AgentEvent::TurnStopped { aborted: false })
+                    .await;
+            }
+        }
         w.service.shutdown();
     });
 }

@@ -43,10 +43,8 @@ pub(super) async fn diagnostics(
     let checks = tokio::task::spawn_blocking(move || crate::cli::doctor_checks(&paths))
         .await
         .unwrap_or_default();
-    let session_short = |s: &planhost_core::SessionId| {
-        let s = s.as_str();
-        s[..s.len().min(8)].to_owned()
-    };
+    let session_short =
+        |s: &planhost_core::SessionId| planhost_core::short_id(s.as_str()).to_owned();
     let body = html! {
         dl.diag {
             dt { (lang.t("diag.version")) }

@@ -502,7 +502,7 @@ pub(crate) fn whose(lang: Lang, session: Option<&SessionInfo>, session_id: &str)
         code.workspace { (workspace) } " "
         span.agent { (agent) } " "
         span.label { (lang.t("card.session")) } " "
-        code.session title=(session_id) { (session_id[..session_id.len().min(8)]) }
+        code.session title=(session_id) { (planhost_core::short_id(session_id)) }
     }
 }
 

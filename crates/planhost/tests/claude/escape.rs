@@ -37,6 +37,7 @@ fn a_waiting_plan(host: &Served, fx: &Fixture) -> String {
         batch_index: None,
         batch_size: None,
         provenance: None,
+        cwd: None,
     }));
     let offered = agent.call::<methods::AgentEvent>(event(AgentEvent::PlanOffered {
         call_id: "submit".into(),

@@ -143,7 +143,7 @@ fn overview(locale: &str, phone: bool) {
     // Who asks: the ask names its workspace, agent and session.
     let whose = reason["whose"].as_str().unwrap_or_default();
     assert!(
-        whose.contains(&sid_d.as_str()[..8])
+        whose.contains(planhost_core::short_id(sid_d.as_str()))
             && whose.contains(" pi ")
             && whose.contains(&*host.workspace().canonicalize().unwrap().to_string_lossy()),
         "{r:#}"
@@ -204,7 +204,7 @@ fn overview(locale: &str, phone: bool) {
         assert!(
             ctx["text"]
                 .as_str()
-                .is_some_and(|t| t.contains(&session.as_str()[..8])),
+                .is_some_and(|t| t.contains(planhost_core::short_id(session.as_str()))),
             "{r:#}"
         );
     }

@@ -21,6 +21,7 @@ pub(crate) enum Kind {
         input: Value,
         batch: BatchPosition,
         provenance: Provenance,
+        cwd: Option<String>,
     },
     Offer {
         call: ToolCallId,
@@ -73,6 +74,7 @@ impl Kind {
                 batch_index,
                 batch_size,
                 provenance,
+                cwd,
             } => {
                 if profile.offers_at_proposal(&tool) {
                     // The proposal is the offer: the plan is in the input's field the profile
@@ -98,6 +100,7 @@ impl Kind {
                     input,
                     batch: batch(batch_index, batch_size),
                     provenance: provenance.unwrap_or_else(Provenance::built_in),
+                    cwd,
                 }
             }
             AgentEvent::ToolFinished {

@@ -87,6 +87,7 @@ pub(crate) async fn event(
                     input,
                     batch,
                     provenance,
+                    cwd,
                 },
             ) => {
                 let turn = sessions::get(svc, session_id.clone())
@@ -121,6 +122,7 @@ pub(crate) async fn event(
                             input: input.clone(),
                         },
                         draft,
+                        cwd.as_deref().map(std::path::Path::new),
                     )
                     .await?;
                 decision = Some(answer);
