@@ -77,12 +77,9 @@ enum Command {
         #[arg(long)]
         qr: bool,
     },
-    /// Show or choose the tool-policy preset: host (the default: in Plan, shell commands run
-    /// unasked only when proven read-only), literal (seed 000: by the permission mode), strict
-    /// (Plan is read-only, no shell), explore (only file writers blocked in Plan).
-    /// The permission mode outside Plan: `ask` (the default: asks before writes, edits and
-    /// commands not proven read-only), `accept-edits` or `auto`; the host's default, or one
-    /// session's with `--session`.
+    /// Show or choose the permission mode outside Plan: `ask` (the default: asks before writes,
+    /// edits and commands not proven read-only), `accept-edits` or `auto`; the host's default,
+    /// or one session's with `--session`.
     Mode {
         /// The mode to choose; without it, the mode is shown.
         #[arg(value_parser = parse_mode)]
@@ -91,6 +88,9 @@ enum Command {
         #[arg(long)]
         session: Option<String>,
     },
+    /// Show or choose the tool-policy preset: host (the default: in Plan, shell commands run
+    /// unasked only when proven read-only), literal (seed 000: by the permission mode), strict
+    /// (Plan is read-only, no shell), explore (only file writers blocked in Plan).
     Preset {
         /// The preset to use; without it, the current one is shown.
         name: Option<planhost_core::PolicyPreset>,

@@ -157,6 +157,9 @@ export const PLAN_RULES: Record<string, string> = {
 /** The open approval dialog, if any. */
 let dialog: { proposalId: string; controller: AbortController } | undefined;
 
+/** The host's words for a plan that waits (from its submission), said when the dialog is dismissed. */
+const waiting = new Map<string, string>();
+
 /** Shows the approval of `approval` until a person answers it here or anywhere else. */
 export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, approval: ApprovalInfo): Promise<void> {
   if (!ctx.hasUI || dialog?.proposalId === approval.proposalId) return;
@@ -186,9 +189,12 @@ export async function showApproval(s: PlanhostSession, ctx: ExtensionContext, ap
       );
       if (controller.signal.aborted || choice === undefined) {
         if (!controller.signal.aborted && Date.now() < approval.expiresAt) {
+          // The host's sentence, as Claude Code's person reads it; a plan submitted before
+          // this pi started (or the host restarted) has none here, and the deadline says enough.
           ctx.ui.notify(
-            `planhost: the plan "${approval.title}" is still waiting for your answer (deadline ${localTime(approval.expiresAt)}). ` +
-              "Type /plan to reopen the approval.",
+            waiting.get(approval.proposalId) ??
+              `planhost: the plan "${approval.title}" is still waiting for your answer (deadline ${localTime(approval.expiresAt)}). ` +
+                "Type /plan to answer it in pi.",
             "info",
           );
         }
@@ -564,6 +570,7 @@ export function registerPlanTools(pi: ExtensionAPI, s: PlanhostSession): void {
         if (result.directive.kind === "deny") {
           throw new HostError(result.directive.code ?? "PLAN_APPROVAL_ALREADY_PENDING", result.directive.reason ?? "the plan was not submitted");
         }
+        if (result.approval && result.notice) waiting.set(result.approval.proposalId, result.notice.text);
         return text(result.context ?? "The plan is waiting for a person's approval. Stop here; do not start the work.");
       });
     },

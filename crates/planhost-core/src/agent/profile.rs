@@ -165,6 +165,9 @@ pub struct AgentProfile {
     pub shell_timeout_default_ms: u64,
     /// What the person does to let the agent go on once a plan is answered.
     pub continue_hint: &'static str,
+    /// How the person answers a waiting plan inside the agent itself, besides planhost's CLI
+    /// and page (pi's `/plan`); `None` when the agent has no way.
+    pub answer_here: Option<&'static str>,
     /// The command that resumes a session the agent deferred (`{session}` is its id), for an
     /// agent that defers.
     pub resume_command: Option<&'static str>,
@@ -190,6 +193,7 @@ const PI: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 300_000,
     shell_timeout_default_ms: 60_000,
     continue_hint: "pi goes on by itself",
+    answer_here: Some("type /plan to answer it in pi"),
     resume_command: None,
 };
 
@@ -220,6 +224,7 @@ const CLAUDE_CODE: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 120_000,
     continue_hint: "then tell Claude to continue",
+    answer_here: None,
     resume_command: Some(
         "claude -p --resume {session} --permission-mode plan --permission-prompt-tool stdio",
     ),
@@ -245,6 +250,7 @@ const CODEX: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 600_000,
     continue_hint: "then tell Codex to continue",
+    answer_here: None,
     resume_command: None,
 };
 
@@ -268,6 +274,7 @@ const GEMINI_CLI: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 600_000,
     shell_timeout_default_ms: 600_000,
     continue_hint: "then tell Gemini to continue",
+    answer_here: None,
     resume_command: None,
 };
 
@@ -291,6 +298,7 @@ const OTHER: AgentProfile = AgentProfile {
     shell_timeout_max_ms: 300_000,
     shell_timeout_default_ms: 60_000,
     continue_hint: "then let the agent continue",
+    answer_here: None,
     resume_command: None,
 };
 

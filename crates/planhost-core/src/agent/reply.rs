@@ -282,7 +282,9 @@ fn submitted(profile: &AgentProfile, view: &AgentView, facts: &ReplyFacts<'_>) -
     let person = notice(words::submitted_notice(profile, &plan), NoticeLevel::Info);
     match wait_outcome(profile, view) {
         // The face's own tool reports the submission to the model.
-        WaitOutcome::Report => reply(Directive::proceed(L::PlanSubmitted), Some(model), None),
+        // The person's notice goes with it: a face that shows its own dialog says it when the
+        // person dismisses that dialog.
+        WaitOutcome::Report => reply(Directive::proceed(L::PlanSubmitted), Some(model), person),
         WaitOutcome::Defer => reply(
             Directive::new(K::Defer, L::PlanSubmitted, Some(words::DEFERRED.into())),
             None,

@@ -70,13 +70,17 @@ pub enum ContextPlan<'a> {
     Nothing,
 }
 
-/// The person's command lines for a waiting plan.
-fn answer_commands(proposal_id: &str) -> String {
+/// The person's command lines for a waiting plan, and the agent's own way to answer it.
+fn answer_commands(profile: &AgentProfile, proposal_id: &str) -> String {
     let id = short_id(proposal_id);
+    let here = profile
+        .answer_here
+        .map(|way| format!(", or {way}"))
+        .unwrap_or_default();
     format!(
         "Approve it with `planhost approve {id}` (add `--mode accept-edits` or `--mode auto` to \
          let the work edit without asking), reject it with `planhost reject {id} --feedback \
-         \"…\"`, or answer on planhost's web page (`planhost web`)"
+         \"…\"`, or answer on planhost's web page (`planhost web`){here}"
     )
 }
 
@@ -86,7 +90,7 @@ pub fn waiting_for_person(profile: &AgentProfile, plan: &PlanFacts<'_>) -> Strin
         "the plan \"{}\" waits for your answer in planhost, for 30 minutes from when it was \
          submitted. {}; {}.",
         plan.title,
-        answer_commands(plan.proposal_id),
+        answer_commands(profile, plan.proposal_id),
         profile.continue_hint
     )
 }
@@ -102,7 +106,7 @@ pub fn deferred_notice(profile: &AgentProfile, plan: &PlanFacts<'_>, session: &s
     format!(
         "planhost: the plan \"{}\" ({id}) waits for your answer, for 30 minutes. {}.{resume}",
         plan.title,
-        answer_commands(plan.proposal_id)
+        answer_commands(profile, plan.proposal_id)
     )
 }
 

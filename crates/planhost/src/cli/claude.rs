@@ -315,9 +315,10 @@ pub(crate) fn doctor_check() -> (bool, String) {
                         path.display()
                     ));
                 } else if let Some(other) = elsewhere.first() {
-                    ok = false;
+                    // It is there and runs: another planhost than this one, not a fault.
                     found.push(format!(
-                        "{} runs `{other}`, not this binary: run `planhost setup claude-code` again",
+                        "{}: every hook runs `{other}`, another planhost install than this one \
+                         (`planhost setup claude-code` makes them run this one)",
                         path.display()
                     ));
                 } else if hooks.len() < settings::EVENTS.len() {

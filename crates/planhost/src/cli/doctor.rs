@@ -1,6 +1,8 @@
-//! `planhost doctor`: one check a line, each ok or FAIL (or all as JSON), of what a working host
-//! needs: the state directory and its permissions, the lock, the socket answering, plan files
-//! that no approval points to, a shell to run commands in, and SQLite.
+//! `planhost doctor`: one check a line, each ok, idle or FAIL (or all as JSON), of what a working
+//! host needs: the state directory and its permissions, the lock, the socket answering, plan
+//! files that no approval points to, Claude Code's hooks, a shell to run commands in, and SQLite.
+//! No host running is idle, not a failure: pi's extension and Claude Code's hook start one when
+//! they need it.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,8 +19,51 @@ use super::{EXIT_UNREACHABLE, Failure, Output, READER, call, connect, print_json
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Check {
     pub(crate) name: &'static str,
+    /// Nothing is wrong (`ok` or `idle`).
     pub(crate) ok: bool,
+    pub(crate) status: Status,
     pub(crate) detail: String,
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Status {
+    /// It works.
+    Ok,
+    /// Nothing runs yet, and that is fine: it starts when it is needed.
+    Idle,
+    /// Something is wrong; the detail says what to do.
+    Fail,
+}
+
+impl Check {
+    fn new(name: &'static str, ok: bool, detail: String) -> Self {
+        Self {
+            name,
+            ok,
+            status: if ok { Status::Ok } else { Status::Fail },
+            detail,
+        }
+    }
+
+    fn idle(name: &'static str, detail: String) -> Self {
+        Self {
+            name,
+            ok: true,
+            status: Status::Idle,
+            detail,
+        }
+    }
+
+    /// The word in the first column of `doctor`'s text.
+    pub(crate) fn label(&self) -> &'static str {
+        match self.status {
+            Status::Ok => "ok  ",
+            Status::Idle => "idle",
+            Status::Fail => "FAIL",
+        }
+    }
 }
 
 pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
@@ -29,13 +74,7 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
     } else {
         let mut o = anstream::stdout().lock();
         for c in &checks {
-            writeln!(
-                o,
-                "{} {:<16} {}",
-                if c.ok { "ok  " } else { "FAIL" },
-                c.name,
-                c.detail
-            )?;
+            writeln!(o, "{} {:<16} {}", c.label(), c.name, c.detail)?;
         }
     }
     Ok(if healthy {
@@ -50,78 +89,82 @@ pub(crate) fn doctor(paths: &Paths, out: Output) -> anyhow::Result<ExitCode> {
 pub(crate) fn checks(paths: &Paths) -> Vec<Check> {
     let mut checks = Vec::new();
     let dir = &paths.state_dir;
-    checks.push(Check {
-        name: "state directory",
-        ok: dir.is_dir(),
-        detail: format!(
-            "{}{}",
-            dir.display(),
-            if dir.is_dir() {
-                ""
-            } else {
-                " (missing: `planhost serve` creates it)"
-            }
-        ),
-    });
     let unsafe_dir = planhost_service::host::state_dir_problem(dir);
-    checks.push(Check {
-        name: "permissions",
-        ok: unsafe_dir.is_none(),
-        detail: unsafe_dir.unwrap_or_else(|| {
-            if dir.is_dir() {
-                "the state directory is this user's alone".into()
-            } else {
-                "nothing to check until the state directory exists".into()
-            }
-        }),
-    });
+    if dir.is_dir() {
+        checks.push(Check::new(
+            "state directory",
+            true,
+            dir.display().to_string(),
+        ));
+        checks.push(Check::new(
+            "permissions",
+            unsafe_dir.is_none(),
+            unsafe_dir.unwrap_or_else(|| "the state directory is this user's alone".into()),
+        ));
+    } else {
+        checks.push(Check::idle(
+            "state directory",
+            format!("{} (not made yet: the first host makes it)", dir.display()),
+        ));
+        checks.push(match unsafe_dir {
+            Some(problem) => Check::new("permissions", false, problem),
+            None => Check::idle(
+                "permissions",
+                "nothing to check until the state directory exists".into(),
+            ),
+        });
+    }
     let holder = diagnostics::lock_holder(dir);
-    checks.push(Check {
-        name: "lock",
-        ok: holder.is_some(),
-        detail: match &holder {
-            Some(pid) => format!("held by planhost pid {pid}"),
-            None => "not held: no host is serving this state directory".into(),
-        },
-    });
     let reached =
         connect(paths, READER).and_then(|mut c| call::<methods::AppVersion>(&mut c, Empty {}));
-    checks.push(Check {
-        name: "socket",
-        ok: reached.is_ok(),
-        detail: match &reached {
-            Ok(v) => format!(
-                "{} answers: planhost {} protocol v{}",
-                paths.socket.display(),
-                v.version,
-                v.protocol_version
+    let unreachable = matches!(
+        reached.as_ref().err().and_then(|e| e.downcast_ref::<Failure>()),
+        Some(f) if f.status == EXIT_UNREACHABLE
+    );
+    checks.push(match &holder {
+        Some(pid) => Check::new("lock", true, format!("held by planhost pid {pid}")),
+        None => Check::idle(
+            "lock",
+            "not held: no host is running for this state directory".into(),
+        ),
+    });
+    let socket = paths.socket.display();
+    checks.push(match (&reached, &holder) {
+        (Ok(v), _) => Check::new(
+            "socket",
+            true,
+            format!(
+                "{socket} answers: planhost {} protocol v{}",
+                v.version, v.protocol_version
             ),
-            Err(e) => match e.downcast_ref::<Failure>() {
-                Some(f) if f.status == EXIT_UNREACHABLE && holder.is_some() => format!(
-                    "{}: no answer, but planhost pid {} holds this state directory: pass the socket it serves on (--socket)",
-                    paths.socket.display(),
-                    holder.as_deref().unwrap_or("?")
-                ),
-                Some(f) if f.status == EXIT_UNREACHABLE => {
-                    format!(
-                        "{}: no host answers; start one with `planhost serve` (pi's extension \
-                         and Claude Code's hook start one by themselves when they need it)",
-                        paths.socket.display()
-                    )
-                }
-                Some(_) | None => format!("{}: {e}", paths.socket.display()),
-            },
-        },
+        ),
+        (Err(_), Some(pid)) if unreachable => Check::new(
+            "socket",
+            false,
+            format!(
+                "{socket}: no answer, but planhost pid {pid} holds this state directory: pass \
+                 the socket it serves on (--socket), or stop it (`planhost stop`)"
+            ),
+        ),
+        // Nobody serves: a host starts on demand, so this is not a failure.
+        (Err(_), None) if unreachable => Check::idle(
+            "socket",
+            format!(
+                "{socket}: no host running; pi's extension and Claude Code's hook start one when \
+                 they need it (or start one yourself: `planhost serve`)"
+            ),
+        ),
+        (Err(e), _) => Check::new("socket", false, format!("{socket}: {e}")),
     });
     if reached.is_ok() {
         let scanned = connect(paths, READER)
             .and_then(|mut c| call::<methods::PlansOrphans>(&mut c, Empty {}));
         checks.push(match scanned {
-            Ok(found) if !found.unreadable.is_empty() => Check {
-                name: "plan files",
-                ok: false,
-                detail: format!(
-                    "cannot compare .pi/plan/ with the approvals in {}",
+            Ok(found) if !found.unreadable.is_empty() => Check::new(
+                "plan files",
+                false,
+                format!(
+                    "cannot compare the plan directories with the approvals in {}",
                     found
                         .unreadable
                         .iter()
@@ -129,17 +172,18 @@ pub(crate) fn checks(paths: &Paths) -> Vec<Check> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            },
-            Ok(found) if found.items.is_empty() => Check {
-                name: "plan files",
-                ok: true,
-                detail: "every file in the sessions' .pi/plan/ belongs to an approval".into(),
-            },
+            ),
+            Ok(found) if found.items.is_empty() => Check::new(
+                "plan files",
+                true,
+                "every file in the sessions' .pi/plan/ and .planhost/plan/ belongs to an approval"
+                    .into(),
+            ),
             // Harmless (nothing points at them), so listed rather than failed.
-            Ok(found) => Check {
-                name: "plan files",
-                ok: true,
-                detail: format!(
+            Ok(found) => Check::new(
+                "plan files",
+                true,
+                format!(
                     "{} orphan artifact(s), complete files no approval points to: {}",
                     found.items.len(),
                     found
@@ -149,36 +193,32 @@ pub(crate) fn checks(paths: &Paths) -> Vec<Check> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            },
-            Err(e) => Check {
-                name: "plan files",
-                ok: false,
-                detail: format!("cannot compare .pi/plan/ with the approvals: {e}"),
-            },
+            ),
+            Err(e) => Check::new(
+                "plan files",
+                false,
+                format!("cannot compare the plan directories with the approvals: {e}"),
+            ),
         });
     }
     let (ok, detail) = super::claude::doctor_check();
-    checks.push(Check {
-        name: "Claude Code",
-        ok,
-        detail,
-    });
+    checks.push(Check::new("Claude Code", ok, detail));
     let effective = diagnostics::effective_shell();
-    checks.push(Check {
-        name: "shells",
-        ok: effective.is_ok(),
-        detail: match &effective {
+    checks.push(Check::new(
+        "shells",
+        effective.is_ok(),
+        match &effective {
             Ok((id, executable)) => format!("{id} at {}", executable.display()),
             Err((code, message)) => format!("{code}: {message}"),
         },
-    });
-    checks.push(Check {
-        name: "sqlite",
-        ok: true,
-        detail: match &reached {
+    ));
+    checks.push(Check::new(
+        "sqlite",
+        true,
+        match &reached {
             Ok(v) => format!("{} (schema v{})", v.sqlite_version, v.schema_version),
             Err(_) => format!("{} (linked)", diagnostics::sqlite_version()),
         },
-    });
+    ));
     checks
 }

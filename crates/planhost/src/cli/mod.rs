@@ -30,7 +30,7 @@ use serde::Serialize;
 use planhost_service::host::Paths;
 
 pub(crate) use claude::{SetupScope, hook as hook_claude_code, setup as setup_claude_code};
-pub(crate) use doctor::{checks as doctor_checks, doctor};
+pub(crate) use doctor::{Status as DoctorStatus, checks as doctor_checks, doctor};
 pub(crate) use host::{stop, web};
 pub(crate) use notify::notify;
 pub(crate) use plans::{approve, plans, reject, show};

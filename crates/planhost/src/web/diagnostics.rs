@@ -12,6 +12,7 @@ use super::guard::Reader;
 use super::i18n::Lang;
 use super::page::{rfc3339, standalone, with_code};
 use super::{Shared, html_response, internal};
+use crate::cli::DoctorStatus as Status;
 
 /// How many audit rows the panel shows.
 const AUDIT_ROWS: u32 = 12;
@@ -63,8 +64,12 @@ pub(super) async fn diagnostics(
         table.checks {
             @for c in &checks {
                 tr data-check=(c.name) data-ok=(c.ok) {
-                    td class=(if c.ok { "ok" } else { "error" }) {
-                        (if c.ok { lang.t("diag.ok") } else { lang.t("diag.fail") })
+                    td class=(match c.status { Status::Fail => "error", Status::Ok | Status::Idle => "ok" }) {
+                        (lang.t(match c.status {
+                            Status::Ok => "diag.ok",
+                            Status::Idle => "diag.idle",
+                            Status::Fail => "diag.fail",
+                        }))
                     }
                     th scope="row" { (c.name) }
                     td lang="en" { (with_code(&c.detail)) }

@@ -204,7 +204,12 @@ fn a_dismissed_approval_is_reopened_by_plan(version: Version) {
     let session = enter_plan(&mut pi, &host);
     let dialog = submit_and_get_dialog(&mut pi);
     pi.cancel_dialog(&dialog.id);
-    pi.wait_notify(|t| t.contains("still waiting for your answer") && t.contains("/plan"));
+    // The host's sentence for a waiting plan, as Claude Code says it, with pi's own way.
+    pi.wait_notify(|t| {
+        t.contains("waits for your answer in planhost")
+            && t.contains("planhost approve")
+            && t.contains("type /plan to answer it in pi")
+    });
     pi.prompt("/plan");
     let again = pi.next_ui_request("the approval, reopened by /plan", |r| {
         r.method == "select" && r.title.contains(TITLE)
