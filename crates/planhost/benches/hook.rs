@@ -14,6 +14,12 @@
 //!
 //! Target (issue 18): the time added, p50 ≤ 5 ms and p99 ≤ 15 ms.
 //!
+//! Claude Code's Bash through planhost (issue 28): a `PreToolUse` of Bash `true` (allowed, and
+//! routed), then the command Claude Code's shell runs, `sh -c '<planhost-hook> run <call> --
+//! true'` (the host runs `true` in its runner and the helper exits with its status), against
+//! `sh -c 'true'`, what Claude Code's shell runs without planhost. Reported apart, and with the
+//! hook: what a Bash call costs in all.
+//!
 //! Run: `cargo bench -p planhost --bench hook` (`PLANHOST_BENCH_CALLS`, default 500). Figures go
 //! to docs/benchmarks.md.
 
@@ -92,6 +98,35 @@ fn main() {
         assert!(said.contains("\"allow\""), "{said}");
         fulls.push(took);
     }
+    // Claude Code's Bash, routed: the hook's allow (with the command rewritten), then the
+    // rewritten command, against the bare command.
+    let bash = |id: usize| {
+        serde_json::json!({
+            "session_id": "bench-session",
+            "cwd": home.workspace().display().to_string(),
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": "Bash",
+            "tool_input": { "command": "true" },
+            "tool_use_id": format!("toolu_bash_{id}"),
+        })
+        .to_string()
+        .into_bytes()
+    };
+    let (mut bare, mut routed, mut bash_hooks) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..calls {
+        bare.push(hook(&home, "true", b"").0);
+        let (took, said) = hook(&home, &planhost, &bash(i));
+        assert!(
+            said.contains("\"allow\"") && said.contains(" run "),
+            "planhost allows and routes `true`: {said}"
+        );
+        bash_hooks.push(took);
+        let run = format!("'{HOOK_BIN}' run toolu_bash_{i} -- true");
+        let (took, _) = hook(&home, &run, b"");
+        routed.push(took);
+    }
+    let (bare, routed, bash_hooks) = (sorted(bare), sorted(routed), sorted(bash_hooks));
     let (floor, ours, fulls) = (sorted(floor), sorted(ours), sorted(fulls));
     let added = |p: f64| ms(pct(&ours, p)) - ms(pct(&floor, p));
     println!("Claude Code PreToolUse hook, n = {calls} each, interleaved");
@@ -117,6 +152,24 @@ fn main() {
         met(added(0.5) <= 5.0),
         added(0.99),
         met(added(0.99) <= 15.0)
+    );
+    println!("Claude Code's Bash `true`, n = {calls} each");
+    println!(
+        "  sh -c true (no planhost) p50 {:.2} ms  p99 {:.2} ms",
+        ms(pct(&bare, 0.5)),
+        ms(pct(&bare, 0.99))
+    );
+    println!(
+        "  routed: planhost-hook run p50 {:.2} ms  p99 {:.2} ms  (added p50 {:.2} ms, p99 {:.2} ms)",
+        ms(pct(&routed, 0.5)),
+        ms(pct(&routed, 0.99)),
+        ms(pct(&routed, 0.5)) - ms(pct(&bare, 0.5)),
+        ms(pct(&routed, 0.99)) - ms(pct(&bare, 0.99))
+    );
+    println!(
+        "  its PreToolUse hook      p50 {:.2} ms  p99 {:.2} ms",
+        ms(pct(&bash_hooks, 0.5)),
+        ms(pct(&bash_hooks, 0.99))
     );
     println!("load after: {}", loadavg());
 }
