@@ -165,7 +165,14 @@ pub(super) async fn run(
     if unasked_read_only && tool == planhost_core::HostTool::Bash {
         let env = planhost_tools::bash_env(|name| std::env::var(name).ok());
         let root = ctx.workspace().root().to_path_buf();
-        let drivers: Vec<String> = planhost_tools::git_guard::program_keys(&root, &env)
+        let runs_git = p
+            .input
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(super::runs_git);
+        let drivers: Vec<String> = runs_git
+            .then(|| planhost_tools::git_guard::program_keys(&root, &env))
+            .flatten()
             .unwrap_or_default()
             .into_iter()
             .map(|(k, _)| k)

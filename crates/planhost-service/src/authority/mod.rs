@@ -248,6 +248,13 @@ fn shell_facts(
     CallFacts { draft, reach, git }
 }
 
+/// Whether a command proven read-only (so POSIX) runs git, so that git's configuration must be
+/// read before it runs: a git process, not spent on commands that run no git.
+fn runs_git(command: &str) -> bool {
+    planhost_core::command_facts(command, planhost_core::Dialect::Posix).git
+        != planhost_core::GitUse::None
+}
+
 /// What the audit row says of a shell call's command line: proven read-only, or why it asked
 /// (the classifier's reason is in the ask's); `null` when the permission mode decided alone.
 fn shell_detail(decision: &Decision, agent: planhost_core::Agent, tool_name: &str) -> Value {

@@ -222,6 +222,8 @@ impl ToolAuthority {
         let unasked = grant.by == GrantedBy::Policy
             && matches!(grant.verdict, Some(CommandSafety::ReadOnly))
             && ctx.agent.classify(&grant.tool_name).nature == ToolNature::RunsCommands;
+        // git's configuration is read (a git process) only for a command that runs git.
+        let probe = unasked && super::runs_git(&routed.command);
         let (env, extra_env) = if unasked {
             let env: Vec<(String, String)> = p
                 .env
@@ -229,7 +231,9 @@ impl ToolAuthority {
                 .filter(|(k, _)| !git_guard::dropped(k))
                 .cloned()
                 .collect();
-            let drivers: Vec<String> = git_guard::program_keys(&cwd, &env)
+            let drivers: Vec<String> = probe
+                .then(|| git_guard::program_keys(&cwd, &env))
+                .flatten()
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(k, _)| k)
