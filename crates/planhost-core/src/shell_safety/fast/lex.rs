@@ -81,6 +81,10 @@ impl<'s> Parser<'s> {
                 tok_end(Tok::Newline, skip.unwrap_or(at + 1))
             }
             Some(b @ (b'<' | b'>')) if self.byte(at + 1) == Some(b'(') => {
+                // `((` puts brush-parser's tokenizer in arithmetic mode (no here-documents).
+                if self.byte(at + 2) == Some(b'(') {
+                    return None;
+                }
                 let direction = if b == b'<' {
                     Direction::Read
                 } else {
