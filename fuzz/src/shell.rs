@@ -45,12 +45,19 @@ pub fn check(line: &str) {
     assert!(took < TIME_BOUND, "{line:?} took {took:?}");
 
     assert_eq!(command_facts(line, Dialect::Posix), facts, "{line:?}");
-    assert_eq!(classify_command(line, Dialect::Posix), facts.safety, "{line:?}");
+    assert_eq!(
+        classify_command(line, Dialect::Posix),
+        facts.safety,
+        "{line:?}"
+    );
     if let Some(reason) = facts.safety.reason() {
         assert!(!reason.to_string().is_empty(), "{line:?}");
     }
     if facts.unknown_program {
-        assert!(!facts.safety.is_read_only(), "{line:?}: proven, yet an unknown program");
+        assert!(
+            !facts.safety.is_read_only(),
+            "{line:?}: proven, yet an unknown program"
+        );
         assert_ne!(facts.git, GitUse::Here, "{line:?}");
     }
     if facts.git != GitUse::None {
@@ -58,10 +65,17 @@ pub fn check(line: &str) {
             .programs
             .iter()
             .any(|p| p.rsplit('/').next() == Some("git"));
-        assert!(git, "{line:?}: git {:?} without a git among {:?}", facts.git, facts.programs);
+        assert!(
+            git,
+            "{line:?}: git {:?} without a git among {:?}",
+            facts.git, facts.programs
+        );
     }
     for (i, program) in facts.programs.iter().enumerate() {
-        assert!(!facts.programs[..i].contains(program), "{line:?}: {program} twice");
+        assert!(
+            !facts.programs[..i].contains(program),
+            "{line:?}: {program} twice"
+        );
     }
     if facts.safety.is_read_only() {
         for writer in WRITERS {
