@@ -117,6 +117,11 @@ impl<'s> Parser<'s> {
                 // An extglob, a function definition, `a=(...)`: brush-parser decides.
                 Some(b'(') => return None,
                 Some(b'\'') => {
+                    // brush-parser's tokenizer opens an ANSI-C quote after any `$`, even an
+                    // escaped one (`\$'...'`), where a backslash escapes the closing quote.
+                    if at > start && self.byte(at - 1) == Some(b'$') {
+                        return None;
+                    }
                     at += 1;
                     while self.byte(at)? != b'\'' {
                         self.plain_byte(at)?;

@@ -208,6 +208,9 @@ const LEFT: &[&str] = &[
     "ls >> >(cat)",
     // And: `>((` is arithmetic to brush-parser's tokenizer, where `<<` starts no here-document.
     "cat >((cat <<EOF\nhe))!o",
+    // And: an ANSI-C quote opens after an escaped `$` too.
+    "\\|\\\\\\\\\\$'\\\\\\\\\\\\\\$\\\\\\'\\{/}",
+    "echo \\$'a'",
 ];
 
 /// Lines cut short: brush-parser refuses them, and the fast parser says so without it.
