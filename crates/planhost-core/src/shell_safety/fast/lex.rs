@@ -134,8 +134,19 @@ impl<'s> Parser<'s> {
                 Some(b'$') => at = self.dollar(at)?,
                 Some(b'`') => at = self.backquoted(at + 1)?,
                 Some(_) => {
-                    self.plain_byte(at)?;
-                    at += 1;
+                    // A run of word bytes at once (most of a line is).
+                    let run = self
+                        .bytes
+                        .get(at..)?
+                        .iter()
+                        .take_while(|b| is_word_byte(**b))
+                        .count();
+                    if run == 0 {
+                        self.plain_byte(at)?;
+                        at += 1;
+                    } else {
+                        at += run;
+                    }
                 }
             }
         }
@@ -230,3 +241,33 @@ impl<'s> Parser<'s> {
         }
     }
 }
+
+/// A byte that goes on a word as it is: none of the shell's special bytes, no control byte.
+fn is_word_byte(b: u8) -> bool {
+    WORD_BYTES.get(usize::from(b)).copied().unwrap_or(false)
+}
+
+/// [`is_word_byte`] as a table.
+const WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x21;
+    while b < 256 {
+        table[b] = !matches!(
+            b as u8,
+            b'&' | b'('
+                | b')'
+                | b';'
+                | b'|'
+                | b'<'
+                | b'>'
+                | b'\''
+                | b'"'
+                | b'\\'
+                | b'$'
+                | b'`'
+                | 0x7f
+        );
+        b += 1;
+    }
+    table
+};

@@ -54,7 +54,8 @@ pub(super) fn parse(script: &str) -> Parsed<'_> {
         peeked: None,
         cut_short: false,
     };
-    let mut out = Vec::new();
+    // About one node per 16 bytes of a line: one allocation for most.
+    let mut out = Vec::with_capacity(script.len() / 16 + 1);
     match parser.list(Stop::End, &mut out) {
         Some(()) => Parsed::Tree(out),
         None if parser.cut_short => Parsed::Refused,

@@ -652,3 +652,27 @@ fn deep_parentheses_in_a_here_document_are_refused_before_the_word_parser() {
         Some("the command nests parentheses too deeply to check")
     );
 }
+
+/// Found by the `shell_classifier` fuzz target: brush-parser 0.4's tokenizer never returns on
+/// `<<''` then a blank at the end of a line (its token queue grows without bound). Such a tag is
+/// refused before brush-parser sees the line; the test gives up after 10 s instead of hanging.
+#[test]
+fn an_empty_here_document_tag_is_refused_before_brush() {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let verdicts: Vec<_> = ["<<''|\t\t", "cat <<'' ", "cat <<- \"\"\t", "cat <<$'' "]
+            .iter()
+            .map(|line| crate::shell_safety::classify_command(line, crate::Dialect::Posix))
+            .collect();
+        let _ = send.send(verdicts);
+    });
+    let verdicts = receive
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the classifier answers");
+    for verdict in verdicts {
+        assert_eq!(
+            verdict.reason().map(ToString::to_string).as_deref(),
+            Some("could not parse the command line")
+        );
+    }
+}
