@@ -97,6 +97,9 @@ pub use session::{
     claim_execution, configure, end_turn, enter_plan, expire, finish_execution, resolve, set_mode,
     submit_plan,
 };
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use shell_safety::fuzzing as shell_fuzzing;
 pub use shell_safety::{
     CommandFacts, CommandSafety, Effect, GitChange, GitUse, NotProven, ParameterUse,
     classify_command, command_facts,

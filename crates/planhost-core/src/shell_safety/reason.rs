@@ -20,6 +20,11 @@ pub enum NotProven {
     TooDeep,
     /// A number the parser cannot hold (a descriptor, `~N`).
     NumberTooLong,
+    /// Parentheses nested too deeply for brush-parser to parse in bounded time.
+    TooNested,
+    /// Too many complex expansions in one word or here-document for brush-parser's word parser
+    /// to read in bounded time.
+    TooManyExpansions,
     /// The line does not parse.
     Unparsed,
     /// A word does not parse.
@@ -410,6 +415,12 @@ impl fmt::Display for NotProven {
             }
             NotProven::NumberTooLong => {
                 f.write_str("a descriptor or `~N` number is too long to check")
+            }
+            NotProven::TooNested => {
+                f.write_str("the command nests parentheses too deeply to check")
+            }
+            NotProven::TooManyExpansions => {
+                f.write_str("a word or here-document has too many expansions to check")
             }
             NotProven::Unparsed => f.write_str("could not parse the command line"),
             NotProven::UnparsedWord { word } => write!(f, "could not parse the word `{word}`"),

@@ -7,7 +7,7 @@ use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
 
 use super::reason::{NotProven, ParameterUse};
 use super::walk::Walker;
-use super::{Verdict, classify_script, parser_options};
+use super::{MAX_PARENS_FOR_BRUSH, Verdict, classify_script, paren_nesting, parser_options};
 
 /// A word after the checks on its expansions (borrowing the word as written).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +67,14 @@ pub(super) fn analyze_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordI
 
 /// [`analyze_word`] through brush-parser's word parser.
 pub(super) fn parsed_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordInfo<'w>, Verdict) {
-    let Ok(pieces) = brush_parser::word::parse(word, &parser_options()) else {
+    if let Some(reason) = too_hard_for_word_parser(word) {
+        walker.unknown_code();
+        return (WordInfo::unknown(word), Err(reason));
+    }
+    // Like the program parser, brush-parser's word parser unwraps a few number parses; a panic
+    // there is "not proven", never a crash of the policy.
+    let parsed = std::panic::catch_unwind(|| brush_parser::word::parse(word, &parser_options()));
+    let Ok(Ok(pieces)) = parsed else {
         // What it would run is unseen.
         walker.unknown_code();
         let reason = NotProven::UnparsedWord {
@@ -94,6 +101,10 @@ pub(super) fn parsed_word<'w>(walker: &mut Walker<'_>, word: &'w str) -> (WordIn
 /// agree (`quoted_words_agree_with_the_word_parser`).
 pub(super) fn quoted_word(word: &str) -> Option<WordInfo<'_>> {
     let bytes = word.as_bytes();
+    // The brace-expansion check reads the text quotes and all: leave it to `parsed_word`.
+    if has_brace_expansion(word) {
+        return None;
+    }
     let mut state = WordState::default();
     let mut i = 0;
     let mut quoted = false;
@@ -169,12 +180,107 @@ pub(super) fn quoted_word(word: &str) -> Option<WordInfo<'_>> {
 
 /// Checks the commands an unquoted here-document body runs (`$(...)`, backquotes, `${...}`).
 pub(super) fn check_heredoc_body(walker: &mut Walker<'_>, body: &str) -> Verdict {
-    let Ok(pieces) = brush_parser::word::parse_heredoc(body, &parser_options()) else {
+    if runs_nothing(body) {
+        return Ok(());
+    }
+    parsed_heredoc_body(walker, body)
+}
+
+/// [`check_heredoc_body`] through brush-parser's word parser.
+pub(super) fn parsed_heredoc_body(walker: &mut Walker<'_>, body: &str) -> Verdict {
+    if let Some(reason) = too_hard_for_word_parser(body) {
+        walker.unknown_code();
+        return Err(reason);
+    }
+    let parsed =
+        std::panic::catch_unwind(|| brush_parser::word::parse_heredoc(body, &parser_options()));
+    let Ok(Ok(pieces)) = parsed else {
         walker.unknown_code();
         return Err(NotProven::UnparsedHereDocument);
     };
     let mut state = WordState::default();
     walk_pieces(walker, &pieces, body, true, &mut state)
+}
+
+/// The word parser's cost bound, in units: a complex expansion (as counted by
+/// [`complex_expansions`]) 4, each `[` and `(` 1. Its time grows some twentyfold with each
+/// `${x[` left unclosed inside another (3: ~1 ms, 4: ~25 ms, 6: 10 s), and multiplies across
+/// bracket globs and parentheses too: the fuzz target found a 184-byte here-document body that
+/// took over 10 s and a 76-byte word that took 140 ms.
+const MAX_WORD_PARSER_COST: usize = 10;
+
+/// Whether a text is over [`MAX_WORD_PARSER_COST`].
+pub(super) fn too_costly_for_word_parser(text: &str) -> bool {
+    let cost =
+        4 * complex_expansions(text) + text.bytes().filter(|b| matches!(b, b'[' | b'(')).count();
+    cost > MAX_WORD_PARSER_COST
+}
+
+/// Why a word or here-document body is not handed to brush-parser's word parser.
+pub(super) fn too_hard_for_word_parser(text: &str) -> Option<NotProven> {
+    if paren_nesting(text) > MAX_PARENS_FOR_BRUSH {
+        Some(NotProven::TooNested)
+    } else if too_costly_for_word_parser(text) {
+        Some(NotProven::TooManyExpansions)
+    } else {
+        None
+    }
+}
+
+/// How many `${` not followed by `NAME}`, `$((` and `$[` the text holds, quotes or not.
+pub(super) fn complex_expansions(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    for (i, window) in bytes.windows(2).enumerate() {
+        match window {
+            [b'$', b'{'] => {
+                let rest = bytes.get(i + 2..).unwrap_or(&[]);
+                let name = rest
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+                if name == 0 || rest.get(name) != Some(&b'}') {
+                    count += 1;
+                }
+            }
+            [b'$', b'['] => count += 1,
+            [b'$', b'('] if bytes.get(i + 2) == Some(&b'(') => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+/// A here-document body whose only expansions are `$NAME`, `${NAME}` and the special
+/// parameters: nothing in it runs, without brush-parser's word parser (most bodies are so).
+pub(super) fn runs_nothing(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b'`' => return false,
+            // An escaped `$` or backquote is text.
+            b'\\' => i += 1,
+            b'$' => match bytes.get(i) {
+                Some(b'(' | b'[' | b'\'' | b'"') => return false,
+                Some(b'{') => {
+                    let rest = bytes.get(i + 1..).unwrap_or(&[]);
+                    let name = rest
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                        .count();
+                    if name == 0 || rest.get(name) != Some(&b'}') {
+                        return false;
+                    }
+                    i += name + 2;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    true
 }
 
 #[derive(Default)]

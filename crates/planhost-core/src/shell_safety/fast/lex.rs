@@ -81,6 +81,10 @@ impl<'s> Parser<'s> {
                 tok_end(Tok::Newline, skip.unwrap_or(at + 1))
             }
             Some(b @ (b'<' | b'>')) if self.byte(at + 1) == Some(b'(') => {
+                // `((` puts brush-parser's tokenizer in arithmetic mode (no here-documents).
+                if self.byte(at + 2) == Some(b'(') {
+                    return None;
+                }
                 let direction = if b == b'<' {
                     Direction::Read
                 } else {
@@ -113,6 +117,11 @@ impl<'s> Parser<'s> {
                 // An extglob, a function definition, `a=(...)`: brush-parser decides.
                 Some(b'(') => return None,
                 Some(b'\'') => {
+                    // brush-parser's tokenizer opens an ANSI-C quote after any `$`, even an
+                    // escaped one (`\$'...'`), where a backslash escapes the closing quote.
+                    if at > start && self.byte(at - 1) == Some(b'$') {
+                        return None;
+                    }
                     at += 1;
                     while self.byte(at)? != b'\'' {
                         self.plain_byte(at)?;
@@ -125,8 +134,19 @@ impl<'s> Parser<'s> {
                 Some(b'$') => at = self.dollar(at)?,
                 Some(b'`') => at = self.backquoted(at + 1)?,
                 Some(_) => {
-                    self.plain_byte(at)?;
-                    at += 1;
+                    // A run of word bytes at once (most of a line is).
+                    let run = self
+                        .bytes
+                        .get(at..)?
+                        .iter()
+                        .take_while(|b| is_word_byte(**b))
+                        .count();
+                    if run == 0 {
+                        self.plain_byte(at)?;
+                        at += 1;
+                    } else {
+                        at += run;
+                    }
                 }
             }
         }
@@ -221,3 +241,33 @@ impl<'s> Parser<'s> {
         }
     }
 }
+
+/// A byte that goes on a word as it is: none of the shell's special bytes, no control byte.
+fn is_word_byte(b: u8) -> bool {
+    WORD_BYTES.get(usize::from(b)).copied().unwrap_or(false)
+}
+
+/// [`is_word_byte`] as a table.
+const WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x21;
+    while b < 256 {
+        table[b] = !matches!(
+            b as u8,
+            b'&' | b'('
+                | b')'
+                | b';'
+                | b'|'
+                | b'<'
+                | b'>'
+                | b'\''
+                | b'"'
+                | b'\\'
+                | b'$'
+                | b'`'
+                | 0x7f
+        );
+        b += 1;
+    }
+    table
+};

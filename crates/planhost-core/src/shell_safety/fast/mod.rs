@@ -54,11 +54,37 @@ pub(super) fn parse(script: &str) -> Parsed<'_> {
         peeked: None,
         cut_short: false,
     };
-    let mut out = Vec::new();
+    // About one node per 16 bytes of a line: one allocation for most.
+    let mut out = Vec::with_capacity(script.len() / 16 + 1);
     match parser.list(Stop::End, &mut out) {
         Some(()) => Parsed::Tree(out),
         None if parser.cut_short => Parsed::Refused,
         None => Parsed::Unknown,
+    }
+}
+
+/// The words of a script as the fast lexer (brush-parser's tokenizer's way) delimits them,
+/// grammar aside; `None` when it cannot lex the script (or meets a here-document, whose body
+/// is not words).
+pub(super) fn words(script: &str) -> Option<Vec<&str>> {
+    let mut parser = Parser {
+        src: script,
+        bytes: script.as_bytes(),
+        pos: 0,
+        depth: 0,
+        raw: 0,
+        skips: Vec::new(),
+        peeked: None,
+        cut_short: false,
+    };
+    let mut words = Vec::new();
+    loop {
+        match parser.bump()? {
+            Tok::End => return Some(words),
+            Tok::Word(word) => words.push(word),
+            Tok::Op("<<" | "<<-") => return None,
+            Tok::Op(_) | Tok::Newline | Tok::ProcSub(_) => {}
+        }
     }
 }
 

@@ -38,11 +38,12 @@ impl<'s> Parser<'s> {
             _ => {
                 let op = file(op)?;
                 let target = match self.peek()? {
-                    Tok::ProcSub(direction) => {
+                    // brush-parser takes `< <(...)` and `> >(...)` only.
+                    Tok::ProcSub(direction) if matches!(op, FileOp::Read | FileOp::Write) => {
                         self.bump()?;
                         Target::ProcessSubstitution(direction, self.process_substitution()?)
                     }
-                    Tok::Word(_) | Tok::Op(_) | Tok::Newline | Tok::End => {
+                    Tok::Word(_) | Tok::Op(_) | Tok::Newline | Tok::ProcSub(_) | Tok::End => {
                         Target::Word(self.target_word()?)
                     }
                 };

@@ -301,9 +301,28 @@ pub(super) fn checked(
             UnknownArgs::Harmless | UnknownArgs::Refused | UnknownArgs::SeenByRule => arg.lit(),
         }
     }
-    let mut known: Vec<&str> = Vec::with_capacity(args.len());
-    known.extend(args.iter().filter_map(|arg| fixed(unknown, arg)));
-    match rule(&known) {
+    // Most commands have a few arguments: those stay on the stack.
+    let mut inline: [&str; 16] = [""; 16];
+    let mut spilled: Vec<&str> = Vec::new();
+    let mut count = 0;
+    for text in args.iter().filter_map(|arg| fixed(unknown, arg)) {
+        match inline.get_mut(count) {
+            Some(slot) => *slot = text,
+            None => {
+                if spilled.is_empty() {
+                    spilled.extend_from_slice(&inline);
+                }
+                spilled.push(text);
+            }
+        }
+        count += 1;
+    }
+    let known: &[&str] = if spilled.is_empty() {
+        inline.get(..count).unwrap_or(&[])
+    } else {
+        &spilled
+    };
+    match rule(known) {
         Err(reason) if !reason.may_be_incomplete() => Err(reason),
         _ if known.len() < args.len() && unknown != UnknownArgs::Harmless => {
             let first = args.iter().find(|arg| fixed(unknown, arg).is_none());

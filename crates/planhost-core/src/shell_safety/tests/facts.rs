@@ -200,3 +200,24 @@ proptest! {
         prop_assert!(!(got.unknown_program && got.git == GitUse::Here), "{:?}", line);
     }
 }
+
+/// Commands that write, each put on its own line after or before a proven line.
+const WRITERS: &[&str] = &["rm -f x", "echo x > f", "find . -delete", "sed -i s/a/b/ f"];
+
+#[test]
+fn a_writing_line_next_to_a_proven_one_is_never_proven() {
+    for line in READ_ONLY
+        .iter()
+        .chain(PROGRAMS.iter().map(|(line, _)| line))
+    {
+        if !classify_command(line, Dialect::Posix).is_read_only() {
+            continue;
+        }
+        for writer in WRITERS {
+            for joined in [format!("{line}\n{writer}"), format!("{writer}\n{line}")] {
+                let verdict = classify_command(&joined, Dialect::Posix);
+                assert!(!verdict.is_read_only(), "{joined:?}");
+            }
+        }
+    }
+}

@@ -626,3 +626,19 @@ proptest! {
         let _ = posix(&line);
     }
 }
+
+#[test]
+fn every_one_of_many_arguments_is_checked() {
+    let files: Vec<String> = (0..40).map(|i| format!("f{i}")).collect();
+    let files = files.join(" ");
+    assert!(posix(&format!("sort {files}")).is_read_only());
+    assert!(posix(&format!("sort {files} src/*.txt")).is_read_only());
+    for line in [
+        format!("sort {files} -o out"),
+        format!("sort {files} $x"),
+        format!("sort {files} *.txt"),
+        format!("git log {files} --output=x"),
+    ] {
+        assert!(!posix(&line).is_read_only(), "{line}");
+    }
+}
