@@ -124,6 +124,8 @@ pub enum NotProven {
     },
     /// `nohup`.
     Nohup,
+    /// `setsid`.
+    Setsid,
     /// `sh`, `bash` or `dash` running a script file or reading commands.
     ShellScript {
         /// The shell.
@@ -500,6 +502,9 @@ impl fmt::Display for NotProven {
             NotProven::Nohup => {
                 f.write_str("`nohup` writes `nohup.out` when its output is a terminal")
             }
+            NotProven::Setsid => f.write_str(
+                "`setsid` runs its command in a session of its own, which may outlive the command",
+            ),
             NotProven::ShellScript { program } => write!(
                 f,
                 "`{program}` runs a script, never proven read-only except `{program} -c 'script'`"

@@ -411,6 +411,7 @@ fn plan_denies_every_way_to_an_approval_surface_or_out_of_reach() {
             "sh -c 'planhost approve abc'".into(),
             "bash -c \"planhost-hook run x -- ls\"".into(),
             "nohup planhost approve abc &".into(),
+            "(sleep 4; setsid -f planhost approve abc --mode auto) > out.txt 2>&1 &".into(),
             "env A=1 planhost approve abc".into(),
             "timeout 5 planhost approve abc".into(),
             format!("cat {state}/web.json"),
@@ -423,6 +424,7 @@ fn plan_denies_every_way_to_an_approval_surface_or_out_of_reach() {
             "timeout 5 ssh host true",
             "bash -c 'crontab -l'",
             "nohup systemd-run --user true &",
+            "nohup setsid systemd-run --user true &",
         ];
         let cases = surface
             .iter()

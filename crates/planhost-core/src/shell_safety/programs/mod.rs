@@ -172,6 +172,7 @@ pub(super) static PROGRAMS: &[Program] = &[
         Words(builtins::runs_code),
     ),
     row(&["nohup"], SeenByRule, Words(wrappers::nohup)),
+    row(&["setsid"], SeenByRule, Words(wrappers::setsid)),
     row(&["exec"], SeenByRule, Words(wrappers::exec)),
     row(&["builtin"], SeenByRule, Words(wrappers::builtin)),
     row(&["command"], SeenByRule, Words(wrappers::command)),

@@ -65,6 +65,20 @@ pub(super) fn nohup(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verd
     Err(NotProven::Nohup)
 }
 
+/// `setsid` starts its command in a new session, detached from the run's process group (the
+/// host's runner still holds it): never proven, but what it runs counts among the line's
+/// programs.
+pub(super) fn setsid(walker: &mut Walker<'_>, _: &str, args: &[WordInfo]) -> Verdict {
+    let _ = wrapped(
+        walker,
+        "setsid",
+        args,
+        &["-c", "--ctty", "-f", "--fork", "-w", "--wait"],
+        &[],
+    );
+    Err(NotProven::Setsid)
+}
+
 /// A wrapper: options (`flags` alone, `valued` followed by a value, attached or not), then the
 /// wrapped command. No command: the wrapper alone reads nothing and writes nothing.
 fn wrapped(

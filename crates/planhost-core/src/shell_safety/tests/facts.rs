@@ -28,6 +28,11 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("time planhost", &["planhost"]),
     ("stdbuf -oL builtin cd x", &["stdbuf", "builtin", "cd"]),
     ("nohup planhost serve", &["nohup", "planhost"]),
+    ("setsid -f planhost approve x", &["setsid", "planhost"]),
+    (
+        "nohup setsid systemd-run --user true",
+        &["nohup", "setsid", "systemd-run"],
+    ),
     ("find . -exec planhost {} +", &["find", "planhost"]),
     (
         "find . -name x -exec grep -l y {} \\; -execdir wc {} +",
