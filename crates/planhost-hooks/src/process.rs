@@ -48,7 +48,7 @@ impl std::fmt::Debug for Call {
 #[derive(Debug)]
 pub enum Decoded {
     /// Ask the host.
-    Call(Call),
+    Call(Box<Call>),
     /// Answer this without the host.
     Reply(HookReply),
 }

@@ -155,10 +155,11 @@ params! {
 }
 
 result! {
-    /// What `agent.event` answers.
+    /// What `agent.event` answers. (The larger parts are boxed, so that every result of the
+    /// contract stays small.)
     pub struct AgentEventResult {
         /// The session after the event.
-        pub session: SessionInfo,
+        pub session: Box<SessionInfo>,
         /// What the agent does.
         pub directive: Directive,
         /// What the model is told (added to its context), if anything.
@@ -168,11 +169,11 @@ result! {
         /// The plan the event is about: submitted now, or answered before.
         pub approval: Option<ApprovalInfo>,
         /// The approved plan whose execution this event started.
-        pub execution: Option<ClaimedExecution>,
+        pub execution: Option<Box<ClaimedExecution>>,
         /// The checkpoint a draft became.
         pub checkpoint: Option<CheckpointInfo>,
         /// What a `<proposed_plan>` capture did.
-        pub capture: Option<CaptureResult>,
+        pub capture: Option<Box<CaptureResult>>,
     }
 }
 

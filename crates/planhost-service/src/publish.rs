@@ -66,8 +66,8 @@ pub(crate) enum PublishOutcome {
     Reapprove {
         /// The revoked approval.
         revoked: PublicationRecord,
-        /// The new pending approval.
-        next: PublicationRecord,
+        /// The new pending approval (boxed: the variants stay the size of one record).
+        next: Box<PublicationRecord>,
     },
     /// The file changed outside planhost: nothing overwritten; Plan mode stays.
     Conflict(PublicationRecord),
@@ -329,7 +329,10 @@ impl Engine {
                 let name = self.free_name(&root, dirs, &markdown, &identity)?;
                 let next =
                     self.reopen(&checkpoint, &format!("{}{name}", dirs.published_prefix()))?;
-                Ok(PublishOutcome::Reapprove { revoked, next })
+                Ok(PublishOutcome::Reapprove {
+                    revoked,
+                    next: Box::new(next),
+                })
             }
             Err(error @ PublishError::Conflict { .. }) => {
                 let conflicted = self.store().set_publication_status(

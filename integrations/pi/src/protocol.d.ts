@@ -23,7 +23,7 @@ export type Agent = "pi" | "claude-code" | "codex" | "gemini-cli" | "other";
 /**
  * One thing that happened in the agent, in agent-neutral terms.
  */
-export type AgentEvent = { kind: "sessionStarted"; source: SessionSource; } | { agentMode?: AgentMode | null; handoffToken?: string | null; kind: "promptSubmitted"; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; input: unknown; kind: "toolProposed"; provenance?: Provenance | null; tool: string; } | { callId: ToolCallId; input?: unknown; isError?: boolean; kind: "toolFinished"; tool: string; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; kind: "planOffered"; markdown: string; question?: string | null; title?: string | null; } | { expectedRevision: number; kind: "draftWritten"; markdown: string; } | { kind: "messageFinished"; message: CapturedMessage; } | { kind: "planAnswered"; proposalId: ProposalId; } | { aborted?: boolean; kind: "turnStopped"; } | { kind: "sessionEnded"; reason?: SessionEndReason | null; };
+export type AgentEvent = { kind: "sessionStarted"; source: SessionSource; } | { agentMode?: AgentMode | null; handoffToken?: string | null; kind: "promptSubmitted"; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; cwd?: string | null; input: unknown; kind: "toolProposed"; provenance?: Provenance | null; tool: string; } | { callId: ToolCallId; input?: unknown; isError?: boolean; kind: "toolFinished"; tool: string; } | { batchIndex?: number | null; batchSize?: number | null; callId: ToolCallId; kind: "planOffered"; markdown: string; question?: string | null; title?: string | null; } | { expectedRevision: number; kind: "draftWritten"; markdown: string; } | { kind: "messageFinished"; message: CapturedMessage; } | { kind: "planAnswered"; proposalId: ProposalId; } | { aborted?: boolean; kind: "turnStopped"; } | { kind: "sessionEnded"; reason?: SessionEndReason | null; };
 
 /**
  * `agent.event`: one event of an agent's session. The host opens (or reopens) the session
@@ -33,7 +33,8 @@ export type AgentEvent = { kind: "sessionStarted"; source: SessionSource; } | { 
 export type AgentEventParams = { agent: Agent; agentConfigDir?: string | null; attended: boolean; branchPath?: EntryId[] | null; event: AgentEvent; externalSessionId: string; persistence?: ClientPersistence | null; workspaceRoot: string; };
 
 /**
- * What `agent.event` answers.
+ * What `agent.event` answers. (The larger parts are boxed, so that every result of the
+ * contract stays small.)
  */
 export type AgentEventResult = { approval?: ApprovalInfo | null; capture?: CaptureResult | null; checkpoint?: CheckpointInfo | null; context?: string | null; directive: Directive; execution?: ClaimedExecution | null; notice?: Notice | null; session: SessionInfo; };
 

@@ -61,13 +61,13 @@ impl Codec for ClaudeCode {
                 call_id,
             } => {
                 let env = self.env.clone();
-                Decoded::Call(Call {
+                Decoded::Call(Box::new(Call {
                     params: *params,
                     gate,
                     encode: Box::new(move |result| {
                         codec::encode(event, result, tool_input.as_ref(), call_id.as_deref(), &env)
                     }),
-                })
+                }))
             }
         }
     }

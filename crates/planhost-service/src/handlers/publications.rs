@@ -88,7 +88,7 @@ pub(crate) async fn resolve(
         PublishOutcome::Rejected(r) => (ResolveOutcome::Rejected, r, None),
         PublishOutcome::Conflict(r) => (ResolveOutcome::Conflict, r, None),
         PublishOutcome::Reapprove { revoked, next } => {
-            (ResolveOutcome::Reapprove, revoked, Some(next))
+            (ResolveOutcome::Reapprove, revoked, Some(*next))
         }
     };
     Ok(PublicationResolution {

@@ -63,8 +63,17 @@ fn hostile_repo(root: &Path, evil_log: &Path, config: &[(&str, &str)], attribute
     }
 }
 
+/// One hostile configuration: what it is, its keys, its `.gitattributes`, and the commands that
+/// would run its program.
+type Hostile = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    &'static [&'static str],
+);
+
 /// Each hostile key, alone, with its attributes and the commands that would run its program.
-const KEYS: &[(&str, &[(&str, &str)], &str, &[&str])] = &[
+const KEYS: &[Hostile] = &[
     (
         "core.fsmonitor",
         &[("core.fsmonitor", "EVIL")],

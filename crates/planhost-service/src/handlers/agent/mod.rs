@@ -211,14 +211,14 @@ pub(crate) async fn event(
         progress.plan.answer,
     );
     Ok(AgentEventResult {
-        session: info,
+        session: Box::new(info),
         directive: reply.directive,
         context: reply.context,
         notice: reply.notice,
         approval: progress.this_plan,
-        execution: progress.claimed,
+        execution: progress.claimed.map(Box::new),
         checkpoint: progress.saved,
-        capture: progress.capture,
+        capture: progress.capture.map(Box::new),
     })
 }
 
@@ -321,9 +321,10 @@ fn reply(
         DecisionKind::Deny => PolicyVerdict::Deny {
             rule: d.rule,
             reason: &d.reason,
-            code: d
-                .code
-                .map_or(planhost_core::ErrorCode::ToolNotAuthorized, |c| c.code()),
+            code: d.code.map_or(
+                planhost_core::ErrorCode::ToolNotAuthorized,
+                planhost_core::DenyCode::code,
+            ),
         },
         DecisionKind::Ask => match &d.request_id {
             Some(request_id) => PolicyVerdict::Ask {
