@@ -9,8 +9,8 @@ use serde_json::json;
 use crate::claude_harness::Fixture;
 use crate::clean::{Clean, text};
 
+/// A person's own settings (plain JSON: Claude Code reads no comments in them).
 const THEIRS: &str = r#"{
-  // mine
   "model": "opus",
   "permissions": { "allow": ["Bash(ls:*)"] }
 }
@@ -63,7 +63,6 @@ fn npx_setup_survives_a_cleared_cache_gates_a_tool_call_and_uninstalls_exactly()
         &["write a.txt", "--permission-mode", "plan"],
         &[("PATH", clean.path())],
     );
-    let host = fx.adopt_host();
     let results = run.tool_results();
     assert!(
         results.len() == 1 && results[0].1 && results[0].0.contains("POLICY_PLAN_WRITE_DENIED"),
@@ -71,6 +70,7 @@ fn npx_setup_survives_a_cleared_cache_gates_a_tool_call_and_uninstalls_exactly()
         run.dump()
     );
     assert!(!target.exists());
+    let host = fx.adopt_host();
     let exe = fs_err::read_link(format!("/proc/{}/exe", host.pid())).unwrap();
     assert_eq!(exe, copies.join("planhost"), "the hook started the kept copy");
     drop(host);

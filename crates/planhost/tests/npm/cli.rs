@@ -149,12 +149,9 @@ fn signals_reach_the_binary_through_the_launcher() {
     let launcher = rustix::process::Pid::from_raw(i32::try_from(serve.id()).unwrap()).unwrap();
     rustix::process::kill_process(launcher, rustix::process::Signal::TERM).unwrap();
     let status = serve.wait().unwrap();
-    // The launcher ends as the binary did: by SIGTERM, or with node's 128 + 15 for it.
-    use std::os::unix::process::ExitStatusExt as _;
-    assert!(
-        status.signal() == Some(15) || status.code() == Some(143),
-        "launcher ended with {status}"
-    );
+    // The host takes SIGTERM as `planhost stop` and exits 0; the launcher ends the same way
+    // (had the signal stopped at the launcher, node would end 143 and the host keep its lock).
+    assert!(status.success(), "launcher ended with {status}");
     poll_until(
         "the host released its lock after SIGTERM",
         Duration::from_secs(10),

@@ -3,38 +3,48 @@
 //! PATH, the plan approved from `planhost approve`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use planhost_core::{ApprovalStatus, Mode};
 use planhost_protocol::{PlansFilter, methods};
-use planhost_test_support::{ChatRequest, Reply, Responder, Version};
+use planhost_test_support::{ChatRequest, EventLog, Reply, Responder, Version};
 use serde_json::json;
 
 use crate::clean::{Clean, packages, text};
 use crate::harness::Fixture;
-use crate::plan_steps::{MARKER, TITLE, blocked_with, check, plan_markdown};
+use crate::plan_steps::{
+    MARKER, TITLE, blocked_with, check, has_execution_message, plan_markdown,
+};
 
-/// A write (which Plan denies), then the plan, then, once approved, the edit it describes.
-fn write_then_plan_then_edit(req: &ChatRequest) -> Reply {
-    if req.results_of("write") == 0 {
-        return Reply::tool(
-            "write",
-            json!({ "path": "greeting.txt", "content": "overwritten\n" }),
-        );
+/// A write (which Plan's tools leave out), then the plan, then, once the approved plan's
+/// execution turn has begun (its user message on pi's screen), the edit it describes.
+fn write_then_plan_then_edit(log: EventLog) -> impl FnMut(&ChatRequest) -> Reply + Send + 'static {
+    let mut edit_sent = false;
+    move |req| {
+        if req.results_of("write") == 0 {
+            return Reply::tool(
+                "write",
+                json!({ "path": "greeting.txt", "content": "overwritten\n" }),
+            );
+        }
+        if req.results_of("SubmitPlan") == 0 {
+            return Reply::tool(
+                "SubmitPlan",
+                json!({ "title": TITLE, "markdown": plan_markdown(), "question": "Shall I go ahead?" }),
+            );
+        }
+        let executing = req.any_user_contains(MARKER)
+            && log.wait_until(Duration::from_millis(300), has_execution_message);
+        if executing && !edit_sent {
+            edit_sent = true;
+            return Reply::tool(
+                "edit",
+                json!({ "path": "greeting.txt",
+                        "edits": [{ "oldText": "hello", "newText": "goodbye" }] }),
+            );
+        }
+        Reply::text("Done.")
     }
-    if req.results_of("SubmitPlan") == 0 {
-        return Reply::tool(
-            "SubmitPlan",
-            json!({ "title": TITLE, "markdown": plan_markdown(), "question": "Shall I go ahead?" }),
-        );
-    }
-    if req.any_user_contains(MARKER) && req.results_of("edit") == 0 {
-        return Reply::tool(
-            "edit",
-            json!({ "path": "greeting.txt",
-                    "edits": [{ "oldText": "hello", "newText": "goodbye" }] }),
-        );
-    }
-    Reply::text("Done.")
 }
 
 #[test]
@@ -66,7 +76,7 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
         .env("PLANHOST_SOCKET", fx.socket())
         .env("PLANHOST_STATE_DIR", fx.state_dir());
     let mut pi = fx.pi_with(options);
-    let _model = Responder::start(&fx.model, write_then_plan_then_edit);
+    let _model = Responder::start(&fx.model, write_then_plan_then_edit(pi.log()));
     pi.prompt("/plan");
     let host = fx.adopt_host();
     let exe = fs_err::read_link(format!("/proc/{}/exe", host.pid())).unwrap();
@@ -80,7 +90,8 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
 
     pi.prompt("Plan the rename of the greeting.");
     let write = pi.wait_tool_end("write");
-    blocked_with(&pi, &write, "POLICY_PLAN_WRITE_DENIED");
+    // Plan's tools have no write: pi refuses the call before it runs (as in the pi scenarios).
+    blocked_with(&pi, &write, "Tool write not found");
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("hello world\n"));
     let pending = host.wait_latest_plan(&session, "a pending plan", |p| {
         p.status == ApprovalStatus::Pending
