@@ -21,6 +21,7 @@ mod detached;
 #[cfg(feature = "host")]
 pub mod host;
 mod model;
+pub mod npm_ci;
 pub mod npm_registry;
 pub mod pi_install;
 pub mod pi_rpc;

@@ -50,7 +50,7 @@ async function refusingHost(version: number): Promise<{ socket: string; close: (
   const server = createServer((conn) => {
     conn.setEncoding("utf8");
     conn.on("data", (chunk: string) => {
-      const request = JSON.parse(chunk.split("\n")[0]);
+      const request = JSON.parse(chunk.split("\n")[0] ?? "{}");
       const error = {
         code: -32001,
         message: `client ${request.params.clientName} speaks protocol v${request.params.protocolVersion}, this planhost speaks v${version}`,
