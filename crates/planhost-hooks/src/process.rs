@@ -46,6 +46,10 @@ impl std::fmt::Debug for Call {
 
 /// What one hook call's input becomes.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per hook process, decoded once and moved once"
+)]
 pub enum Decoded {
     /// Ask the host.
     Call(Call),

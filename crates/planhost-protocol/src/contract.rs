@@ -130,6 +130,10 @@ macro_rules! contract {
 
         /// A result: one variant per method, holding its result.
         #[derive(Debug, Clone, PartialEq)]
+        #[allow(
+            clippy::large_enum_variant,
+            reason = "one result at a time, moved once to the wire; boxing each would cost every call"
+        )]
         pub enum ServerResult {
             $(#[doc = $doc] $variant($result),)+
         }

@@ -57,6 +57,10 @@ pub(crate) enum PublishStart {
 
 /// The result of resolving a publication approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one outcome per resolution, returned once"
+)]
 pub(crate) enum PublishOutcome {
     /// Written (or verified already written) and recorded.
     Completed(PublicationRecord),

@@ -127,10 +127,10 @@ pub fn program_keys(cwd: &Path, env: &[(String, String)]) -> Option<Vec<(String,
         out.stdout
             .split(|b| *b == 0)
             .filter(|entry| !entry.is_empty())
-            .filter_map(|entry| {
+            .map(|entry| {
                 let text = String::from_utf8_lossy(entry);
                 let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
-                Some((key.to_owned(), value.to_owned()))
+                (key.to_owned(), value.to_owned())
             })
             .collect(),
     )

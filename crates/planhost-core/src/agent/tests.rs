@@ -431,6 +431,7 @@ fn attended(attended: bool) -> AgentView {
 
 #[test]
 fn an_ask_is_carried_as_each_agent_can() {
+    use crate::PolicyRule::PlanHostShellMayChange as R;
     let id = crate::AskId::from("ask-1");
     let ask = ReplyFacts {
         verdict: Some(PolicyVerdict::Ask {
@@ -454,7 +455,6 @@ fn an_ask_is_carried_as_each_agent_can() {
             Some(ErrorCode::PermissionNoPerson),
         )
     };
-    use crate::PolicyRule::PlanHostShellMayChange as R;
     assert_eq!(kind(Agent::Pi, true), asked(R));
     assert_eq!(kind(Agent::ClaudeCode, true), asked(R));
     assert_eq!(kind(Agent::GeminiCli, true), asked(R));

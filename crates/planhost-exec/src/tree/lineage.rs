@@ -237,6 +237,12 @@ fn in_our_run_cgroup(pid: i32, host: Option<HostIdentity>) -> bool {
         .is_some_and(|of| of == host)
 }
 
+/// Whether `pid` has a controlling terminal (a person's shell in a terminal; an agent's command,
+/// a daemon or `at` has none); `None` when it cannot be read.
+pub fn has_controlling_terminal(pid: i32) -> Option<bool> {
+    super::procfs::read_stat(pid).map(|st| st.tty != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::BufRead as _;
@@ -368,10 +374,4 @@ mod tests {
         assert_eq!(st.ppid, me().pid, "re-parented to the subreaper");
         assert_eq!(why, Some(Why::UnderHost { pid: orphan }));
     }
-}
-
-/// Whether `pid` has a controlling terminal (a person's shell in a terminal; an agent's command,
-/// a daemon or `at` has none); `None` when it cannot be read.
-pub fn has_controlling_terminal(pid: i32) -> Option<bool> {
-    super::procfs::read_stat(pid).map(|st| st.tty != 0)
 }

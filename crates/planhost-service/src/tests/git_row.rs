@@ -64,6 +64,10 @@ fn hostile_repo(root: &Path, evil_log: &Path, config: &[(&str, &str)], attribute
 }
 
 /// Each hostile key, alone, with its attributes and the commands that would run its program.
+#[allow(
+    clippy::type_complexity,
+    reason = "a table of literals, read in one place"
+)]
 const KEYS: &[(&str, &[(&str, &str)], &str, &[&str])] = &[
     (
         "core.fsmonitor",

@@ -321,9 +321,10 @@ fn reply(
         DecisionKind::Deny => PolicyVerdict::Deny {
             rule: d.rule,
             reason: &d.reason,
-            code: d
-                .code
-                .map_or(planhost_core::ErrorCode::ToolNotAuthorized, |c| c.code()),
+            code: d.code.map_or(
+                planhost_core::ErrorCode::ToolNotAuthorized,
+                planhost_core::DenyCode::code,
+            ),
         },
         DecisionKind::Ask => match &d.request_id {
             Some(request_id) => PolicyVerdict::Ask {
