@@ -14,7 +14,8 @@ use crate::pi_install::{locked_install, target_dir};
 fn pinned(dir: &Path, names: &[&str]) -> Result<Vec<(String, String)>, String> {
     let path = dir.join("package-lock.json");
     let text = fs_err::read_to_string(&path).map_err(|e| e.to_string())?;
-    let lock: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let lock: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     names
         .iter()
         .map(|name| {
@@ -45,7 +46,8 @@ pub fn ensure(dir: &Path, names: &[&str], env: &[(&str, &str)]) -> Result<(), St
     }
     let key = format!(
         "npm-ci-{}",
-        dir.file_name().map_or_else(|| "package".into(), |n| n.to_string_lossy())
+        dir.file_name()
+            .map_or_else(|| "package".into(), |n| n.to_string_lossy())
     );
     locked_install(
         &target_dir(),
@@ -70,7 +72,10 @@ pub fn ensure(dir: &Path, names: &[&str], env: &[(&str, &str)]) -> Result<(), St
             if installed(dir, &pinned) {
                 Ok(())
             } else {
-                Err(format!("npm ci did not install {pinned:?} in {}", dir.display()))
+                Err(format!(
+                    "npm ci did not install {pinned:?} in {}",
+                    dir.display()
+                ))
             }
         },
     )

@@ -35,7 +35,8 @@ pub struct Packed {
 pub fn read_packed(dir: &Path) -> Result<Vec<Packed>, String> {
     let path = dir.join("packages.json");
     let text = fs_err::read_to_string(&path).map_err(|e| e.to_string())?;
-    let listed: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let listed: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let items = listed["packages"]
         .as_array()
         .ok_or_else(|| format!("{} lists no packages", path.display()))?;
@@ -154,11 +155,7 @@ fn answer(
             .iter()
             .find(|p| p.file.file_name().is_some_and(|f| f == file))
         {
-            Some(p) => (
-                "200 OK",
-                "application/octet-stream",
-                fs_err::read(&p.file)?,
-            ),
+            Some(p) => ("200 OK", "application/octet-stream", fs_err::read(&p.file)?),
             None => ("404 Not Found", "application/json", b"{}".to_vec()),
         }
     } else {

@@ -208,8 +208,7 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
             "planhost: removed its {removed} Claude Code hooks from {}; Claude Code's tool calls no longer go through planhost",
             path.display()
         );
-        if let Some(dir) = hook_program::remove_copies_unless(copies_still_named(paths, &project))
-        {
+        if let Some(dir) = hook_program::remove_copies_unless(copies_still_named(paths, &project)) {
             println!(
                 "planhost: removed the copies of planhost's binaries that setup kept in {} (no hooks name them now)",
                 dir.display()
@@ -233,7 +232,9 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
              will, so its binaries were copied to {} and the hooks name that copy. Run setup \
              again after updating planhost to update the copy; uninstalling removes it.",
             from.parent().map_or_else(|| from.display(), Path::display),
-            program.parent().map_or_else(|| program.display(), Path::display),
+            program
+                .parent()
+                .map_or_else(|| program.display(), Path::display),
         );
     }
     let dir_existed = path.parent().is_none_or(Path::exists);

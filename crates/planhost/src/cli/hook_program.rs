@@ -76,7 +76,9 @@ pub(crate) fn plan() -> anyhow::Result<HookProgram> {
     let small = exe.with_file_name(HOOK_BINARY);
     let from = if small.is_file() { small } else { exe.clone() };
     if is_ephemeral(&exe) {
-        let name = from.file_name().map_or_else(|| "planhost".into(), ToOwned::to_owned);
+        let name = from
+            .file_name()
+            .map_or_else(|| "planhost".into(), ToOwned::to_owned);
         return Ok(HookProgram::Copied {
             program: stable_dir()?.join(name),
             from,

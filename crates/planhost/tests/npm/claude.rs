@@ -72,7 +72,11 @@ fn npx_setup_survives_a_cleared_cache_gates_a_tool_call_and_uninstalls_exactly()
     assert!(!target.exists());
     let host = fx.adopt_host();
     let exe = fs_err::read_link(format!("/proc/{}/exe", host.pid())).unwrap();
-    assert_eq!(exe, copies.join("planhost"), "the hook started the kept copy");
+    assert_eq!(
+        exe,
+        copies.join("planhost"),
+        "the hook started the kept copy"
+    );
     drop(host);
 
     // The hook's binary gone: doctor says so.

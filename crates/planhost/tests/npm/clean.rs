@@ -56,7 +56,11 @@ pub(crate) fn packages() -> &'static Packages {
                     .stdin(Stdio::null())
                     .output()
                     .expect("run scripts/npm-pack");
-                assert!(out.status.success(), "scripts/npm-pack failed: {}", text(&out));
+                assert!(
+                    out.status.success(),
+                    "scripts/npm-pack failed: {}",
+                    text(&out)
+                );
                 dir
             }
         };
@@ -68,7 +72,9 @@ pub(crate) fn packages() -> &'static Packages {
             .expect("the launcher among the packages");
         for name in ["planhost", "pi-planhost"] {
             assert!(
-                packed.iter().any(|p| p.name == name && p.version == version),
+                packed
+                    .iter()
+                    .any(|p| p.name == name && p.version == version),
                 "{name}@{version} among {packed:?}"
             );
         }

@@ -18,7 +18,10 @@ fn installed() -> (tempfile::TempDir, Clean) {
     let root = tempfile::Builder::new().prefix("phnpm").tempdir().unwrap();
     let clean = Clean::at(&root.path().join("home"));
     assert!(
-        clean.run("sh", &["-c", "command -v cargo"]).stdout.is_empty(),
+        clean
+            .run("sh", &["-c", "command -v cargo"])
+            .stdout
+            .is_empty(),
         "cargo must not be on the clean PATH"
     );
     let tarball = packages().tarball("planhost");
@@ -28,7 +31,9 @@ fn installed() -> (tempfile::TempDir, Clean) {
 
 /// Where the launcher finds the binary (asked through the launcher package itself).
 fn packaged_binary(clean: &Clean, name: &str) -> PathBuf {
-    let lib = clean.prefix().join("lib/node_modules/planhost/lib/binary.js");
+    let lib = clean
+        .prefix()
+        .join("lib/node_modules/planhost/lib/binary.js");
     let out = clean.ok(
         "node",
         &[
@@ -48,19 +53,33 @@ fn the_launcher_installs_globally_runs_the_binary_and_says_what_to_do_without_it
     let version = &packages().version;
     let platform = packages().platform().name.clone();
     assert!(
-        clean.registry.asked().iter().any(|p| p == &format!("/{platform}")),
+        clean
+            .registry
+            .asked()
+            .iter()
+            .any(|p| p == &format!("/{platform}")),
         "npm resolved the optional platform package from the registry: {:?}",
         clean.registry.asked()
     );
-    let which = clean.ok("sh", &["-c", "command -v planhost; command -v planhost-hook"]);
+    let which = clean.ok(
+        "sh",
+        &["-c", "command -v planhost; command -v planhost-hook"],
+    );
     let bin = clean.prefix().join("bin");
     assert_eq!(
         which,
-        format!("{}/planhost\n{}/planhost-hook\n", bin.display(), bin.display()),
+        format!(
+            "{}/planhost\n{}/planhost-hook\n",
+            bin.display(),
+            bin.display()
+        ),
         "both commands on PATH from the global prefix"
     );
 
-    assert_eq!(clean.ok("planhost", &["--version"]), format!("planhost {version}\n"));
+    assert_eq!(
+        clean.ok("planhost", &["--version"]),
+        format!("planhost {version}\n")
+    );
     let demo = clean.ok("planhost", &["demo"]);
     assert!(
         demo.contains("Write → Deny POLICY_PLAN_WRITE_DENIED") && demo.contains("hello, world"),
@@ -103,7 +122,11 @@ fn the_launcher_installs_globally_runs_the_binary_and_says_what_to_do_without_it
 
     // The platform package gone (a machine npm found no package for): a message, no crash.
     let package_dir = dir.parent().unwrap();
-    assert!(package_dir.ends_with(&platform), "{}", package_dir.display());
+    assert!(
+        package_dir.ends_with(&platform),
+        "{}",
+        package_dir.display()
+    );
     fs_err::remove_dir_all(package_dir).unwrap();
     for (command, status) in [("planhost", 1), ("planhost-hook", 2)] {
         let out = clean.run(command, &["--version"]);
@@ -116,7 +139,10 @@ fn the_launcher_installs_globally_runs_the_binary_and_says_what_to_do_without_it
             &format!("npm install -g planhost@{version}"),
             &format!("cargo install --locked planhost@{version}"),
         ] {
-            assert!(said.contains(needle.as_str()), "{command} says {needle:?}: {said}");
+            assert!(
+                said.contains(needle.as_str()),
+                "{command} says {needle:?}: {said}"
+            );
         }
         assert!(
             !said.contains("    at ") && !said.contains("node:internal"),

@@ -33,6 +33,6 @@ mod harness;
 mod plan_steps;
 
 mod claude;
-mod cli;
 mod clean;
+mod cli;
 mod pi;

@@ -12,9 +12,7 @@ use serde_json::json;
 
 use crate::clean::{Clean, packages, text};
 use crate::harness::Fixture;
-use crate::plan_steps::{
-    MARKER, TITLE, blocked_with, check, has_execution_message, plan_markdown,
-};
+use crate::plan_steps::{MARKER, TITLE, blocked_with, check, has_execution_message, plan_markdown};
 
 /// A write (which Plan's tools leave out), then the plan, then, once the approved plan's
 /// execution turn has begun (its user message on pi's screen), the edit it describes.
@@ -51,7 +49,11 @@ fn write_then_plan_then_edit(log: EventLog) -> impl FnMut(&ChatRequest) -> Reply
 fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
     let fx = Fixture::new(Version::V16);
     let clean = Clean::at(&fx.home());
-    let node_dir = fx.install.node_bin_dir.clone().expect("pi 1.6 runs on its own node");
+    let node_dir = fx
+        .install
+        .node_bin_dir
+        .clone()
+        .expect("pi 1.6 runs on its own node");
     // pi runs on its node 22; nothing else of this machine's PATH.
     let path = format!("{}:{}", node_dir.display(), clean.path());
     let spec = format!("npm:pi-planhost@{}", packages().version);
@@ -65,8 +67,16 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
         .unwrap();
     assert!(out.status.success(), "pi install {spec}: {}", text(&out));
     let modules = fx.agent_dir().join("npm/node_modules");
-    for name in ["pi-planhost", "planhost", packages().platform().name.as_str()] {
-        assert!(modules.join(name).is_dir(), "{name} in {}", modules.display());
+    for name in [
+        "pi-planhost",
+        "planhost",
+        packages().platform().name.as_str(),
+    ] {
+        assert!(
+            modules.join(name).is_dir(),
+            "{name} in {}",
+            modules.display()
+        );
     }
 
     fx.write("greeting.txt", "hello world\n");
@@ -101,7 +111,12 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
     let cli: PathBuf = fx.agent_dir().join("npm/node_modules/.bin/planhost");
     let approved = clean
         .command(&cli)
-        .args(["approve", pending.proposal_id.as_str(), "--mode", "accept-edits"])
+        .args([
+            "approve",
+            pending.proposal_id.as_str(),
+            "--mode",
+            "accept-edits",
+        ])
         .arg("--socket")
         .arg(fx.socket())
         .arg("--state-dir")
@@ -109,10 +124,18 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
         .env("PATH", &path)
         .output()
         .unwrap();
-    assert!(approved.status.success(), "planhost approve: {}", text(&approved));
+    assert!(
+        approved.status.success(),
+        "planhost approve: {}",
+        text(&approved)
+    );
 
     let edit = pi.wait_tool_end("edit");
-    check(&pi, !edit.is_error, &format!("the approved edit failed: {edit:?}"));
+    check(
+        &pi,
+        !edit.is_error,
+        &format!("the approved edit failed: {edit:?}"),
+    );
     pi.wait_idle();
     assert_eq!(fx.read("greeting.txt").as_deref(), Some("goodbye world\n"));
     let plans = host.query::<methods::PlansList>(PlansFilter {
@@ -120,6 +143,10 @@ fn pi_install_brings_planhost_and_a_plan_session_runs_on_it() {
         status: None,
         limit: None,
     });
-    assert_eq!(plans.items[0].status, ApprovalStatus::Approved, "{plans:#?}");
+    assert_eq!(
+        plans.items[0].status,
+        ApprovalStatus::Approved,
+        "{plans:#?}"
+    );
     assert_eq!(host.session(&session).mode, Mode::Agent);
 }

@@ -14,7 +14,12 @@ use crate::harness::extension_dir;
 fn ensure_packages() {
     planhost_test_support::npm_ci::ensure(
         &extension_dir(),
-        &["typebox", "typescript", "@types/node", "@mariozechner/pi-coding-agent"],
+        &[
+            "typebox",
+            "typescript",
+            "@types/node",
+            "@mariozechner/pi-coding-agent",
+        ],
         &[],
     )
     .unwrap_or_else(|e| panic!("{e}"));
