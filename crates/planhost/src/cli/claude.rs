@@ -274,9 +274,15 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
     println!(
         "planhost: wrote its Claude Code hooks to {} ({} events, each running `{command}`).\n\
          Every Claude Code tool call in this scope now goes through planhost, and is blocked when planhost cannot answer.\n\
-         Undo with `planhost setup claude-code --scope {} --uninstall`.",
+         Undo with `{}planhost setup claude-code --scope {} --uninstall`.",
         path.display(),
         settings::EVENTS.len(),
+        // Run through npx, the undo runs through npx too (no planhost on PATH to name).
+        if matches!(program, Some(HookProgram::Copied { .. })) {
+            "npx "
+        } else {
+            ""
+        },
         match scope {
             SetupScope::User => "user",
             SetupScope::Project => "project",
@@ -321,8 +327,14 @@ pub(crate) fn doctor_check() -> (bool, String) {
     let this_program = hook_binary().ok();
     let mut found = Vec::new();
     let mut ok = true;
+    let mut seen = Vec::new();
     for scope in [Scope::User, Scope::Project, Scope::Local] {
         let path = scope.path(&home, &project);
+        // Run from HOME, the project's settings are the user's: one line for the one file.
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path.clone());
         let Ok(text) = fs_err::read_to_string(&path) else {
             continue;
         };

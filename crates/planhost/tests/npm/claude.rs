@@ -38,6 +38,11 @@ fn npx_setup_survives_a_cleared_cache_gates_a_tool_call_and_uninstalls_exactly()
     let out = npx(&["setup", "claude-code"]);
     assert!(out.status.success(), "npx planhost setup: {}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout);
+    println!("npx planhost setup claude-code said:\n{said}");
+    assert!(
+        said.contains("Undo with `npx planhost setup claude-code --scope user --uninstall`"),
+        "{said}"
+    );
     let copies = fx.home().join(".local/share/planhost/bin");
     assert!(
         said.contains("package runner's cache") && said.contains(&copies.display().to_string()),
