@@ -21,6 +21,8 @@ mod detached;
 #[cfg(feature = "host")]
 pub mod host;
 mod model;
+pub mod npm_ci;
+pub mod npm_registry;
 pub mod pi_install;
 pub mod pi_rpc;
 mod poll;
@@ -33,6 +35,7 @@ pub use claude_install::{CLAUDE_VERSION, ClaudeInstall, ensure_claude};
 pub use clock::{TEST_CLOCK_VAR, TestClock};
 pub use detached::{Detached, run_detached};
 pub use model::{ModelServer, Reply};
+pub use npm_registry::NpmRegistry;
 pub use pi_install::{PiInstall, Version, ensure_pi};
 pub use pi_rpc::{EventLog, PiOptions, PiSession, SessionStore, ToolEnd, UiRequest};
 pub use poll::{BOUND, poll_until};

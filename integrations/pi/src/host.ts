@@ -1,8 +1,10 @@
 // The connection to planhost: JSON-RPC 2.0, one object per line, over the host's unix socket.
-// When no host answers, the host is started (`PLANHOST_BIN`, else `planhost` on PATH). Every
-// failure here is reported to the caller, which fails closed.
+// When no host answers, the host is started (`PLANHOST_BIN`, else the binary of the `planhost`
+// npm package this extension depends on, else `planhost` on PATH). Every failure here is
+// reported to the caller, which fails closed.
 import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { connect, type Socket } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -19,6 +21,9 @@ export class HostError extends Error {
     super(message);
   }
 }
+
+/** The protocol version this extension speaks (planhost's `PROTOCOL_VERSION`). */
+export const PROTOCOL_VERSION = 2;
 
 /** How long one request may take before it is treated as a failure (fail closed). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -52,9 +57,32 @@ export function unreachableHelp(socket: string): string {
   );
 }
 
-/** The planhost binary to start: `PLANHOST_BIN`, else `planhost` on `PATH`; `undefined` when
- * there is none (said at once, never after a start timeout). */
-export function findBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
+/** The `planhost` npm package's binary for this machine (the launcher package this extension
+ * depends on, installed with it by `pi install npm:pi-planhost`): its path, or why there is none.
+ * `undefined` when the package is not installed at all (a checkout run with `pi -e`). */
+export function packagedBinary(
+  resolve: (id: string) => unknown = createRequire(import.meta.url),
+): { path: string } | { missing: string } | undefined {
+  let launcher: { binaryPath: (name?: string) => string };
+  try {
+    launcher = resolve("planhost") as typeof launcher;
+  } catch {
+    return undefined;
+  }
+  try {
+    return { path: launcher.binaryPath("planhost") };
+  } catch (error) {
+    return { missing: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The planhost binary to start: `PLANHOST_BIN`, else the `planhost` package's, else
+ * `planhost` on `PATH`; `undefined` when there is none (said at once, never after a start
+ * timeout). */
+export function findBinary(
+  env: NodeJS.ProcessEnv = process.env,
+  packaged: () => ReturnType<typeof packagedBinary> = packagedBinary,
+): string | undefined {
   const executable = (path: string) => {
     try {
       accessSync(path, constants.X_OK);
@@ -66,6 +94,9 @@ export function findBinary(env: NodeJS.ProcessEnv = process.env): string | undef
   const named = env.PLANHOST_BIN;
   if (named) {
     if (isAbsolute(named) || named.includes("/")) return executable(named) ? named : undefined;
+  } else {
+    const found = packaged();
+    if (found && "path" in found) return found.path;
   }
   const name = named || "planhost";
   for (const dir of (env.PATH ?? "").split(delimiter)) {
@@ -75,11 +106,55 @@ export function findBinary(env: NodeJS.ProcessEnv = process.env): string | undef
 }
 
 /** Why there is no binary to start. */
-export function missingBinaryHelp(env: NodeJS.ProcessEnv = process.env): string {
+export function missingBinaryHelp(
+  env: NodeJS.ProcessEnv = process.env,
+  packaged: () => ReturnType<typeof packagedBinary> = packagedBinary,
+): string {
   const named = env.PLANHOST_BIN;
-  return named
-    ? `PLANHOST_BIN names ${named}, which is not an executable file; set PLANHOST_BIN to the planhost binary, or unset it to use planhost on PATH`
-    : "no planhost on PATH and no host answers; set PLANHOST_BIN to the planhost binary or install it (cargo install --locked --path crates/planhost)";
+  if (named) {
+    return `PLANHOST_BIN names ${named}, which is not an executable file; set PLANHOST_BIN to the planhost binary, or unset it to use the one pi-planhost brought`;
+  }
+  const found = packaged();
+  if (found && "missing" in found) {
+    return `no host answers, no planhost on PATH, and the planhost package pi-planhost depends on has no binary here:\n${found.missing}`;
+  }
+  return (
+    "no host answers, no planhost on PATH, and the planhost npm package is not installed beside this extension; " +
+    "install the extension from npm (`pi install npm:pi-planhost`, which brings planhost), or install planhost " +
+    "(`npm install -g planhost`, or `cargo install --locked planhost`), or set PLANHOST_BIN to the planhost binary"
+  );
+}
+
+/** The pid in the state directory's lock file: the host serving it, if one runs. */
+function lockHolder(stateDir: string): string | undefined {
+  try {
+    const pid = readFileSync(join(stateDir, "planhost.lock"), "utf8").trim();
+    return /^\d+$/.test(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the person is told when the host speaks another protocol: which side is older, and
+ * the command that updates it. `message` is the host's refusal (it names its version), or
+ * `hostVersion` the version a host answered with. */
+export function protocolHelp(
+  socket: string,
+  clientVersion: string,
+  refusal: { message?: string; hostVersion?: number },
+  holder?: string,
+): string {
+  const said = refusal.message?.match(/this planhost speaks v(\d+)/);
+  const host = refusal.hostVersion ?? (said ? Number(said[1]) : undefined);
+  const head = `the planhost host on ${socket} speaks protocol ${host === undefined ? "another version" : `v${host}`}; this extension (pi-planhost ${clientVersion}) speaks v${PROTOCOL_VERSION}, so it refuses to use that host (no tool runs).`;
+  const stop = `stop that host (\`planhost stop\`${holder ? `, or end pid ${holder}` : ""}): this session then starts the planhost it brought`;
+  if (host !== undefined && host > PROTOCOL_VERSION) {
+    return `${head} Update the extension: \`pi update\` (or \`pi install npm:pi-planhost@latest\`).`;
+  }
+  if (host !== undefined && host < PROTOCOL_VERSION) {
+    return `${head} Update planhost to ${clientVersion} (\`npm install -g planhost@${clientVersion}\`, or \`cargo install --locked planhost@${clientVersion}\`), or ${stop}.`;
+  }
+  return `${head} Update whichever of pi-planhost and planhost is older so both are ${clientVersion}, or ${stop}.${refusal.message ? ` The host said: ${refusal.message}` : ""}`;
 }
 
 type Pending = {
@@ -119,7 +194,7 @@ export class Host {
     onLost: () => void = () => {},
     start = true,
   ): Promise<Host> {
-    const { socket: path, stateDir } = locations();
+    const { socket: path, stateDir, resolvedStateDir } = locations();
     let socket = await tryConnect(path);
     if (!socket && start) {
       const bin = findBinary();
@@ -142,15 +217,34 @@ export class Host {
     // through its own timer.
     socket.unref();
     const host = new Host(socket, listener, path, onLost);
-    const hello = await host.call("initialize", {
-      protocolVersion: 2,
-      clientName: "pi-planhost",
-      clientVersion,
-      // pi is both the agent and the person's UI: its dialogs answer approvals.
-      roles: [...PI_ROLES],
-      // Only its own session's events: another session's changes cost this connection nothing.
-      events: "own",
-    });
+    let hello: Result<"initialize">;
+    try {
+      hello = await host.call("initialize", {
+        protocolVersion: PROTOCOL_VERSION,
+        clientName: "pi-planhost",
+        clientVersion,
+        // pi is both the agent and the person's UI: its dialogs answer approvals.
+        roles: [...PI_ROLES],
+        // Only its own session's events: another session's changes cost this connection nothing.
+        events: "own",
+      });
+    } catch (error) {
+      if (error instanceof HostError && error.code === "PROTOCOL_VERSION_MISMATCH") {
+        host.close();
+        throw new HostError(
+          error.code,
+          protocolHelp(path, clientVersion, { message: error.message }, lockHolder(resolvedStateDir)),
+        );
+      }
+      throw error;
+    }
+    if (hello.protocolVersion !== PROTOCOL_VERSION) {
+      host.close();
+      throw new HostError(
+        "PROTOCOL_VERSION_MISMATCH",
+        protocolHelp(path, clientVersion, { hostVersion: hello.protocolVersion }, lockHolder(resolvedStateDir)),
+      );
+    }
     host.connectionId = hello.connectionId;
     return host;
   }

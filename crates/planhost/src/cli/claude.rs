@@ -12,6 +12,8 @@ use planhost_hooks::claude_code::codec::ClaudeEnv;
 use planhost_hooks::claude_code::settings::{self, Scope};
 use planhost_service::host::Paths;
 
+use super::hook_program::{self, HookProgram};
+
 /// `planhost hook claude-code`: one hook call; a host it starts runs this binary, and a routed
 /// command runs `planhost hook run`.
 pub(crate) fn hook(paths: &Paths) -> anyhow::Result<ExitCode> {
@@ -23,11 +25,10 @@ pub(crate) fn hook(paths: &Paths) -> anyhow::Result<ExitCode> {
 }
 
 /// The binary `planhost setup` writes into the settings: `planhost-hook` beside this one when
-/// it is there (it starts faster), else this one.
-fn hook_binary() -> std::io::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let small = exe.with_file_name(planhost_hooks::HOOK_BINARY);
-    Ok(if small.is_file() { small } else { exe })
+/// it is there (it starts faster), else this one; a copy of it when this one runs from a
+/// package runner's cache (`npx planhost`), see [`hook_program`].
+fn hook_binary() -> anyhow::Result<PathBuf> {
+    Ok(hook_program::plan()?.path().to_owned())
 }
 
 /// The scope `--scope` names.
@@ -207,14 +208,35 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
             "planhost: removed its {removed} Claude Code hooks from {}; Claude Code's tool calls no longer go through planhost",
             path.display()
         );
+        if let Some(dir) = hook_program::remove_copies_unless(copies_still_named(paths, &project)) {
+            println!(
+                "planhost: removed the copies of planhost's binaries that setup kept in {} (no hooks name them now)",
+                dir.display()
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // A project's settings are checked in: they name the hook by its name on PATH, never a
     // path that exists only on this machine.
-    let command = match scope {
-        SetupScope::Project => settings::hook_command(Path::new(planhost_hooks::HOOK_BINARY)),
-        SetupScope::User | SetupScope::Local => settings::hook_command(&hook_binary()?),
+    let program = match scope {
+        SetupScope::Project => None,
+        SetupScope::User | SetupScope::Local => Some(hook_program::install()?),
     };
+    let command = match &program {
+        None => settings::hook_command(Path::new(planhost_hooks::HOOK_BINARY)),
+        Some(program) => settings::hook_command(program.path()),
+    };
+    if let Some(HookProgram::Copied { program, from }) = &program {
+        println!(
+            "planhost: this planhost runs from a package runner's cache ({}), which is cleared at \
+             will, so its binaries were copied to {} and the hooks name that copy. Run setup \
+             again after updating planhost to update the copy; uninstalling removes it.",
+            from.parent().map_or_else(|| from.display(), Path::display),
+            program
+                .parent()
+                .map_or_else(|| program.display(), Path::display),
+        );
+    }
     let dir_existed = path.parent().is_none_or(Path::exists);
     let out = settings::install(&text, &command).map_err(|e| {
         anyhow::anyhow!(
@@ -252,9 +274,15 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
     println!(
         "planhost: wrote its Claude Code hooks to {} ({} events, each running `{command}`).\n\
          Every Claude Code tool call in this scope now goes through planhost, and is blocked when planhost cannot answer.\n\
-         Undo with `planhost setup claude-code --scope {} --uninstall`.",
+         Undo with `{}planhost setup claude-code --scope {} --uninstall`.",
         path.display(),
         settings::EVENTS.len(),
+        // Run through npx, the undo runs through npx too (no planhost on PATH to name).
+        if matches!(program, Some(HookProgram::Copied { .. })) {
+            "npx "
+        } else {
+            ""
+        },
         match scope {
             SetupScope::User => "user",
             SetupScope::Project => "project",
@@ -262,6 +290,24 @@ pub(crate) fn setup(paths: &Paths, scope: SetupScope, uninstall: bool) -> anyhow
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether anything may still name the copies in [`hook_program::stable_dir`]: a setup record
+/// in this state directory (settings setup changed and no uninstall has undone yet), or
+/// Claude Code settings of this HOME or project that name that directory.
+fn copies_still_named(paths: &Paths, project: &Path) -> bool {
+    let records = paths.state_dir.join("setup/claude-code");
+    if fs_err::read_dir(&records).is_ok_and(|mut entries| entries.next().is_some()) {
+        return true;
+    }
+    let (Ok(dir), Ok(home)) = (hook_program::stable_dir(), home()) else {
+        return true;
+    };
+    let dir = dir.to_string_lossy().into_owned();
+    [Scope::User, Scope::Project, Scope::Local]
+        .iter()
+        .filter_map(|scope| fs_err::read_to_string(scope.path(&home, project)).ok())
+        .any(|text| text.contains(&dir))
 }
 
 /// `planhost doctor`'s line for Claude Code: in which settings files planhost's hooks are, and
@@ -281,8 +327,14 @@ pub(crate) fn doctor_check() -> (bool, String) {
     let this_program = hook_binary().ok();
     let mut found = Vec::new();
     let mut ok = true;
+    let mut seen = Vec::new();
     for scope in [Scope::User, Scope::Project, Scope::Local] {
         let path = scope.path(&home, &project);
+        // Run from HOME, the project's settings are the user's: one line for the one file.
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path.clone());
         let Ok(text) = fs_err::read_to_string(&path) else {
             continue;
         };

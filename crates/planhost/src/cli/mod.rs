@@ -12,6 +12,7 @@
 
 mod claude;
 mod doctor;
+mod hook_program;
 mod host;
 mod notify;
 mod plans;

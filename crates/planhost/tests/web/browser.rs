@@ -117,99 +117,9 @@ fn check_node() -> Result<(), String> {
     }
 }
 
-/// The packages the browser package pins, each with its version in the lock file.
+/// The packages the browser package pins (installed by `npm ci` on first use, see
+/// [`planhost_test_support::npm_ci`]).
 const PINNED: [&str; 2] = ["playwright-core", "@sparticuz/chromium"];
-
-fn pinned_versions(dir: &Path) -> Result<Vec<(&'static str, String)>, String> {
-    let lock = fs_err::read_to_string(dir.join("package-lock.json")).map_err(|e| e.to_string())?;
-    let lock: Value = serde_json::from_str(&lock).map_err(|e| e.to_string())?;
-    PINNED
-        .iter()
-        .map(|name| {
-            lock["packages"][format!("node_modules/{name}")]["version"]
-                .as_str()
-                .map(|v| (*name, v.to_owned()))
-                .ok_or_else(|| format!("package-lock.json pins no {name}"))
-        })
-        .collect()
-}
-
-/// Whether every pinned package is installed at its version.
-fn installed(dir: &Path, pinned: &[(&'static str, String)]) -> bool {
-    pinned.iter().all(|(name, version)| {
-        fs_err::read_to_string(dir.join(format!("node_modules/{name}/package.json")))
-            .ok()
-            .and_then(|m| serde_json::from_str::<Value>(&m).ok())
-            .is_some_and(|m| m["version"].as_str() == Some(version.as_str()))
-    })
-}
-
-/// `npm ci` in the browser package unless what it pins is already installed
-/// (so runs after the first need no network), under a file lock against parallel runs.
-fn ensure_package(dir: &Path) -> Result<(), String> {
-    let pinned = pinned_versions(dir)?;
-    if installed(dir, &pinned) {
-        return Ok(());
-    }
-    let lock_path = planhost_test_support::pi_install::target_dir().join("web-e2e-npm.lock");
-    if let Some(parent) = lock_path.parent() {
-        fs_err::create_dir_all(parent).map_err(|e| e.to_string())?;
-    }
-    let lock = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| e.to_string())?
-        .into_file();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while lock.try_lock().is_err() {
-        if Instant::now() > deadline {
-            return Err(format!(
-                "{} stayed locked for 5 minutes",
-                lock_path.display()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let result = if installed(dir, &pinned) {
-        Ok(())
-    } else {
-        let out = run_bounded(
-            Command::new("npm")
-                .args([
-                    "ci",
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-update-notifier",
-                    "--prefer-offline",
-                    "--loglevel=error",
-                ])
-                .current_dir(dir)
-                .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
-            Duration::from_secs(240),
-            "npm ci (the browser package)",
-        );
-        if !out.status.success() {
-            Err(format!(
-                "npm ci in {} exited with {}:\n{}{}",
-                dir.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        } else if installed(dir, &pinned) {
-            Ok(())
-        } else {
-            Err(format!(
-                "npm ci did not install {pinned:?} in {}",
-                dir.display()
-            ))
-        }
-    };
-    let _ = lock.unlock();
-    result
-}
 
 fn tools() -> Tools {
     static TOOLS: OnceLock<Result<Tools, String>> = OnceLock::new();
@@ -217,7 +127,11 @@ fn tools() -> Tools {
         .get_or_init(|| {
             check_node()?;
             let dir = browser_dir();
-            ensure_package(&dir)?;
+            planhost_test_support::npm_ci::ensure(
+                &dir,
+                &PINNED,
+                &[("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")],
+            )?;
             let (chromium, library_path) = find_chromium(&dir)?;
             Ok(Tools {
                 chromium,
