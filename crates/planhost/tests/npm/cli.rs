@@ -103,6 +103,32 @@ fn the_launcher_installs_globally_runs_the_binary_and_says_what_to_do_without_it
     );
     assert_eq!(unreachable.status.code(), Some(4), "{}", text(&unreachable));
 
+    // The hook on PATH starts the binary without node (a shell script finds it): a `node`
+    // first on PATH that would leave a mark is never run.
+    let fake = clean.home().join("fake-node");
+    fs_err::create_dir_all(&fake).unwrap();
+    let mark = clean.home().join("node-ran");
+    fs_err::write(
+        fake.join("node"),
+        format!("#!/bin/sh\ntouch '{}'\nexit 99\n", mark.display()),
+    )
+    .unwrap();
+    fs_err::set_permissions(
+        fake.join("node"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let hook = clean.run(
+        "sh",
+        &[
+            "-c",
+            &format!("PATH='{}':\"$PATH\" planhost-hook", fake.display()),
+        ],
+    );
+    assert_eq!(hook.status.code(), Some(2), "{}", text(&hook));
+    assert!(String::from_utf8_lossy(&hook.stderr).contains("usage: planhost-hook"));
+    assert!(!mark.exists(), "planhost-hook went through node");
+
     // Exactly the stripped binaries, small enough to ship.
     let binary = packaged_binary(&clean, "planhost");
     let dir = binary.parent().unwrap();
