@@ -19,6 +19,40 @@ use crate::{Result, ServiceError};
 use planhost_core::ErrorCode;
 
 impl ToolAuthority {
+    /// Registers a granted call as running (cancelled with the caller's connection), refusing
+    /// one already running, and says to the observers that `tool` runs.
+    pub(super) fn start_running(
+        &self,
+        svc: &Inner,
+        caller: &Caller,
+        key: &CallKey,
+        grant: &Grant,
+        tool: &str,
+    ) -> Result<tokio_util::sync::CancellationToken> {
+        let cancel = caller.kill.child_token();
+        {
+            let mut running = lock(&self.running);
+            if running.contains_key(key) {
+                return Err(ServiceError::refused(
+                    ErrorCode::ToolCallRunning,
+                    "this tool call is already running",
+                ));
+            }
+            running.insert(
+                key.clone(),
+                Running {
+                    cancel: cancel.clone(),
+                    conn: caller.conn,
+                    turn_id: grant.turn_id.clone(),
+                    tool_name: grant.tool_name.clone(),
+                    since: now(svc),
+                },
+            );
+        }
+        activity(svc, key, &grant.turn_id, tool, Some(ToolCallState::Running));
+        Ok(cancel)
+    }
+
     /// A turn ended: its grants and asks are void. Called from the engine thread's event hook,
     /// before the reply of the change that ended it.
     /// Watchers of tool activity hear of every call withdrawn (`at` is the event's time).
@@ -101,34 +135,7 @@ impl ToolAuthority {
             }
         };
         // Cancelled with the connection, even if it closes before the call registers below.
-        let cancel = caller.kill.child_token();
-        {
-            let mut running = lock(&self.running);
-            if running.contains_key(&key) {
-                return Err(ServiceError::refused(
-                    ErrorCode::ToolCallRunning,
-                    "this tool call is already running",
-                ));
-            }
-            running.insert(
-                key.clone(),
-                Running {
-                    cancel: cancel.clone(),
-                    conn: caller.conn,
-                    turn_id: grant.turn_id.clone(),
-                    tool_name: grant.tool_name.clone(),
-                    since: now(svc),
-                },
-            );
-        }
-        let tool = p.tool.as_str();
-        activity(
-            svc,
-            &key,
-            &grant.turn_id,
-            tool,
-            Some(ToolCallState::Running),
-        );
+        let cancel = self.start_running(svc, caller, &key, &grant, p.tool.as_str())?;
         let recheck = execute::Recheck {
             by: grant.by,
             verdict: grant.verdict,
@@ -136,7 +143,7 @@ impl ToolAuthority {
         };
         let outcome = execute::run(svc, caller, &p, recheck, cancel).await;
         lock(&self.running).remove(&key);
-        activity(svc, &key, &grant.turn_id, tool, None);
+        activity(svc, &key, &grant.turn_id, p.tool.as_str(), None);
         let summary = match &outcome {
             Ok(v) => {
                 // Bash's exit status; null for the file tools.

@@ -10,13 +10,13 @@ use planhost_core::{
     AuditAction, CommandSafety, ErrorCode, PermissionDecision, ToolCallId, ToolNature,
 };
 use planhost_exec::Timeout;
-use planhost_protocol::{AgentRunParams, AgentRunResult, ToolCallState};
+use planhost_protocol::{AgentRunParams, AgentRunResult};
 use planhost_store::AuditRow;
 use planhost_tools::{RoutedRun, git_guard};
 use serde_json::json;
 
 use super::execute::{Recheck, forward_output, recheck};
-use super::{CallKey, Grant, GrantedBy, Routed, Running, ToolAuthority, activity, lock, now};
+use super::{CallKey, Grant, GrantedBy, Routed, ToolAuthority, activity, lock, now};
 use crate::connection::Caller;
 use crate::service::Inner;
 use crate::{Result, ServiceError};
@@ -51,33 +51,7 @@ impl ToolAuthority {
             return Err(not_allowed(&p.call_id, "it is not a shell call"));
         };
         lock(&self.routes).remove(&p.call_id);
-        let cancel = caller.kill.child_token();
-        {
-            let mut running = lock(&self.running);
-            if running.contains_key(&key) {
-                return Err(ServiceError::refused(
-                    ErrorCode::ToolCallRunning,
-                    "this tool call is already running",
-                ));
-            }
-            running.insert(
-                key.clone(),
-                Running {
-                    cancel: cancel.clone(),
-                    conn: caller.conn,
-                    turn_id: grant.turn_id.clone(),
-                    tool_name: grant.tool_name.clone(),
-                    since: now(svc),
-                },
-            );
-        }
-        activity(
-            svc,
-            &key,
-            &grant.turn_id,
-            &grant.tool_name,
-            Some(ToolCallState::Running),
-        );
+        let cancel = self.start_running(svc, caller, &key, &grant, &grant.tool_name)?;
         let outcome = self
             .run_granted(svc, caller, &key, &p, &grant, &routed, cancel)
             .await;
