@@ -165,19 +165,12 @@ pub(super) async fn run(
     if unasked_read_only && tool == planhost_core::HostTool::Bash {
         let env = planhost_tools::bash_env(|name| std::env::var(name).ok());
         let root = ctx.workspace().root().to_path_buf();
-        let runs_git = p
+        let command = p
             .input
             .get("command")
             .and_then(serde_json::Value::as_str)
-            .is_some_and(super::runs_git);
-        let drivers: Vec<String> = runs_git
-            .then(|| planhost_tools::git_guard::program_keys(&root, &env))
-            .flatten()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect();
-        ctx = ctx.with_bash_env(planhost_tools::git_guard::unasked_env(&drivers));
+            .unwrap_or_default();
+        ctx = ctx.with_bash_env(super::unasked_git_env(&root, &env, command)?);
     }
     let (tx, forward) = forward_output(caller, p.session_id.clone(), p.tool_call_id.clone());
     let result =

@@ -248,11 +248,35 @@ fn shell_facts(
     CallFacts { draft, reach, git }
 }
 
-/// Whether a command proven read-only (so POSIX) runs git, so that git's configuration must be
-/// read before it runs: a git process, not spent on commands that run no git.
-fn runs_git(command: &str) -> bool {
-    planhost_core::command_facts(command, planhost_core::Dialect::Posix).git
-        != planhost_core::GitUse::None
+/// The git configuration a command admitted unasked runs with (DESIGN decision 15), from the
+/// repository at `dir` as it is now, at run time: every driver it names switched to run nothing
+/// of its own. Read (a git process) only when the command runs git. A repository that now names
+/// a program no setting switches off (`diff.external`, a driver's `command`) changed since the
+/// call was allowed: the run is refused, and the call, proposed again, is asked.
+fn unasked_git_env(
+    dir: &std::path::Path,
+    env: &[(String, String)],
+    command: &str,
+) -> Result<Vec<(String, String)>> {
+    let runs_git = planhost_core::command_facts(command, planhost_core::Dialect::Posix).git
+        != planhost_core::GitUse::None;
+    let keys = if runs_git {
+        planhost_tools::git_guard::program_keys(dir, env).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    if let Some((key, value)) = planhost_tools::git_guard::unswitchable(&keys).first() {
+        return Err(ServiceError::refused(
+            ErrorCode::ToolNotAuthorized,
+            format!(
+                "the repository's git configuration now names a program git would run (`{key}` \
+                 = `{value}`), which it did not when this call was allowed: planhost does not \
+                 run it unasked; propose the call again to be asked"
+            ),
+        ));
+    }
+    let drivers: Vec<String> = keys.into_iter().map(|(k, _)| k).collect();
+    Ok(planhost_tools::git_guard::unasked_env(&drivers))
 }
 
 /// What the audit row says of a shell call's command line: proven read-only, or why it asked

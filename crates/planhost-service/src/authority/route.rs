@@ -196,8 +196,6 @@ impl ToolAuthority {
         let unasked = grant.by == GrantedBy::Policy
             && matches!(grant.verdict, Some(CommandSafety::ReadOnly))
             && ctx.agent.classify(&grant.tool_name).nature == ToolNature::RunsCommands;
-        // git's configuration is read (a git process) only for a command that runs git.
-        let probe = unasked && super::runs_git(&routed.command);
         let (env, extra_env) = if unasked {
             let env: Vec<(String, String)> = p
                 .env
@@ -205,14 +203,7 @@ impl ToolAuthority {
                 .filter(|(k, _)| !git_guard::dropped(k))
                 .cloned()
                 .collect();
-            let drivers: Vec<String> = probe
-                .then(|| git_guard::program_keys(&cwd, &env))
-                .flatten()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, _)| k)
-                .collect();
-            let extra = git_guard::unasked_env(&drivers);
+            let extra = super::unasked_git_env(&cwd, &env, &routed.command)?;
             (env, extra)
         } else {
             (p.env.clone(), Vec::new())

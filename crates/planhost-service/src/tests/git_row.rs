@@ -257,3 +257,85 @@ fn an_external_diff_is_asked_not_run() {
         }
     });
 }
+
+/// The repository's configuration read again when the command runs: an external diff named
+/// after `git diff` was allowed (an edit in the same batch, say) is refused, not run, on both
+/// paths.
+#[test]
+fn an_external_diff_named_after_the_allow_is_refused_at_run_time() {
+    block_on(async {
+        let w = world();
+        let log = w.home.path().join("evil.log");
+        hostile_repo(w.workspace.path(), &log, &[], "");
+        let name_external = || {
+            git(
+                w.workspace.path(),
+                &[
+                    "config",
+                    "diff.external",
+                    &w.workspace.path().join("evil.sh").display().to_string(),
+                ],
+            );
+        };
+        let unname_external = || git(w.workspace.path(), &["config", "--unset", "diff.external"]);
+        // Claude Code: allowed and routed, then the configuration changes, then agent.run.
+        let cc = Agent::ClaudeCode;
+        w.send(cc, true, prompt(Some(AgentMode::Plan))).await;
+        let r = w
+            .send(
+                cc,
+                true,
+                tool("d1", "Bash", json!({ "command": "git diff" })),
+            )
+            .await;
+        assert_eq!(r.directive.kind, DirectiveKind::Allow, "{r:?}");
+        name_external();
+        let err = w
+            .agent
+            .call::<methods::AgentRun>(AgentRunParams {
+                call_id: "d1".into(),
+                command: "git diff".into(),
+                cwd: w.workspace.path().display().to_string(),
+                env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            planhost_core::ErrorCode::ToolNotAuthorized,
+            "{err}"
+        );
+        assert!(err.to_string().contains("diff.external"), "{err}");
+        assert!(!log.exists(), "the external diff ran");
+        // pi: the host runs it (tools.execute), the same way.
+        unname_external();
+        let pi = Agent::Pi;
+        let started = w.send(pi, true, prompt(None)).await;
+        if started.session.mode != planhost_core::Mode::Plan {
+            w.send(pi, true, tool("e", "EnterPlanMode", json!({})))
+                .await;
+        }
+        let input = json!({ "command": "git diff" });
+        let r = w.send(pi, true, tool("d2", "Bash", input.clone())).await;
+        assert_eq!(r.directive.kind, DirectiveKind::Allow, "{r:?}");
+        name_external();
+        let err = w
+            .agent
+            .call::<methods::ToolsExecute>(planhost_protocol::ExecuteParams {
+                session_id: r.session.id.clone(),
+                turn_id: r.session.active_turn.clone().unwrap().id,
+                tool_call_id: "d2".into(),
+                tool: planhost_core::HostTool::Bash,
+                input,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code(),
+            planhost_core::ErrorCode::ToolNotAuthorized,
+            "{err}"
+        );
+        assert!(!log.exists(), "the external diff ran");
+        w.service.shutdown();
+    });
+}
